@@ -1,0 +1,3 @@
+"""releval: offline evaluation of retrieval and candidate generation."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,184 @@
+"""The ``releval`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from releval import schema as S
+from releval.errors import InputError
+from releval.metrics import DEFAULT_MEASURES, MEASURES, Evaluation, evaluate, resolve
+from releval.readers import read_qrels, read_run
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Offline evaluation of retrieval and candidate generation.")
+err = Console(stderr=True)
+
+
+class Format(StrEnum):
+    table = "table"
+    trec = "trec"
+    json = "json"
+    csv = "csv"
+
+
+@app.callback()
+def main() -> None:
+    """releval: metrics with written definitions and trec_eval parity."""
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _select_system(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
+    systems = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
+    if system is not None:
+        if system not in systems:
+            raise InputError(f"no system {system!r} in the run; it has {systems}",
+                             run.attrs.get("source", "run"))
+        picked = run[run[S.SYSTEM].astype(str) == system]
+        picked.attrs.update(run.attrs)
+        return picked
+    if len(systems) > 1:
+        raise InputError(f"the run holds {len(systems)} systems ({', '.join(systems[:5])}); "
+                         "choose one with --system", run.attrs.get("source", "run"))
+    return run
+
+
+@app.command()
+def metrics(
+    qrels: Annotated[Path, typer.Argument(help="qrels: TREC (qid 0 docid grade), BEIR .tsv, "
+                                          ".csv or .parquet")],
+    run: Annotated[Path, typer.Argument(help="run: TREC (qid Q0 docid rank score tag), "
+                                        ".csv or .parquet")],
+    measure: Annotated[list[str] | None, typer.Option(
+        "-m", "--measure", help="measure, ir_measures or trec_eval style; repeatable "
+        f"[default: {' '.join(DEFAULT_MEASURES)}]")] = None,
+    per_query: Annotated[bool, typer.Option("-q", "--per-query",
+                                            help="also print per-query values")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="output format")] = Format.table,
+    common_only: Annotated[bool, typer.Option(
+        "--common-only", help="average over queries in both qrels and run (trec_eval's "
+        "default) instead of every judged query (trec_eval -c)")] = False,
+    rel: Annotated[int, typer.Option("--rel", help="minimum grade that counts as relevant "
+                                     "for binary measures")] = 1,
+    max_grade: Annotated[int, typer.Option("--max-grade",
+                                           help="top of the declared grade scale")] = 3,
+    system: Annotated[str | None, typer.Option(
+        "--system", help="system to evaluate when the run table holds several")] = None,
+) -> None:
+    """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
+    excluded from the means and counted (trec_eval scores them 0)."""
+    try:
+        measures = resolve(measure or DEFAULT_MEASURES, rel=rel)
+        run_frame = _select_system(read_run(run), system)
+        result = evaluate(run_frame, read_qrels(qrels), measures, rel=rel,
+                          max_grade=max_grade, common_only=common_only)
+    except InputError as exc:
+        _fail(str(exc))
+    tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
+        run_frame) else run.stem
+    trec_names = {m.name: (MEASURES[m.family].trec(m) if m.rel == rel else None) or m.name
+                  for m in measures}
+    integer = {m.name for m in measures if MEASURES[m.family].aggregate == "sum"}
+    PRINTERS[fmt](result, per_query=per_query, tag=tag, trec_names=trec_names,
+                  integer=integer)
+    if fmt in (Format.trec, Format.csv):
+        _note_counts(result)
+
+
+def _note_counts(result: Evaluation) -> None:
+    undefined, empty = (int(result.summary[col].max()) if len(result.summary) else 0
+                        for col in ("undefined", "empty"))
+    c = result.counts
+    err.print(f"queries evaluated: {c['queries_evaluated']}; in run but not in qrels "
+              f"(ignored): {c['run_queries_not_in_qrels']}; undefined (no relevant "
+              f"judgment): {undefined}; empty (no ranking, scored 0): {empty}",
+              highlight=False)
+
+
+def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_) -> None:
+    out = Console()
+    if per_query:
+        wide = result.per_query.pivot(index=S.QUERY_ID, columns=S.MEASURE, values=S.VALUE)
+        wide = wide[list(result.summary[S.MEASURE])]
+        grid = Table(title="per query (— = undefined)")
+        grid.add_column("query_id")
+        for name in wide.columns:
+            grid.add_column(name, justify="right")
+        for qid, row in wide.iterrows():
+            grid.add_row(str(qid), *("—" if pd.isna(v) else _fmt(v, k in integer)
+                                     for k, v in row.items()))
+        out.print(grid)
+    table = Table(title="summary (mean over n queries; counts are sums)")
+    for col in ("measure", "value", "n", "undefined", "empty"):
+        table.add_column(col, justify="left" if col == "measure" else "right")
+    for row in result.summary.itertuples(index=False):
+        table.add_row(row.measure, "—" if pd.isna(row.value) else
+                      _fmt(row.value, row.measure in integer), str(row.n), str(row.undefined),
+                      str(row.empty))
+    out.print(table)
+    c = result.counts
+    out.print(f"queries evaluated: {c['queries_evaluated']} · in run: {c['queries_in_run']} · "
+              f"in run but not in qrels (ignored): {c['run_queries_not_in_qrels']}\n"
+              "undefined = no judged relevant document (excluded, never scored); "
+              "empty = relevant documents but no ranking (scored 0)", highlight=False)
+
+
+def _fmt(value: float, integer: bool) -> str:
+    return f"{int(round(value))}" if integer else f"{value:.4f}"
+
+
+def _print_trec(result: Evaluation, *, per_query: bool, tag: str, trec_names: dict,
+                integer: set[str], **_) -> None:
+    lines = []
+    if per_query:
+        pq = result.per_query.dropna(subset=[S.VALUE])
+        pq = pq.assign(_order=pq[S.MEASURE].map({m: i for i, m in enumerate(trec_names)}))
+        for row in pq.sort_values([S.QUERY_ID, "_order"], kind="stable").itertuples():
+            lines.append(f"{trec_names[row.measure]:<22}\t{row.query_id}\t"
+                         f"{_fmt(row.value, row.measure in integer)}")
+    lines.append(f"{'runid':<22}\tall\t{tag}")
+    lines.append(f"{'num_q':<22}\tall\t{result.counts['queries_evaluated']}")
+    for row in result.summary.itertuples(index=False):
+        if not pd.isna(row.value):
+            lines.append(f"{trec_names[row.measure]:<22}\tall\t"
+                         f"{_fmt(row.value, row.measure in integer)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _print_json(result: Evaluation, *, per_query: bool, **_) -> None:
+    doc = {
+        "measures": {r.measure: {"value": None if pd.isna(r.value) else float(r.value),
+                                 "n": int(r.n), "undefined": int(r.undefined),
+                                 "empty": int(r.empty)}
+                     for r in result.summary.itertuples(index=False)},
+        "counts": result.counts,
+        "definitions": {m: MEASURES[resolve([m])[0].family].definition
+                        for m in result.summary[S.MEASURE]},
+    }
+    if per_query:
+        pq = result.per_query
+        doc["per_query"] = [{"query_id": q, "measure": m, "value": None if pd.isna(v) else v}
+                            for q, m, v in zip(pq[S.QUERY_ID], pq[S.MEASURE], pq[S.VALUE],
+                                               strict=True)]
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+
+
+def _print_csv(result: Evaluation, *, per_query: bool, **_) -> None:
+    frame = result.per_query if per_query else result.summary
+    frame.to_csv(sys.stdout, index=False)
+
+
+PRINTERS = {Format.table: _print_table, Format.trec: _print_trec, Format.json: _print_json,
+            Format.csv: _print_csv}

@@ -1,0 +1,228 @@
+"""The measures: one registry entry each, its formula in its docstring.
+
+Notation (per query): R = judged documents with grade ≥ rel (rel defaults to 1);
+S_k = the first k ranked documents; pos(d) = 1-based position of d in the ranking.
+"Undefined" means the value is NaN: the query is excluded from the mean and counted,
+never scored 0 or 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from releval.errors import InputError
+from releval.metrics.names import Measure
+from releval.metrics.ranking import Ranking
+
+Compute = Callable[[Ranking, Measure], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Family:
+    """How one measure family is parameterised, computed, averaged and named by trec_eval."""
+
+    compute: Compute
+    cutoff: str  # "required" | "optional" | "none"
+    params: frozenset[str]
+    aggregate: str = "mean"  # trec_eval sums the counting measures over queries
+    trec: Callable[[Measure], str | None] = lambda m: None
+
+    @property
+    def definition(self) -> str:
+        return " ".join((self.compute.__doc__ or "").split())
+
+    def make(self, family: str, cutoff: int | None, params: dict, rel: int, text: str) -> Measure:
+        unknown = set(params) - self.params
+        if unknown:
+            allowed = ", ".join(sorted(self.params)) or "none"
+            raise InputError(f"{family} takes no parameter {', '.join(sorted(unknown))} "
+                             f"(allowed: {allowed})", text)
+        if self.cutoff == "required" and cutoff is None:
+            raise InputError(f"{family} needs a cutoff, e.g. {family}@10", text)
+        if self.cutoff == "none" and cutoff is not None:
+            raise InputError(f"{family} takes no cutoff", text)
+        if cutoff is not None and cutoff < 1:
+            raise InputError("cutoff must be ≥ 1", text)
+        rel = params.get("rel", rel if "rel" in self.params else 1)
+        if not isinstance(rel, int) or rel < 1:
+            raise InputError(f"rel must be an integer ≥ 1, got {rel!r}", text)
+        dcg = params.get("dcg", "log2")
+        if dcg not in GAIN_FORMS:
+            raise InputError(f"dcg must be one of {', '.join(GAIN_FORMS)}, got {dcg!r}", text)
+        gains = params.get("gains")
+        if gains is not None:
+            if dcg != "log2" or not isinstance(gains, dict) or not all(
+                    isinstance(g, int) and isinstance(v, int | float) and v >= 0
+                    for g, v in gains.items()):
+                raise InputError("gains must be a dict {grade: gain ≥ 0} and cannot be combined "
+                                 "with dcg", text)
+            gains = tuple(sorted((g, float(v)) for g, v in gains.items()))
+        return Measure(family, cutoff, rel, dcg, gains)
+
+
+MEASURES: dict[str, Family] = {}
+
+
+def measure(name: str, *, cutoff: str, params: tuple[str, ...] = ("rel",), aggregate="mean",
+            trec: Callable[[Measure], str | None] = lambda m: None):
+    """Register a compute function under ``name``."""
+
+    def register(fn: Compute) -> Compute:
+        MEASURES[name] = Family(fn, cutoff, frozenset(params), aggregate, trec)
+        return fn
+
+    return register
+
+
+def _over_relevant(r: Ranking, numerator: np.ndarray, rel: int, denominator=None) -> np.ndarray:
+    """numerator / denominator (default |R|), undefined (NaN) where |R| = 0."""
+    n_rel = r.n_rel(rel)
+    den = n_rel if denominator is None else denominator
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n_rel > 0, numerator / np.maximum(den, 1), np.nan)
+
+
+def _hits(r: Ranking, m: Measure) -> np.ndarray:
+    return r.per_query(r.relevant(m.rel) & r.top(m.cutoff))
+
+
+def _cut(name: str) -> Callable[[Measure], str | None]:
+    return lambda m: f"{name}_{m.cutoff}"
+
+
+@measure("P", cutoff="required", trec=_cut("P"))
+def precision(r: Ranking, m: Measure) -> np.ndarray:
+    """P@k = |R ∩ S_k| / k, with k fixed even when fewer than k documents are returned.
+    Undefined when |R| = 0."""
+    return _over_relevant(r, _hits(r, m), m.rel, np.full(r.nq, m.cutoff))
+
+
+@measure("R", cutoff="required", trec=_cut("recall"))
+def recall(r: Ranking, m: Measure) -> np.ndarray:
+    """R@k = |R ∩ S_k| / |R| (the denominator is every known relevant document).
+    Undefined when |R| = 0."""
+    return _over_relevant(r, _hits(r, m), m.rel)
+
+
+@measure("R_cap", cutoff="required")
+def capped_recall(r: Ranking, m: Measure) -> np.ndarray:
+    """R_cap@k = |R ∩ S_k| / min(|R|, k): recall that can reach 1 when |R| > k.
+    Undefined when |R| = 0."""
+    return _over_relevant(r, _hits(r, m), m.rel, np.minimum(r.n_rel(m.rel), m.cutoff))
+
+
+@measure("Hit", cutoff="required", trec=_cut("success"))
+def hit(r: Ranking, m: Measure) -> np.ndarray:
+    """Hit@k = 1 if |R ∩ S_k| > 0 else 0 (trec_eval success_k, ir_measures Success@k).
+    Undefined when |R| = 0."""
+    return _over_relevant(r, (_hits(r, m) > 0).astype(float), m.rel, np.ones(r.nq))
+
+
+@measure("RR", cutoff="optional", trec=lambda m: None if m.cutoff else "recip_rank")
+def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
+    """RR@k = 1 / pos(d) of the first d ∈ R with pos(d) ≤ k, else 0; RR has no cutoff.
+    MRR is the mean of RR. Undefined when |R| = 0."""
+    first = r.first(r.relevant(m.rel) & r.top(m.cutoff))
+    return _over_relevant(r, 1.0 / (first + 1.0), m.rel, np.ones(r.nq))
+
+
+@measure("AP", cutoff="optional",
+         trec=lambda m: "map" if m.cutoff is None else f"map_cut_{m.cutoff}")
+def average_precision(r: Ranking, m: Measure) -> np.ndarray:
+    """AP@k = (1/|R|) Σ_{d ∈ R ∩ S_k} |R ∩ S_pos(d)| / pos(d); AP uses the whole ranking.
+    The denominator is |R| even with a cutoff, as in trec_eval's map_cut. Undefined when
+    |R| = 0."""
+    hits = r.relevant(m.rel) & r.top(m.cutoff)
+    precision_at_hit = np.where(hits, r.running(hits) / (r.pos + 1.0), 0.0)
+    return _over_relevant(r, r.per_query(precision_at_hit), m.rel)
+
+
+GAIN_FORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "log2": lambda g: g,
+    "exp-log2": lambda g: np.exp2(g) - 1.0,
+}
+
+
+def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
+    """Gain per grade: grade (dcg='log2'), 2^grade − 1 (dcg='exp-log2') or the ``gains``
+    map (grades it does not name keep gain = grade, as trec_eval). Negative grades and
+    unjudged documents gain 0."""
+    g = np.where(np.isnan(grade) | (grade < 0), 0.0, grade)
+    out = GAIN_FORMS[m.dcg](g)
+    for level, value in m.gains or ():
+        out = np.where(g == level, value, out)
+    return np.where(grade >= 0, out, 0.0)  # NaN compares False
+
+
+@measure("nDCG", cutoff="optional", params=("dcg", "gains"),
+         trec=lambda m: None if m.dcg != "log2" or m.gains else
+         ("ndcg" if m.cutoff is None else f"ndcg_cut_{m.cutoff}"))
+def ndcg(r: Ranking, m: Measure) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i ≤ k} gain(d_i) / log2(i + 1), IDCG@k the same
+    over all judged documents of the query sorted by gain (the ideal ranking). Gain is
+    the grade by default (trec_eval, ir_measures); see ``gain``. Undefined when IDCG = 0
+    (no judged document with positive gain)."""
+    top = r.top(m.cutoff)
+    dcg = r.per_query(np.where(top, gain(m, r.grade) / np.log2(r.pos + 2.0), 0.0))
+    ideal = gain(m, r.qrels_grade)
+    order = np.lexsort((-ideal, r.qrels_q))
+    q, ideal = r.qrels_q[order], ideal[order]
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]][: len(q)])
+    pos = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
+    keep = (ideal > 0) & (pos < (m.cutoff or len(q) + 1))
+    idcg = np.bincount(q, weights=np.where(keep, ideal / np.log2(pos + 2.0), 0.0),
+                       minlength=r.nq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
+
+
+@measure("Rprec", cutoff="none", trec=lambda m: "Rprec")
+def r_precision(r: Ranking, m: Measure) -> np.ndarray:
+    """Rprec = |R ∩ S_|R|| / |R|: precision at rank |R|. Undefined when |R| = 0."""
+    n_rel = r.n_rel(m.rel)
+    return _over_relevant(r, r.per_query(r.relevant(m.rel) & (r.pos < n_rel[r.q])), m.rel)
+
+
+@measure("Bpref", cutoff="none", trec=lambda m: "bpref")
+def bpref(r: Ranking, m: Measure) -> np.ndarray:
+    """Bpref = (1/|R|) Σ_{d ∈ R retrieved} (1 − min(n_d, |R|) / min(N, |R|)), where n_d is
+    the number of judged non-relevant documents ranked above d and N the number of judged
+    non-relevant documents (0 ≤ grade < rel); a term with n_d = 0 is 1. Unjudged
+    documents and negative grades are skipped, as in trec_eval. Undefined when |R| = 0."""
+    rel = r.relevant(m.rel)
+    nonrel = (r.grade >= 0) & (r.grade < m.rel)
+    above = r.running(nonrel)  # a relevant row is not non-relevant: counts those above it
+    n_rel, n_nonrel = r.n_rel(m.rel)[r.q], r.n_nonrel(m.rel)[r.q]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(above > 0, 1.0 - np.minimum(above, n_rel) / np.minimum(n_nonrel, n_rel),
+                        1.0)
+    return _over_relevant(r, r.per_query(np.where(rel, term, 0.0)), m.rel)
+
+
+@measure("Judged", cutoff="required", params=())
+def judged(r: Ranking, m: Measure) -> np.ndarray:
+    """Judged@k = |{d ∈ S_k : d has a judgment of any grade}| / k (as ir_measures):
+    unjudged is not irrelevant, so this says how far the other figures can be trusted.
+    Defined for every evaluated query."""
+    return r.per_query(r.judged & r.top(m.cutoff)) / m.cutoff
+
+
+@measure("NumRet", cutoff="none", params=(), aggregate="sum", trec=lambda m: "num_ret")
+def num_ret(r: Ranking, m: Measure) -> np.ndarray:
+    """NumRet = number of ranked documents. Summed over queries, as trec_eval."""
+    return r.n_ret.astype(float)
+
+
+@measure("NumRel", cutoff="none", aggregate="sum", trec=lambda m: "num_rel")
+def num_rel(r: Ranking, m: Measure) -> np.ndarray:
+    """NumRel = |R|. Summed over queries, as trec_eval."""
+    return r.n_rel(m.rel)
+
+
+@measure("NumRelRet", cutoff="none", aggregate="sum", trec=lambda m: "num_rel_ret")
+def num_rel_ret(r: Ranking, m: Measure) -> np.ndarray:
+    """NumRelRet = |R ∩ ranking|. Summed over queries, as trec_eval."""
+    return r.per_query(r.relevant(m.rel))

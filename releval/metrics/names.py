@@ -1,0 +1,115 @@
+"""Measure names: ir_measures-style strings and trec_eval names, both to one ``Measure``.
+
+ir_measures style: ``Family(param=value, ...)@cutoff`` — ``nDCG@10``, ``P(rel=2)@5``,
+``nDCG(dcg='exp-log2')@10``, ``nDCG(gains={1: 1, 2: 5})``, ``AP``, ``Judged@10``.
+trec_eval style: ``ndcg``, ``ndcg_cut.10`` (or ``ndcg_cut_10``), ``P.5,10``,
+``recall.100``, ``recip_rank``, ``map``, ``map_cut.10``, ``Rprec``, ``bpref``,
+``success.10``, ``num_ret``, ``num_rel``, ``num_rel_ret``; a bare cut family expands to
+trec_eval's default cutoffs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from releval.errors import InputError
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure with all its parameters; ``name`` is its canonical string."""
+
+    family: str
+    cutoff: int | None = None
+    rel: int = 1
+    dcg: str = "log2"
+    gains: tuple[tuple[int, float], ...] | None = None
+
+    @property
+    def name(self) -> str:
+        params = []
+        if self.rel != 1:
+            params.append(f"rel={self.rel}")
+        if self.dcg != "log2":
+            params.append(f"dcg='{self.dcg}'")
+        if self.gains is not None:
+            params.append("gains={" + ", ".join(f"{g}: {v:g}" for g, v in self.gains) + "}")
+        head = self.family + (f"({', '.join(params)})" if params else "")
+        return head + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# trec_eval base name -> (family, default cutoffs when a cut family is named bare)
+TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
+    "P": ("P", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "recall": ("R", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "success": ("Hit", (1, 5, 10)),
+    "ndcg_cut": ("nDCG", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "map_cut": ("AP", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "ndcg": ("nDCG", None),
+    "map": ("AP", None),
+    "recip_rank": ("RR", None),
+    "Rprec": ("Rprec", None),
+    "bpref": ("Bpref", None),
+    "num_ret": ("NumRet", None),
+    "num_rel": ("NumRel", None),
+    "num_rel_ret": ("NumRelRet", None),
+}
+ALIASES = {"Success": "Hit", "MRR": "RR", "MAP": "AP", "R_prec": "Rprec", "bpref": "Bpref",
+           "Recall": "R"}
+
+_IRM = re.compile(r"^(?P<family>[A-Za-z_]+)(?P<params>\(.*\))?(?:@(?P<cutoff>\d+))?$")
+_TREC = re.compile(r"^(?P<base>[A-Za-z_]+?)(?:[._](?P<cuts>\d+(?:,\d+)*))?$")
+
+
+def _params(text: str, source: str) -> dict:
+    try:
+        call = ast.parse(f"f{text}", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            raise ValueError
+        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError):
+        raise InputError(f"cannot parse measure parameters {text!r}; "
+                         "expected e.g. (rel=2) or (dcg='exp-log2')", source) from None
+
+
+def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
+    """Parse one measure string into one or more ``Measure`` (trec cut lists expand).
+
+    ``rel`` is the default relevance threshold for measures that take one and name none.
+    ``families`` is the registry used to check names and parameters.
+    """
+    from releval.metrics.measures import MEASURES
+
+    families = MEASURES if families is None else families
+    text = text.strip()
+    m = _IRM.match(text)
+    family = m and ALIASES.get(m["family"], m["family"])
+    if m and family in families and (m["params"] or m["cutoff"] or family not in TREC_NAMES):
+        params = _params(m["params"], text) if m["params"] else {}
+        cutoffs = [int(m["cutoff"])] if m["cutoff"] else [None]
+    else:
+        t = _TREC.match(text)
+        if not t or t["base"] not in TREC_NAMES:
+            known = ", ".join(sorted(families))
+            raise InputError(f"unknown measure {text!r}; known families: {known} "
+                             "(or trec_eval names such as ndcg_cut.10, P.5, map)", text)
+        family, defaults = TREC_NAMES[t["base"]]
+        params = {}
+        if t["cuts"]:
+            cutoffs = [int(c) for c in t["cuts"].split(",")]
+        else:
+            cutoffs = list(defaults) if defaults else [None]
+    return [families[family].make(family, cutoff, params, rel, text) for cutoff in cutoffs]
+
+
+def parse_measure(text: str, *, rel: int = 1) -> Measure:
+    """Parse exactly one measure (a trec cut list naming several is an error)."""
+    found = parse_measures(text, rel=rel)
+    if len(found) != 1:
+        raise InputError(f"{text!r} names {len(found)} measures; name one", text)
+    return found[0]
