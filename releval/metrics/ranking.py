@@ -154,12 +154,15 @@ class Ranking:
         # ranked rows of evaluated queries, grouped by query, by position within it
         row_q = remap[run_to_qrels[run_qc]]
         ordered = self._order(run, run_qc, run_ds, run_dc)
-        ordered = ordered[row_q[ordered] >= 0]
-        self.q = row_q[ordered]
-        starts = np.flatnonzero(np.r_[True, self.q[1:] != self.q[:-1]][: len(ordered)])
-        self.starts = starts
-        self.pos = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.r_[starts,
-                                                                             len(ordered)]))
+        if ordered is None and (row_q >= 0).all():  # common case: no gather needed
+            self.q, run_dc = row_q, run_dc
+        else:
+            ordered = np.arange(len(row_q)) if ordered is None else ordered
+            ordered = ordered[row_q[ordered] >= 0]
+            self.q, run_dc = row_q[ordered], run_dc[ordered]
+        n = len(self.q)
+        self.starts = np.flatnonzero(np.r_[True, self.q[1:] != self.q[:-1]][:n])
+        self.pos = np.arange(n) - np.repeat(self.starts, np.diff(np.r_[self.starts, n]))
         self.n_ret = np.bincount(self.q, minlength=self.nq)
 
         # qrels of evaluated queries, and the grade of every ranked row
@@ -169,22 +172,27 @@ class Ranking:
         qrels_key = q_of_qrels[kept] * n_docs + qrels_dc[kept]
         by_key = np.argsort(qrels_key)
         sorted_key = np.r_[qrels_key[by_key], -1]
-        run_key = self.q * n_docs + run_dc[ordered]
+        run_key = self.q * n_docs + run_dc
         at = np.searchsorted(sorted_key[:-1], run_key)
         self.judged = sorted_key[at] == run_key
         self.grade = np.where(self.judged, np.r_[self.qrels_grade[by_key], np.nan][at], np.nan)
 
     @staticmethod
     def _order(run: pd.DataFrame, run_qc: np.ndarray, run_ds: pa.Array,
-               run_dc: np.ndarray) -> np.ndarray:
-        """Row positions of the run grouped by query, in ranked order within a query."""
+               run_dc: np.ndarray) -> np.ndarray | None:
+        """Row positions of the run grouped by query, in ranked order within a query;
+        None when the rows already are in that order."""
         if S.RANK in run.columns:
-            rank = pd.to_numeric(run[S.RANK], errors="coerce").to_numpy(dtype=float)
-            _fail(run, "run", np.isnan(rank) | (rank != np.floor(rank)) | (rank < 1),
-                  lambda i: f"rank must be a positive integer, got {run[S.RANK].iloc[i]!r}")
-            key = run_qc * (int(rank.max(initial=0)) + 1) + rank.astype(np.int64)
-            if len(key) < 2 or (np.diff(key) > 0).all():
-                return np.arange(len(key))  # already in order, ranks distinct
+            rank = run[S.RANK].to_numpy()
+            if not pd.api.types.is_integer_dtype(rank):
+                rank = pd.to_numeric(run[S.RANK], errors="coerce").to_numpy(dtype=float)
+                _fail(run, "run", np.isnan(rank) | (rank != np.floor(rank)),
+                      lambda i: f"rank must be an integer, got {run[S.RANK].iloc[i]!r}")
+            rank = rank.astype(np.int64)
+            _fail(run, "run", rank < 1, lambda i: f"rank must be ≥ 1, got {rank[i]}")
+            key = run_qc * (int(rank.max(initial=0)) + 1) + rank
+            if len(key) < 2 or (key[1:] > key[:-1]).all():
+                return None  # already in order, ranks distinct
             dup = _first_duplicate(key)
             if dup:
                 raise InputError(f"rank {int(rank[dup[1]])} repeated in query "
