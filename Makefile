@@ -12,11 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@echo "releval demo: the metrics engine on the bundled example (releval/examples)"
-	$(BIN)/releval metrics releval/examples/qrels.txt releval/examples/run.txt -q \
-		-m nDCG@10 -m "nDCG(dcg='exp-log2')@10" -m R@100 -m RR@10 -m P@5 -m AP -m Bpref -m Judged@10
-	$(BIN)/releval metrics releval/examples/qrels.txt releval/examples/run.txt --format trec \
-		-m ndcg_cut.10 -m P.5 -m recall.100 -m recip_rank -m map -m num_ret -m num_rel_ret
+	$(BIN)/releval demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q
@@ -25,7 +21,8 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check releval tests benchmarks
+	$(BIN)/ruff check releval stages flows tests benchmarks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/metrics_speed.py
+	$(BIN)/python benchmarks/bm25_speed.py

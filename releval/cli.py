@@ -182,3 +182,74 @@ def _print_csv(result: Evaluation, *, per_query: bool, **_) -> None:
 
 PRINTERS = {Format.table: _print_table, Format.trec: _print_trec, Format.json: _print_json,
             Format.csv: _print_csv}
+
+
+def _project_root() -> Path:
+    root = Path.cwd()
+    if not (root / "dvc.yaml").exists() or not (root / "flows").is_dir():
+        _fail(f"{root}: not a releval project (no dvc.yaml and flows/ here); run from the "
+              "project root")
+    return root
+
+
+def _run_flow(params: Path, overrides: list[str]) -> int:
+    """Apply -S overrides to the params file (as ``dvc exp run -S``), validate it, then run
+    the Prefect flow in a child process (the library never imports the flows)."""
+    from releval.params import apply_overrides, parse_params, read_raw
+
+    try:
+        raw = apply_overrides(read_raw(params), overrides)
+        parse_params(raw, str(params))
+    except InputError as exc:
+        _fail(str(exc))
+    if overrides:
+        import yaml
+
+        params.write_text(yaml.safe_dump(raw, sort_keys=False))
+        err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "flows.pipeline", "--params",
+                           str(params)]).returncode
+
+
+@app.command("run")
+def run_pipeline(
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+    overrides: Annotated[list[str] | None, typer.Option(
+        "-S", "--set", help="override a param, e.g. -S prepare.source=beir (written to the "
+        "params file, as dvc exp run -S)")] = None,
+) -> None:
+    """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow."""
+    _project_root()
+    code = _run_flow(params, overrides or [])
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def demo(
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+) -> None:
+    """Generate the demo data, run the whole pipeline on it and print the summary."""
+    root = _project_root()
+    from releval.params import read_raw
+
+    source = (read_raw(params).get("prepare") or {}).get("source", "demo")
+    code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"])
+    if code:
+        raise typer.Exit(code)
+    summary = json.loads((root / "data/evaluate/summary.json").read_text())
+    table = Table(title=f"releval demo — {', '.join(summary['splits'])} split, "
+                        f"{summary['queries']} queries, qrels: {summary['qrels']}")
+    shown = ("nDCG@10", "R@100", "RR@10", "Judged@10")
+    for col in ("system", *shown, "n", "undefined"):
+        table.add_column(col, justify="left" if col == "system" else "right")
+    for system, measures in summary["systems"].items():
+        first = measures[shown[0]]
+        table.add_row(system, *("—" if measures.get(m, {}).get("value") is None
+                                else f"{measures[m]['value']:.4f}" for m in shown),
+                      str(first["n"]), str(first["undefined"]))
+    out = Console()
+    out.print(table)
+    out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)

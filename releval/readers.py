@@ -65,7 +65,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     if suffix == ".parquet":
         return _tag(pd.read_parquet(path), str(path), "row", 1)
     sep = "\t" if suffix == ".tsv" else ","
-    frame = pd.read_csv(path, sep=sep, dtype={S.QUERY_ID: str, S.DOC_ID: str})
+    ids = (S.QUERY_ID, S.DOC_ID, "query-id", "corpus-id")  # BEIR names the ids differently
+    frame = pd.read_csv(path, sep=sep, dtype=dict.fromkeys(ids, str))
     frame.index = frame.index + 2  # header is line 1
     return _tag(frame, str(path), "line", 2)
 

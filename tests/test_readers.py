@@ -30,6 +30,8 @@ def test_bad_run_lines_name_file_line_and_rule(tmp_path, text, rule):
 def test_qrels_formats(tmp_path):
     trec = read_qrels(write(tmp_path, "q.txt", "1 0 d1 2\n1 0 d2 0\n"))
     beir = read_qrels(write(tmp_path, "q.tsv", "query-id\tcorpus-id\tscore\n1\td1\t2\n"))
+    zeros = read_qrels(write(tmp_path, "z.tsv", "query-id\tcorpus-id\tscore\n007\t01\t1\n"))
+    assert zeros.iloc[0][["query_id", "doc_id"]].tolist() == ["007", "01"]
     pd.DataFrame({"query_id": ["1"], "doc_id": ["d1"], "grade": [2]}).to_parquet(
         tmp_path / "q.parquet")
     table = read_qrels(tmp_path / "q.parquet")

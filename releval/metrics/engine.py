@@ -44,17 +44,21 @@ def resolve(measures: Iterable[str | Measure], rel: int = 1) -> list[Measure]:
 
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
              measures: Iterable[str | Measure] = DEFAULT_MEASURES, *, rel: int = 1,
-             max_grade: int = 3, common_only: bool = False) -> Evaluation:
+             max_grade: int = 3, common_only: bool = False,
+             queries: Iterable[str] | None = None) -> Evaluation:
     """Score ``run`` (query_id, doc_id, rank and/or score) against ``qrels``
     (query_id, doc_id, grade).
 
     Averages run over every qrels query (a query missing from the run scores 0, as
     trec_eval -c) unless ``common_only``, which keeps only queries in both (trec_eval's
     default). Queries with no relevant judgment are undefined for the relevance measures
-    (trec_eval scores them 0: the one deliberate difference).
+    (trec_eval scores them 0: the one deliberate difference). ``queries`` fixes the set of
+    evaluated queries (e.g. a test split): judgments and ranked lists of other queries are
+    ignored, and a listed query without judgments is undefined.
     """
     wanted = resolve(measures, rel)
-    ranking = Ranking(run, qrels, max_grade=max_grade, common_only=common_only)
+    ranking = Ranking(run, qrels, max_grade=max_grade, common_only=common_only,
+                      queries=None if queries is None else list(queries))
     values = np.stack([MEASURES[m.family].compute(ranking, m) for m in wanted]) \
         if wanted else np.zeros((0, ranking.nq))
     names = [m.name for m in wanted]

@@ -105,27 +105,39 @@ class Ranking:
     Ordering: by ``rank`` when the run has that column (cutoffs count positions, not rank
     values), otherwise by score descending, ties by doc_id descending — the order trec_eval
     imposes on TREC run files. Queries evaluated: every qrels query (``common_only=False``,
-    trec_eval ``-c``) or only those also in the run. Rules: one judgment per (query, doc);
-    a doc_id at most once per ranked list; ranks are distinct positive integers per query;
-    scores are numbers, never NaN.
+    trec_eval ``-c``) or only those also in the run; ``queries`` fixes the evaluated set
+    instead (a query without judgments is then undefined, not absent). Rules: one judgment
+    per (query, doc); a doc_id at most once per ranked list; ranks are distinct positive
+    integers per query; scores are numbers, never NaN.
     """
 
     def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame, *, max_grade: int = 3,
-                 common_only: bool = False):
+                 common_only: bool = False, queries=None):
         qgrade = validate_qrels(qrels, max_grade)
         run_qs, run_ds = _strings(run, S.QUERY_ID, "run"), _strings(run, S.DOC_ID, "run")
         qrels_qs, qrels_ds = _strings(qrels, S.QUERY_ID, "qrels"), _strings(qrels, S.DOC_ID,
                                                                            "qrels")
         # queries: codes within the run and within the qrels, then the evaluated set
         run_quniq, run_qc = _encode(run_qs, grouped=True)
-        qrels_quniq, qrels_qc = _encode(qrels_qs, grouped=True)
+        universe = None if queries is None else pa.array(list(map(str, queries)),
+                                                         pa.large_string())
+        qrels_quniq, qrels_qc = _encode(
+            qrels_qs if universe is None else pa.concat_arrays([qrels_qs, universe]),
+            grouped=True)
+        keep = np.ones(len(qrels_quniq), bool)
+        if universe is not None:  # exactly these queries; others' judgments are dropped
+            keep[:] = False
+            keep[qrels_qc[len(qrels_qs):]] = True
+            qrels_qc = qrels_qc[: len(qrels_qs)]
         run_to_qrels = _lookup(run_quniq, qrels_quniq)
+        run_to_qrels[run_to_qrels >= 0] = np.where(keep[run_to_qrels[run_to_qrels >= 0]],
+                                                   run_to_qrels[run_to_qrels >= 0], -1)
         self.n_run_queries = len(run_quniq)
         self.not_in_qrels = int((run_to_qrels < 0).sum())
-        keep = np.ones(len(qrels_quniq), bool)
         if common_only:
-            keep[:] = False
-            keep[run_to_qrels[run_to_qrels >= 0]] = True
+            in_run = np.zeros(len(keep), bool)
+            in_run[run_to_qrels[run_to_qrels >= 0]] = True
+            keep &= in_run
         evaluated = np.flatnonzero(keep)
         order = pc.sort_indices(qrels_quniq.take(pa.array(evaluated))).to_numpy()
         remap = np.full(len(qrels_quniq) + 1, -1, np.int64)  # last slot: not in qrels

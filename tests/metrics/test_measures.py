@@ -155,3 +155,13 @@ def test_nan_score_duplicate_rank_and_duplicate_judgment_are_errors():
 def test_every_registered_measure_documents_its_formula():
     for name, family in MEASURES.items():
         assert "=" in family.definition, name
+
+
+def test_a_fixed_query_set_makes_unjudged_queries_undefined_and_drops_others():
+    run, qrels = frames({"q": ["a"], "nj": ["a"], "other": ["a"]},
+                        {"q": {"a": 1}, "other": {"a": 1}})
+    result = evaluate(run, qrels, ["RR"], queries=["q", "nj"])
+    row = result.summary.iloc[0]
+    assert (row["value"], row["n"], row["undefined"]) == (1.0, 1, 1)
+    assert set(result.per_query.query_id) == {"q", "nj"}
+    assert result.counts["run_queries_not_in_qrels"] == 1  # "other" is outside the set

@@ -1,0 +1,325 @@
+"""Great Expectations suites for the data contracts (DESIGN.md), one per table.
+
+``check(name, frame)`` runs the table's suite on a frame, optionally saves the report as
+JSON, and raises :class:`ValidationFailed` naming the suite, expectation, column and
+example rows. Invariants GX cannot express (contiguous ranks, scores ordered by rank,
+integer grades) are computed with pandas into helper boolean columns (``_``-prefixed) on
+a copy of the frame and checked with ``ExpectColumnValuesToBeInSet({True})``, so their
+failures report the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import json
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import great_expectations as gx
+import numpy as np
+import pandas as pd
+from great_expectations.data_context.types.base import ProgressBarsConfig
+
+from releval import schema as S
+
+E = gx.expectations
+N_EXAMPLES = 5
+RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": N_EXAMPLES}
+_LIST_KEY = [S.SYSTEM, S.QUERY_ID]  # one ranked list
+
+
+# --- helper columns -------------------------------------------------------------------------
+
+
+def _in_rank_order(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    """``column`` (as numbers) sorted by rank within each ranked list, and its change from the
+    list's previous row (NaN on the list's first row); both indexed by row position."""
+    ranked = frame[list(dict.fromkeys([*_LIST_KEY, S.RANK, column]))].reset_index(drop=True)
+    for c in dict.fromkeys([S.RANK, column]):
+        ranked[c] = pd.to_numeric(ranked[c], errors="coerce")
+    ranked = ranked.sort_values([*_LIST_KEY, S.RANK], kind="stable")
+    return ranked[column], ranked.groupby(_LIST_KEY, sort=False, dropna=False)[column].diff()
+
+
+def _rank_contiguous(frame: pd.DataFrame) -> np.ndarray:
+    """False where a rank does not continue its list's 1, 2, 3, ... (gap, repeat, bad start)."""
+    rank, step = _in_rank_order(frame, S.RANK)
+    return (step.eq(1) | (step.isna() & rank.eq(1))).sort_index().to_numpy()
+
+
+def _score_order_ok(frame: pd.DataFrame) -> np.ndarray:
+    """False where a score is higher than the score one rank above it in the same list."""
+    _, step = _in_rank_order(frame, S.SCORE)
+    return (~step.gt(0)).sort_index().to_numpy()
+
+
+def _grade_integer(frame: pd.DataFrame) -> pd.Series:
+    """False where a grade is not a whole number; null (not checked) where it is missing."""
+    grade = frame[S.GRADE]
+    return pd.to_numeric(grade, errors="coerce").mod(1).eq(0).astype(object).where(grade.notna())
+
+
+class Helper(NamedTuple):
+    """A derived check column: the columns it reads (shown as example values) and its rule."""
+
+    inputs: tuple[str, ...]
+    compute: Callable[[pd.DataFrame], Any]
+
+
+HELPERS: dict[str, Helper] = {
+    "_rank_contiguous": Helper((*_LIST_KEY, S.RANK), _rank_contiguous),
+    "_score_order_ok": Helper((*_LIST_KEY, S.RANK, S.SCORE), _score_order_ok),
+    "_grade_integer": Helper((S.GRADE,), _grade_integer),
+}
+
+
+def _holds(helper: str) -> E.ExpectColumnValuesToBeInSet:
+    return E.ExpectColumnValuesToBeInSet(column=helper, value_set=[True])
+
+
+# --- suites ---------------------------------------------------------------------------------
+
+
+def _exist(columns) -> list:
+    return [E.ExpectColumnToExist(column=c) for c in columns]
+
+
+def _not_null(*columns: str) -> list:
+    return [E.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
+
+
+def documents_suite() -> gx.ExpectationSuite:
+    """documents: doc_id key, known status, deleted_at ≥ published_at where set."""
+    return gx.ExpectationSuite(name="documents", expectations=[
+        *_exist(S.DOCUMENT_COLUMNS),
+        *_not_null(S.DOC_ID, S.PUBLISHED_AT, S.STATUS, S.TENANT),
+        E.ExpectColumnValuesToBeUnique(column=S.DOC_ID),
+        E.ExpectColumnValuesToBeInSet(column=S.STATUS, value_set=list(S.STATUSES)),
+        E.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=S.DELETED_AT, column_B=S.PUBLISHED_AT, or_equal=True,
+            ignore_row_if="either_value_is_missing"),
+    ])
+
+
+def queries_suite() -> gx.ExpectationSuite:
+    """queries: query_id key, issued_at and role set, weight ≥ 0."""
+    return gx.ExpectationSuite(name="queries", expectations=[
+        *_exist(S.QUERY_COLUMNS),
+        *_not_null(S.QUERY_ID, S.ISSUED_AT, S.ROLE, S.WEIGHT),
+        E.ExpectColumnValuesToBeUnique(column=S.QUERY_ID),
+        E.ExpectColumnValuesToBeBetween(column=S.WEIGHT, min_value=0),
+    ])
+
+
+def split_suite() -> gx.ExpectationSuite:
+    """split: every query once, in one of the known splits."""
+    return gx.ExpectationSuite(name="split", expectations=[
+        *_exist((S.QUERY_ID, S.SPLIT)),
+        *_not_null(S.QUERY_ID, S.SPLIT),
+        E.ExpectColumnValuesToBeUnique(column=S.QUERY_ID),
+        E.ExpectColumnValuesToBeInSet(column=S.SPLIT, value_set=list(S.SPLITS)),
+    ])
+
+
+def run_suite() -> gx.ExpectationSuite:
+    """run: one row per (system, query, doc); ranks 1..n contiguous; scores follow ranks."""
+    return gx.ExpectationSuite(name="run", expectations=[
+        *_exist(S.RUN_COLUMNS),
+        *_not_null(S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.QUERY_ID, S.DOC_ID]),
+        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+        _holds("_rank_contiguous"),
+        _holds("_score_order_ok"),
+    ])
+
+
+def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> gx.ExpectationSuite:
+    """qrels: one row per (query, doc); integer grades on the scale min_grade..max_grade."""
+    return gx.ExpectationSuite(name="qrels", expectations=[
+        *_exist(S.QRELS_COLUMNS),
+        *_not_null(*S.QRELS_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
+        E.ExpectColumnValuesToBeBetween(column=S.GRADE, min_value=min_grade, max_value=max_grade),
+        _holds("_grade_integer"),
+    ])
+
+
+def metrics_suite() -> gx.ExpectationSuite:
+    """per-query metrics: one value per (system, query, measure), ≥ 0 or NaN (undefined)."""
+    return gx.ExpectationSuite(name="metrics", expectations=[
+        *_exist((S.SYSTEM, *S.PER_QUERY_COLUMNS)),
+        *_not_null(S.SYSTEM, S.QUERY_ID, S.MEASURE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.QUERY_ID, S.MEASURE]),
+        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
+    ])
+
+
+SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
+    "documents": documents_suite,
+    "queries": queries_suite,
+    "split": split_suite,
+    "run": run_suite,
+    "qrels": qrels_suite,
+    "metrics": metrics_suite,
+}
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidationReport:
+    """Outcome of one suite on one frame; ``failures`` hold plain, JSON-ready dicts with
+    expectation, columns, unexpected_count, examples ([{index, value}], ≤ 5) and error."""
+
+    suite: str
+    success: bool
+    rows: int
+    evaluated: int
+    params: dict
+    failures: list[dict]
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
+class ValidationFailed(Exception):
+    """A suite failed; one line per failed expectation, each naming suite, expectation,
+    column(s) and example rows. The full report is ``.report``."""
+
+    def __init__(self, report: ValidationReport):
+        self.report = report
+        super().__init__("\n".join(_describe(report.suite, f) for f in report.failures))
+
+
+def _describe(suite: str, failure: dict) -> str:
+    head = f"{suite}: {failure['expectation']} failed"
+    if failure["columns"]:
+        head += " on " + ", ".join(failure["columns"])
+    if failure["error"]:
+        return f"{head}: error: {failure['error']}"
+    if failure["unexpected_count"] is None:
+        return head
+    examples = failure["examples"]
+    values = {repr(e["value"]) for e in examples}
+    if len(values) == 1:  # e.g. one duplicated key: "rows 3, 7 ('kb-1#0')"
+        rows = ", ".join(str(e["index"]) for e in examples) + f" ({values.pop()})"
+    else:
+        rows = ", ".join(f"{e['index']} ({e['value']!r})" for e in examples)
+    return f"{head}: {failure['unexpected_count']} unexpected, e.g. rows {rows}"
+
+
+@functools.cache
+def _batch_definition():
+    """The one ephemeral GX context's whole-dataframe batch definition (created on first use)."""
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    return (context.data_sources.add_pandas("releval")
+            .add_dataframe_asset("frame").add_batch_definition_whole_dataframe("whole"))
+
+
+_LOCK = threading.Lock()  # GX gives every batch of the asset the same id: one at a time
+# GX's column-pair metrics read tz-aware columns through Series.values (pandas 3 deprecation)
+_GX_PANDAS_WARNING = "Series.values returning an ndarray that drops timezone"
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready copy of a GX result value (numpy scalars, timestamps, NaN -> None)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.datetime | np.datetime64):
+        return None if pd.isna(value) else pd.Timestamp(value).isoformat()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return None if np.isnan(value) else value
+    return None if pd.isna(value) else str(value)
+
+
+def _columns(kwargs: dict) -> list[str]:
+    if "column_list" in kwargs:
+        return list(kwargs["column_list"])
+    return [kwargs[k] for k in ("column", "column_A", "column_B") if k in kwargs]
+
+
+def _error(info: dict) -> str | None:
+    """The exception message GX caught, flat or keyed by metric id, else None."""
+    infos = [info] if "raised_exception" in info else list(info.values())
+    return next((i["exception_message"] or "raised" for i in infos
+                 if i.get("raised_exception")), None)
+
+
+def _failure(result, data: pd.DataFrame) -> dict:
+    kwargs = result.expectation_config.kwargs
+    columns, res = _columns(kwargs), result.result
+    helper = HELPERS.get(columns[0]) if columns else None
+    # a helper's failing row shows its inputs rather than False; multi-column ones the row
+    shown = list(helper.inputs) if helper else columns if len(columns) > 1 else None
+    examples = []
+    for index, value in zip(res.get("partial_unexpected_index_list") or [],
+                            res.get("partial_unexpected_list") or [], strict=False):
+        value = data.loc[index, shown].to_dict() if shown else value
+        examples.append({"index": _plain(index), "value": _plain(value)})
+    return {"expectation": result.expectation_config.type, "columns": columns,
+            "unexpected_count": res.get("unexpected_count"),
+            "examples": examples[:N_EXAMPLES], "error": _error(result.exception_info or {})}
+
+
+def _with_helpers(frame: pd.DataFrame, suite: gx.ExpectationSuite) -> pd.DataFrame:
+    """Copy of ``frame`` plus the helper columns the suite checks (all-null, i.e. not
+    checked, when an input column is missing: its ExpectColumnToExist reports that)."""
+    needed = [c for e in suite.expectations for c in _columns(e.configuration.kwargs)
+              if c in HELPERS]
+    return frame.assign(**{
+        c: HELPERS[c].compute(frame) if set(HELPERS[c].inputs) <= set(frame.columns) else None
+        for c in needed})
+
+
+def validate(name: str, frame: pd.DataFrame, **params) -> ValidationReport:
+    """Run suite ``name`` (built with ``params``) on ``frame``; example rows are index labels
+    (row positions when the index has duplicates)."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+    suite = SUITES[name](**params)
+    if not frame.index.is_unique:
+        frame = frame.reset_index(drop=True)
+    data = _with_helpers(frame, suite)
+    with _LOCK, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                message=_GX_PANDAS_WARNING)
+        batch = _batch_definition().get_batch(batch_parameters={"dataframe": data})
+        result = batch.validate(suite, result_format=RESULT_FORMAT)
+    order = {(e.expectation_type, tuple(_columns(e.configuration.kwargs))): i
+             for i, e in enumerate(suite.expectations)}
+    failed = sorted((r for r in result.results if not r.success), key=lambda r: order.get(
+        (r.expectation_config.type, tuple(_columns(r.expectation_config.kwargs))), len(order)))
+    return ValidationReport(suite=name, success=bool(result.success), rows=len(frame),
+                            evaluated=len(result.results), params=_plain(params),
+                            failures=[_failure(r, data) for r in failed])
+
+
+def check(name: str, frame: pd.DataFrame, out_json: Path | None = None,
+          **params) -> ValidationReport:
+    """:func:`validate`, save the report to ``out_json`` if given, raise if it failed."""
+    report = validate(name, frame, **params)
+    if out_json is not None:
+        out_json = Path(out_json)
+        out_json.parent.mkdir(parents=True, exist_ok=True)
+        out_json.write_text(report.to_json() + "\n")
+    if not report.success:
+        raise ValidationFailed(report)
+    return report

@@ -1,0 +1,45 @@
+"""What every stage's ``main()`` shares: arguments, params and output writing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from releval.errors import InputError
+from releval.params import Params, load_params
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--params", default="params.yaml", help="params file")
+    return ap
+
+
+def params_of(args: argparse.Namespace) -> Params:
+    return load_params(args.params)
+
+
+def write_json(path: str | Path, doc: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_parquet(path: str | Path, frame: pd.DataFrame) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(path, index=False)
+
+
+def guarded(main: Callable[[], None]) -> None:
+    """Run a stage; bad input ends it with one line and exit status 2, no traceback."""
+    try:
+        main()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

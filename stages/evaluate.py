@@ -1,0 +1,78 @@
+"""Stage ``evaluate``: per-query metrics for every system on the evaluated split.
+
+Relevance is judged against what the user may see: judgments of documents invisible to
+the query (time, status, tenant, ACL) are left out and counted, so no system is credited
+or blamed for a forbidden document. Outputs (data/evaluate/): per_query.parquet (system,
+query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean) and
+summary.json (n, undefined, empty per measure, and where the qrels came from).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from releval import schema as S
+from releval.metrics import evaluate
+from releval.params import Params
+from releval.visibility import Visibility, visible_pairs
+from stages.common import guarded, params_of, parser, write_json, write_parquet
+
+
+def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
+        split: pd.DataFrame, queries: pd.DataFrame,
+        documents: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict]:
+    c = p.evaluate
+    evaluated = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
+    qrels = judgments[judgments[S.QUERY_ID].isin(evaluated)]
+    visible = visible_pairs(Visibility(documents), queries[queries[S.QUERY_ID].isin(evaluated)],
+                            qrels)
+    relevant = qrels[S.GRADE] >= c.rel
+    per_query, metrics, summary = [], {}, {}
+    for system, table in sorted(runs.items()):
+        result = evaluate(table, qrels[visible], c.measures, rel=c.rel,
+                          max_grade=p.prepare.max_grade, queries=evaluated)
+        per_query.append(result.per_query.assign(**{S.SYSTEM: system}))
+        rows = result.summary.set_index(S.MEASURE)
+        metrics[system] = {m: None if pd.isna(v) else round(float(v), 6)
+                           for m, v in rows[S.VALUE].items()}
+        summary[system] = {m: {"value": metrics[system][m], "n": int(r["n"]),
+                               "undefined": int(r["undefined"]), "empty": int(r["empty"])}
+                           for m, r in rows.iterrows()}
+    table = pd.concat(per_query, ignore_index=True)[
+        [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]] if per_query else pd.DataFrame(
+        columns=[S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE])
+    report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": summary,
+              "judgments": {"evaluated": int(len(qrels)),
+                            "invisible_left_out": int((~visible).sum()),
+                            "relevant_invisible_left_out": int((~visible & relevant).sum())}}
+    return table, metrics, report
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--split", default="data/split/split.parquet")
+    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--out", default="data/evaluate")
+    args = ap.parse_args()
+    p = params_of(args)
+    raw, out = Path(args.raw), Path(args.out)
+    runs = {name: pd.read_parquet(Path(args.candidates) / name / "run.parquet")
+            for name in p.candidates.systems}
+    table, metrics, report = run(p, runs, pd.read_parquet(raw / "judgments.parquet"),
+                                 pd.read_parquet(args.split),
+                                 pd.read_parquet(raw / "queries.parquet"),
+                                 pd.read_parquet(raw / "documents.parquet"))
+    report["qrels"] = json.loads((raw / "source.json").read_text())["qrels"]
+    write_parquet(out / "per_query.parquet", table)
+    write_json(out / "metrics.json", metrics)
+    write_json(out / "summary.json", report)
+    print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
+          f"({', '.join(report['splits'])})")
+
+
+if __name__ == "__main__":
+    guarded(main)

@@ -1,0 +1,70 @@
+"""Stage ``report``: reports/summary.md from the evaluation, split and candidate stats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from stages.common import guarded, params_of, parser
+
+SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")
+
+
+def _cell(entry: dict | None) -> str:
+    return "—" if entry is None or entry["value"] is None else f"{entry['value']:.4f}"
+
+
+def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dict]) -> str:
+    """The summary page: one row per system, then the data's provenance and caveats."""
+    systems = summary["systems"]
+    shown = [m for m in SHOWN if any(m in s for s in systems.values())]
+    lines = ["# releval summary", "",
+             f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
+             f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
+             "| system | " + " | ".join(shown) + " | n | undefined |",
+             "|---" * (len(shown) + 3) + "|"]
+    for name, measures in systems.items():
+        first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
+        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m)) for m in shown)
+                     + f" | {first['n']} | {first['undefined']} |")
+    j = summary["judgments"]
+    lines += ["", "n = queries averaged; undefined = queries with no relevant judgment visible "
+              "to the user (excluded, never scored).",
+              f"Judgments of documents the user may not see were left out: "
+              f"{j['invisible_left_out']} ({j['relevant_invisible_left_out']} relevant).", "",
+              "## Candidates", "", "| system | route | depth | candidates/query | "
+              "empty windows | p50 ms | p95 ms | p99 ms |", "|---|---|---|---|---|---|---|---|"]
+    for name, s in stats.items():
+        lines.append(f"| {name} | {s['route']} | {s['depth']} | "
+                     f"{s['candidates_per_query']['mean']:.1f} | "
+                     f"{s['candidates_per_query']['empty']} | {s['latency_ms']['p50']:.2f} | "
+                     f"{s['latency_ms']['p95']:.2f} | {s['latency_ms']['p99']:.2f} |")
+    lines += ["", "## Split", "", f"Method: {split_report.get('method')}"]
+    if split_report.get("note"):
+        lines.append(f"Note: {split_report['note']}")
+    lines.append(f"Counts: {json.dumps(split_report.get('counts', {}))}")
+    lines.append(f"Leakage: {json.dumps(split_report.get('leakage', {}), default=str)[:2000]}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--split-report", default="data/split/split_report.json")
+    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--summary", default="data/evaluate/summary.json")
+    ap.add_argument("--out", default="reports/summary.md")
+    args = ap.parse_args()
+    p = params_of(args)
+    stats = {name: json.loads((Path(args.candidates) / name / "run_stats.json").read_text())
+             for name in p.candidates.systems}
+    page = render(json.loads(Path(args.summary).read_text()),
+                  json.loads(Path(args.split_report).read_text()),
+                  json.loads((Path(args.raw) / "source.json").read_text()), stats)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(page)
+    print(f"report: {args.out}")
+
+
+if __name__ == "__main__":
+    guarded(main)

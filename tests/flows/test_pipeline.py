@@ -1,0 +1,105 @@
+"""The Prefect flow over real DVC stages on a tiny demo project (a copy of this one)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.pipeline import pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}}
+
+
+def make_project(base: Path, overrides: dict = TINY) -> Path:
+    """releval's code, dvc.yaml and params.yaml (shrunk) in a fresh DVC repository."""
+    for item in ("releval", "stages", "flows"):
+        shutil.copytree(ROOT / item, base / item, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "dvc.yaml", base)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, values in overrides.items():
+        params[section].update(values)
+    (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    subprocess.run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=base,
+                   check=True)
+    return base
+
+
+@pytest.fixture(scope="module")
+def harness():
+    with prefect_test_harness():
+        yield
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, harness):
+    root = make_project(tmp_path_factory.mktemp("project"))
+    cwd = Path.cwd()
+    import os
+
+    os.chdir(root)
+    try:
+        first = pipeline("params.yaml", return_state=True)
+        second = pipeline("params.yaml", return_state=True)
+    finally:
+        os.chdir(cwd)
+    return root, first, second
+
+
+def test_flow_runs_every_stage_validates_and_writes_metrics(project):
+    root, first, _ = project
+    assert first.is_completed(), first.message
+    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "evaluate",
+                                                 "report")}
+    metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
+    assert set(metrics) == {"bm25", "bm25_plain"}
+    assert 0 < metrics["bm25"]["nDCG@10"] <= 1
+    reports = sorted(p.name for p in (root / "data/validation").rglob("*.json"))
+    assert "documents.documents.json" in reports and "bm25.run.json" in reports
+    assert all(json.loads(p.read_text())["success"]
+               for p in (root / "data/validation").rglob("*.json"))
+    assert (root / "dvc.lock").exists() and "qrels: generator ground truth" in (
+        root / "reports/summary.md").read_text()
+
+
+def test_second_run_with_nothing_changed_skips_every_stage(project):
+    _, _, second = project
+    assert second.is_completed(), second.message
+    assert set(second.result().values()) == {"skipped"}
+
+
+def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_path):
+    root, _, _ = project
+    raw = root / "data/raw"
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    docs = pd.read_parquet(raw / "documents.parquet")
+    pd.concat([docs, docs.iloc[[3]]], ignore_index=True).to_parquet(tables / "documents.parquet")
+    shutil.copy(raw / "queries.parquet", tables)
+    shutil.copy(raw / "judgments.parquet", tables)
+    later = root / "data/split/split.parquet"
+    before = later.stat().st_mtime_ns
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["prepare"].update(source="tables", path=str(tables))
+    (root / "bad.yaml").write_text(yaml.safe_dump(params))
+    shutil.copy(root / "params.yaml", root / "good.yaml")
+    shutil.copy(root / "bad.yaml", root / "params.yaml")
+    import os
+
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        state = pipeline("params.yaml", return_state=True)
+    finally:
+        os.chdir(cwd)
+        shutil.copy(root / "good.yaml", root / "params.yaml")
+    assert state.is_failed()
+    assert "stage prepare" in state.message and "doc_id" in state.message
+    assert "unique" in state.message
+    assert later.stat().st_mtime_ns == before  # split never ran on the bad data

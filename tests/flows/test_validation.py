@@ -1,0 +1,208 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from flows.validation import SUITES, ValidationFailed, ValidationReport, check, validate
+from releval import schema as S
+
+T0 = pd.Timestamp("2024-01-01", tz="UTC")
+
+
+def documents() -> pd.DataFrame:
+    return pd.DataFrame({
+        S.DOC_ID: ["kb-1#0", "kb-1#1", "kb-2#0"],
+        S.TITLE: ["Reset", "Reset", "VPN"],
+        S.TEXT: ["how to reset", "part two", "vpn setup"],
+        S.SOURCE_ID: ["kb-1", "kb-1", "kb-2"],
+        S.PUBLISHED_AT: [T0, T0, T0 + pd.Timedelta(days=1)],
+        S.STATUS: ["published", "published", "deleted"],
+        S.DELETED_AT: [pd.NaT, pd.NaT, T0 + pd.Timedelta(days=3)],
+        S.TENANT: ["acme"] * 3,
+        S.ACL: [[], ["eng"], ["eng", "ops"]],
+    })
+
+
+def queries() -> pd.DataFrame:
+    return pd.DataFrame({
+        S.QUERY_ID: ["q1", "q2"],
+        S.TEXT: ["reset password", "vpn"],
+        S.ISSUED_AT: [T0 + pd.Timedelta(days=5), T0 + pd.Timedelta(days=6)],
+        S.USER_ID: ["u1", "u2"],
+        S.TENANT: ["acme", "acme"],
+        S.GROUPS: [["eng"], []],
+        S.ROLE: ["employee", "guest"],
+        S.TAGS: [["head"], ["tail", "typo"]],
+        S.WEIGHT: [1.0, 0.0],
+    })
+
+
+def split() -> pd.DataFrame:
+    return pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3"], S.SPLIT: ["train", "validation", "test"]})
+
+
+def run() -> pd.DataFrame:
+    return pd.DataFrame({
+        S.SYSTEM: ["bm25"] * 3 + ["dense"] * 2,
+        S.ROUTE: ["bm25"] * 3 + ["dense"] * 2,
+        S.QUERY_ID: ["q1", "q1", "q1", "q1", "q1"],
+        S.DOC_ID: ["d1", "d2", "d3", "d2", "d1"],
+        S.RANK: [1, 2, 3, 2, 1],  # dense's list arrives out of rank order
+        S.SCORE: [3.0, 2.0, 2.0, 0.4, 0.9],  # ties are allowed
+    })
+
+
+def qrels() -> pd.DataFrame:
+    return pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q2"], S.DOC_ID: ["d1", "d2", "d1"],
+                         S.GRADE: [3, 0, 1]})
+
+
+def metrics() -> pd.DataFrame:
+    return pd.DataFrame({S.SYSTEM: ["bm25"] * 3, S.QUERY_ID: ["q1", "q1", "q2"],
+                         S.MEASURE: ["nDCG@10", "R@100", "R@100"],
+                         S.VALUE: [0.5, 1.0, np.nan]})  # q2 has no relevant doc: undefined
+
+
+GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
+        "qrels": qrels, "metrics": metrics}
+
+
+def test_every_suite_has_a_good_frame():
+    assert set(GOOD) == set(SUITES)
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_good_frame_passes(name):
+    report = validate(name, GOOD[name]())
+    assert report.success, report.failures
+    assert report.failures == [] and report.evaluated > 0
+
+
+def _set(frame, column, row, value):
+    frame.at[row, column] = value
+    return frame
+
+
+def _dup_doc(f):
+    return _set(f, S.DOC_ID, 2, "kb-1#0")
+
+
+def _deleted_first(f):
+    return _set(f, S.DELETED_AT, 2, T0 - pd.Timedelta(days=1))
+
+
+def _rank_gap(f):
+    return _set(f, S.RANK, 2, 4)
+
+
+def _score_up(f):
+    return _set(f, S.SCORE, 2, 5.0)
+
+
+def _dup_pair(f):
+    return _set(f, S.DOC_ID, 1, "d1")
+
+
+BAD = [  # suite, make bad, params, expectation, column(s), failing row, example value
+    ("documents", _dup_doc, {}, "expect_column_values_to_be_unique", [S.DOC_ID], 2, "kb-1#0"),
+    ("documents", lambda f: _set(f, S.STATUS, 1, "archived"), {},
+     "expect_column_values_to_be_in_set", [S.STATUS], 1, "archived"),
+    ("documents", _deleted_first, {}, "expect_column_pair_values_a_to_be_greater_than_b",
+     [S.DELETED_AT, S.PUBLISHED_AT], 2,
+     {S.DELETED_AT: "2023-12-31T00:00:00+00:00", S.PUBLISHED_AT: "2024-01-02T00:00:00+00:00"}),
+    ("queries", lambda f: _set(f, S.WEIGHT, 1, -0.5), {},
+     "expect_column_values_to_be_between", [S.WEIGHT], 1, -0.5),
+    ("split", lambda f: _set(f, S.SPLIT, 1, "dev"), {},
+     "expect_column_values_to_be_in_set", [S.SPLIT], 1, "dev"),
+    ("run", _rank_gap, {}, "expect_column_values_to_be_in_set", ["_rank_contiguous"], 2,
+     {S.SYSTEM: "bm25", S.QUERY_ID: "q1", S.RANK: 4}),
+    ("run", _score_up, {}, "expect_column_values_to_be_in_set", ["_score_order_ok"], 2,
+     {S.SYSTEM: "bm25", S.QUERY_ID: "q1", S.RANK: 3, S.SCORE: 5.0}),
+    ("qrels", _dup_pair, {}, "expect_compound_columns_to_be_unique", [S.QUERY_ID, S.DOC_ID],
+     0, {S.QUERY_ID: "q1", S.DOC_ID: "d1"}),
+    ("qrels", lambda f: _set(f, S.GRADE, 0, 4), {"max_grade": 3},
+     "expect_column_values_to_be_between", [S.GRADE], 0, 4),
+    ("metrics", lambda f: _set(f, S.VALUE, 1, -1.0), {},
+     "expect_column_values_to_be_between", [S.VALUE], 1, -1.0),
+]
+
+
+@pytest.mark.parametrize("name,make_bad,params,expectation,columns,row,value", BAD,
+                         ids=[f"{b[0]}-{b[3]}-{b[4][0]}" for b in BAD])
+def test_bad_frame_fails_naming_expectation_column_and_row(
+        name, make_bad, params, expectation, columns, row, value):
+    report = validate(name, make_bad(GOOD[name]()), **params)
+    assert not report.success
+    [failure] = report.failures
+    assert (failure["expectation"], failure["columns"]) == (expectation, columns)
+    assert failure["unexpected_count"] >= 1 and failure["error"] is None
+    assert {"index": row, "value": value} in failure["examples"]
+
+
+def test_grade_scale_is_a_parameter():
+    wide = _set(qrels(), S.GRADE, 0, 4)
+    assert validate("qrels", wide, max_grade=4).success
+    assert not validate("qrels", wide).success
+    assert validate("qrels", _set(qrels(), S.GRADE, 1, -1), min_grade=-1).success
+
+
+def test_fractional_grade_fails_the_integer_check():
+    [failure] = validate("qrels", _set(qrels().astype({S.GRADE: float}), S.GRADE, 2, 1.5)).failures
+    assert failure["columns"] == ["_grade_integer"]
+    assert failure["examples"] == [{"index": 2, "value": {S.GRADE: 1.5}}]
+
+
+def _counts(report):
+    return {f["columns"][0]: f["unexpected_count"] for f in report.failures}
+
+
+def test_repeated_rank_and_bad_start_break_contiguity():
+    repeated = _set(run(), S.RANK, 1, 1)  # bm25: 1, 1, 3 -> the second 1 and the 3
+    starts_at_zero = run().assign(**{S.RANK: lambda f: f[S.RANK] - 1})  # each list's first row
+    assert _counts(validate("run", repeated)) == {"_rank_contiguous": 2}
+    assert _counts(validate("run", starts_at_zero)) == {S.RANK: 2, "_rank_contiguous": 2}
+
+
+@pytest.mark.parametrize("column", [S.RANK, S.SCORE])
+def test_missing_column_is_reported_without_crashing(column):
+    report = validate("run", run().drop(columns=[column]))
+    assert report.failures[0]["expectation"] == "expect_column_to_exist"
+    assert report.failures[0]["columns"] == [column]
+
+
+def test_same_context_gives_fresh_results_per_frame():
+    assert not validate("documents", _dup_doc(documents())).success
+    assert validate("documents", documents()).success
+
+
+def test_message_names_suite_expectation_column_and_example():
+    with pytest.raises(ValidationFailed) as exc:
+        check("documents", _dup_doc(documents()))
+    assert str(exc.value) == ("documents: expect_column_values_to_be_unique failed on doc_id: "
+                              "2 unexpected, e.g. rows 0, 2 ('kb-1#0')")
+    assert not exc.value.report.success
+
+
+def test_check_writes_json_report_then_raises(tmp_path):
+    out = tmp_path / "validation" / "run.json"
+    with pytest.raises(ValidationFailed, match="run: .* on _score_order_ok: 1 unexpected"):
+        check("run", _score_up(run()), out)
+    saved = json.loads(out.read_text())
+    assert saved["suite"] == "run" and saved["success"] is False and saved["rows"] == 5
+    assert saved["failures"][0]["examples"][0]["index"] == 2
+
+
+def test_check_passes_and_saves(tmp_path):
+    out = tmp_path / "qrels.json"
+    report = check("qrels", qrels(), out, max_grade=3)
+    assert isinstance(report, ValidationReport)
+    assert json.loads(out.read_text()) == report.to_dict()
+    assert report.to_dict()["params"] == {"max_grade": 3}
+
+
+def test_unknown_suite_and_parameter_are_rejected():
+    with pytest.raises(ValueError, match="unknown suite 'pool'"):
+        validate("pool", qrels())
+    with pytest.raises(TypeError):
+        validate("documents", documents(), max_grade=3)
