@@ -253,3 +253,7 @@ def demo(
     out = Console()
     out.print(table)
     out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
+
+
+if __name__ == "__main__":
+    app()

@@ -14,6 +14,33 @@ def _cell(entry: dict | None) -> str:
     return "—" if entry is None or entry["value"] is None else f"{entry['value']:.4f}"
 
 
+def _split_section(r: dict) -> list[str]:
+    """Cut points, counts per split and tag, and the leakage findings."""
+    cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
+    lines = ["## Split", "", f"Method: {r['method']} · cuts: {cuts}"]
+    if r.get("rule"):
+        lines.append(f"Rule: {r['rule']}")
+    if r.get("note"):
+        lines.append(f"Note: {r['note']}")
+    splits = list(r["counts"])
+    tags = sorted({t for by_tag in r.get("counts_by_tag", {}).values() for t in by_tag})
+    lines += ["", "| | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|",
+              "| queries | " + " | ".join(str(r["counts"][s]) for s in splits) + " |"]
+    for tag in tags:
+        lines.append(f"| {tag} | " + " | ".join(
+            str(r["counts_by_tag"].get(s, {}).get(tag, 0)) for s in splits) + " |")
+    shared, dupes = r["leakage"]["shared_sources"], r["leakage"]["duplicate_texts"]
+    lines += ["", "Leakage:",
+              f"- {shared['count']} source(s) relevant in both train and test, affecting "
+              f"{shared['test_queries_affected']} test queries"
+              + (": " + ", ".join(x["source_id"] for x in shared["sources"][:5])
+                 + (" …" if shared["count"] > 5 else "") if shared["count"] else ""),
+              f"- {dupes['count']} test queries repeat a train query's normalised text"
+              + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
+                 if dupes["count"] else "")]
+    return lines
+
+
 def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dict]) -> str:
     """The summary page: one row per system, then the data's provenance and caveats."""
     systems = summary["systems"]
@@ -39,11 +66,7 @@ def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dic
                      f"{s['candidates_per_query']['mean']:.1f} | "
                      f"{s['candidates_per_query']['empty']} | {s['latency_ms']['p50']:.2f} | "
                      f"{s['latency_ms']['p95']:.2f} | {s['latency_ms']['p99']:.2f} |")
-    lines += ["", "## Split", "", f"Method: {split_report.get('method')}"]
-    if split_report.get("note"):
-        lines.append(f"Note: {split_report['note']}")
-    lines.append(f"Counts: {json.dumps(split_report.get('counts', {}))}")
-    lines.append(f"Leakage: {json.dumps(split_report.get('leakage', {}), default=str)[:2000]}")
+    lines += ["", *_split_section(split_report)]
     return "\n".join(lines) + "\n"
 
 

@@ -103,3 +103,13 @@ def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_p
     assert "stage prepare" in state.message and "doc_id" in state.message
     assert "unique" in state.message
     assert later.stat().st_mtime_ns == before  # split never ran on the bad data
+
+
+def test_releval_demo_end_to_end_prints_the_table(tmp_path):
+    root = make_project(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "bm25_plain"):
+        assert column in done.stdout
+    assert "reports" in done.stdout and (root / "reports/summary.md").exists()
