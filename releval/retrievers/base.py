@@ -7,7 +7,7 @@ the documents that ``Visibility.mask`` lets that query see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -27,10 +27,13 @@ class Candidates:
     ``run``: columns query_id, doc_id, rank (int, 1..n contiguous per query), score (float,
     non-increasing with rank, never NaN); queries with an empty window have no rows.
     ``latency_ms``: per query, aligned with the queries table that was searched.
+    ``stats``: route-specific, JSON-ready figures merged into run_stats (e.g. ANN recall,
+    cache hits, flagged documents).
     """
 
     run: pd.DataFrame
     latency_ms: np.ndarray
+    stats: dict = field(default_factory=dict)
 
 
 class Retriever(Protocol):
@@ -96,4 +99,4 @@ def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
         },
         "latency_ms": {f"p{p}": float(np.percentile(latency, p)) if some else None
                        for p in (50, 95, 99)},
-    }
+    } | candidates.stats
