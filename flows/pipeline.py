@@ -30,7 +30,8 @@ VALIDATION_DIR = Path("data/validation")
 
 @dataclass(frozen=True)
 class Check:
-    """One suite applied to one output file (``{system}`` expands over candidate systems)."""
+    """One suite applied to one output file (``{system}`` expands over candidate systems,
+    ``{fused}`` over fusion systems)."""
 
     suite: str
     path: str
@@ -44,6 +45,7 @@ STAGES: dict[str, tuple[Check, ...]] = {
                       (("max_grade", "prepare.max_grade"),))),
     "split": (Check("split", "data/split/split.parquet"),),
     "candidates": (Check("run", "data/candidates/{system}/run.parquet"),),
+    "fuse": (Check("run", "data/candidates/{fused}/run.parquet"),),
     "evaluate": (Check("metrics", "data/evaluate/per_query.parquet"),),
     "report": (),
 }
@@ -82,8 +84,10 @@ def _targets(stage: str, params: dict) -> list[tuple[Check, Path, dict]]:
     out = []
     for c in STAGES[stage]:
         kwargs = {k: _lookup(dotted, params) for k, dotted in c.params}
-        paths = ([c.path.format(system=s) for s in params["candidates"]["systems"]]
-                 if "{system}" in c.path else [c.path])
+        names = {"{system}": params["candidates"]["systems"],
+                 "{fused}": params["fusion"]["systems"]}
+        key = next((k for k in names if k in c.path), None)
+        paths = [c.path.replace(key, s) for s in names[key]] if key else [c.path]
         out += [(c, Path(p), kwargs) for p in paths]
     return out
 
@@ -92,7 +96,7 @@ def _targets(stage: str, params: dict) -> list[tuple[Check, Path, dict]]:
 def validate(stage: str, params: dict) -> str | None:
     """Check every output of ``stage``; the first failure's message, or None if all pass."""
     for c, path, kwargs in _targets(stage, params):
-        name = path.parent.name if "{system}" in c.path else path.stem
+        name = path.parent.name if "{" in c.path else path.stem
         try:
             check(c.suite, pd.read_parquet(path),
                   VALIDATION_DIR / stage / f"{name}.{c.suite}.json", **kwargs)
@@ -103,7 +107,7 @@ def validate(stage: str, params: dict) -> str | None:
 
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml"):
-    """prepare → split → candidates → evaluate → report, validated between stages.
+    """prepare → split → candidates → fuse → evaluate → report, validated between stages.
     Stops at the first stage whose outputs fail validation; no later stage runs."""
     params = load_params(params_path).model_dump()
     record: dict = {}

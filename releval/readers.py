@@ -122,3 +122,16 @@ def read_run(path: str | Path) -> pd.DataFrame:
     if S.RANK in frame.columns:
         _numeric(frame, S.RANK, integer=True)
     return frame
+
+
+def write_trec_run(path: str | Path, run: pd.DataFrame) -> None:
+    """Write (query_id, doc_id, score[, system]) as a TREC run: ``qid Q0 docid rank score
+    tag``, ranked by score descending within each query."""
+    ordered = run.sort_values([S.QUERY_ID, S.SCORE], ascending=[True, False], kind="stable")
+    rank = ordered.groupby(S.QUERY_ID).cumcount() + 1
+    tag = ordered[S.SYSTEM] if S.SYSTEM in ordered.columns else "run"
+    lines = (ordered[S.QUERY_ID].astype(str) + " Q0 " + ordered[S.DOC_ID].astype(str) + " "
+             + rank.astype(str) + " " + ordered[S.SCORE].map("{:.6f}".format).astype(str) + " "
+             + pd.Series(tag, index=ordered.index).astype(str))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("".join(line + "\n" for line in lines))

@@ -27,7 +27,7 @@ def run(p: Params, system: str, documents: pd.DataFrame,
                          f"({', '.join(p.candidates.systems)})", "params")
     config = p.candidates.systems[system].model_dump()
     route = config.pop("route")
-    retriever = make_retriever(route, batch_size=p.candidates.batch_size, **config)
+    retriever = make_retriever(route, **config)
     retriever.index(documents)
     found = retriever.search(queries, p.candidates.depth, Visibility(documents))
     run_table = found.run.assign(**{S.SYSTEM: system, S.ROUTE: route})

@@ -4,7 +4,10 @@ Relevance is judged against what the user may see: judgments of documents invisi
 the query (time, status, tenant, ACL) are left out and counted, so no system is credited
 or blamed for a forbidden document. Outputs (data/evaluate/): per_query.parquet (system,
 query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean) and
-summary.json (n, undefined, empty per measure, and where the qrels came from).
+summary.json (n, undefined, empty per measure, and where the qrels came from) and
+route_hits.parquet (for each fused pair of systems, which one found each relevant document).
+Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
+external run that has no rows for this data) is reported as skipped, not scored.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval import schema as S
+from releval.diagnostics import CLASS, hit_counts, route_hits
 from releval.metrics import evaluate
 from releval.params import Params
 from releval.visibility import Visibility, visible_pairs
@@ -23,7 +27,7 @@ from stages.common import guarded, params_of, parser, write_json, write_parquet
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame,
-        documents: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict]:
+        documents: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame]:
     c = p.evaluate
     evaluated = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
     qrels = judgments[judgments[S.QUERY_ID].isin(evaluated)]
@@ -31,7 +35,10 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
                             qrels)
     relevant = qrels[S.GRADE] >= c.rel
     per_query, metrics, summary = [], {}, {}
-    for system, table in sorted(runs.items()):
+    skipped = sorted(name for name, table in runs.items() if table.empty)
+    for system, table in runs.items():
+        if table.empty:
+            continue
         result = evaluate(table, qrels[visible], c.measures, rel=c.rel,
                           max_grade=p.prepare.max_grade, queries=evaluated)
         per_query.append(result.per_query.assign(**{S.SYSTEM: system}))
@@ -44,11 +51,17 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     table = pd.concat(per_query, ignore_index=True)[
         [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]] if per_query else pd.DataFrame(
         columns=[S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE])
+    hits = [route_hits(f.lexical, runs[f.lexical], f.dense, runs[f.dense], qrels[visible],
+                       c.rel).assign(pair=f"{f.lexical}|{f.dense}")
+            for f in p.fusion.systems.values() if f.lexical in runs and f.dense in runs]
+    hits = pd.concat(hits, ignore_index=True) if hits else pd.DataFrame(columns=[CLASS, "pair"])
     report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": summary,
+              "skipped": skipped, "depth": p.candidates.depth,
+              "route_hits": {pair: hit_counts(group) for pair, group in hits.groupby("pair")},
               "judgments": {"evaluated": int(len(qrels)),
                             "invisible_left_out": int((~visible).sum()),
                             "relevant_invisible_left_out": int((~visible & relevant).sum())}}
-    return table, metrics, report
+    return table, metrics, report, hits
 
 
 def main() -> None:
@@ -61,8 +74,8 @@ def main() -> None:
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = {name: pd.read_parquet(Path(args.candidates) / name / "run.parquet")
-            for name in p.candidates.systems}
-    table, metrics, report = run(p, runs, pd.read_parquet(raw / "judgments.parquet"),
+            for name in p.systems()}
+    table, metrics, report, hits = run(p, runs, pd.read_parquet(raw / "judgments.parquet"),
                                  pd.read_parquet(args.split),
                                  pd.read_parquet(raw / "queries.parquet"),
                                  pd.read_parquet(raw / "documents.parquet"))
@@ -70,6 +83,7 @@ def main() -> None:
     write_parquet(out / "per_query.parquet", table)
     write_json(out / "metrics.json", metrics)
     write_json(out / "summary.json", report)
+    write_parquet(out / "route_hits.parquet", hits)
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")
 

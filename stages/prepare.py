@@ -1,8 +1,9 @@
 """Stage ``prepare``: documents, queries and judgments from the demo generator or real data.
 
 Outputs (data/raw/): documents.parquet, queries.parquet, judgments.parquet (query_id,
-doc_id, grade), given_split.parquet (a dataset's own split; empty when it has none) and
-source.json (where the data and the qrels came from).
+doc_id, grade), given_split.parquet (a dataset's own split; empty when it has none),
+external_run.trec (the demo's simulated team run; empty for real data) and source.json
+(where the data and the qrels came from).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import pandas as pd
 
 from releval import schema as S
 from releval.adapters import read_beir, read_tables
-from releval.demo_data import generate
+from releval.demo_data import generate, simulate_external_run
 from releval.errors import InputError
 from releval.params import Params
+from releval.readers import write_trec_run
 from stages.common import guarded, params_of, parser, write_json, write_parquet
 
 
@@ -27,9 +29,12 @@ class Prepared:
     judgments: pd.DataFrame
     given_split: pd.DataFrame
     source: dict
+    external_run: pd.DataFrame
 
 
 NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Series([], dtype=str)})
+NO_RUN = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.DOC_ID: pd.Series([], dtype=str),
+                       S.SCORE: pd.Series([], dtype=float)})
 
 
 def _demo(p: Params) -> Prepared:
@@ -38,7 +43,9 @@ def _demo(p: Params) -> Prepared:
                     months=c.months, tenants=c.tenants)
     return Prepared(data.documents, data.queries, data.ground_truth, NO_SPLIT,
                     {"source": "demo generator", "seed": p.base.seed,
-                     "qrels": "generator ground truth"})
+                     "qrels": "generator ground truth",
+                     "external_run": "simulated team system prod_v2 (demo only)"},
+                    simulate_external_run(data, p.base.seed, p.candidates.depth))
 
 
 def _real(reader, label: str):
@@ -51,7 +58,7 @@ def _real(reader, label: str):
         return Prepared(data.documents, data.queries, data.qrels,
                         NO_SPLIT if given is None else given,
                         {"source": f"{label} {path}", "qrels": f"{label} qrels",
-                         "query_times": bool(getattr(data, "has_query_times", True))})
+                         "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN)
     return load
 
 
@@ -72,6 +79,7 @@ def main() -> None:
     write_parquet(out / "queries.parquet", prepared.queries)
     write_parquet(out / "judgments.parquet", prepared.judgments)
     write_parquet(out / "given_split.parquet", prepared.given_split)
+    write_trec_run(out / "external_run.trec", prepared.external_run)
     write_json(out / "source.json", prepared.source | {
         "documents": len(prepared.documents), "queries": len(prepared.queries),
         "judgments": len(prepared.judgments)})

@@ -14,6 +14,21 @@ def _cell(entry: dict | None) -> str:
     return "—" if entry is None or entry["value"] is None else f"{entry['value']:.4f}"
 
 
+def _notes(stats: dict) -> str:
+    """Route-specific facts worth a glance: ANN recall, fusion, cache use, flagged docs."""
+    notes = [f"{k} {v:.3f}" for k, v in stats.items() if k.startswith("ann_recall")]
+    if "fusion" in stats:
+        notes.append(f"{json.dumps(stats['fusion'])} ({stats['tuning']})")
+    emb = stats.get("embeddings")
+    if emb:
+        notes.append(f"encoded {emb['documents_encoded']} docs, {emb['documents_cached']} "
+                     "from cache")
+    vis = stats.get("visibility")
+    if vis:
+        notes.append(f"flagged: {vis['forbidden']} forbidden/future documents returned")
+    return "; ".join(notes)
+
+
 def _split_section(r: dict) -> list[str]:
     """Cut points, counts per split and tag, and the leakage findings."""
     cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
@@ -54,18 +69,29 @@ def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dic
         first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
         lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m)) for m in shown)
                      + f" | {first['n']} | {first['undefined']} |")
+    if summary.get("skipped"):
+        lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
+    lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "
+              "per query."]
     j = summary["judgments"]
     lines += ["", "n = queries averaged; undefined = queries with no relevant judgment visible "
               "to the user (excluded, never scored).",
               f"Judgments of documents the user may not see were left out: "
               f"{j['invisible_left_out']} ({j['relevant_invisible_left_out']} relevant).", "",
               "## Candidates", "", "| system | route | depth | candidates/query | "
-              "empty windows | p50 ms | p95 ms | p99 ms |", "|---|---|---|---|---|---|---|---|"]
+              "empty windows | p50 ms | p95 ms | p99 ms | notes |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for name, s in stats.items():
         lines.append(f"| {name} | {s['route']} | {s['depth']} | "
                      f"{s['candidates_per_query']['mean']:.1f} | "
-                     f"{s['candidates_per_query']['empty']} | {s['latency_ms']['p50']:.2f} | "
-                     f"{s['latency_ms']['p95']:.2f} | {s['latency_ms']['p99']:.2f} |")
+                     f"{s['candidates_per_query']['empty']} | "
+                     + " | ".join("—" if s["latency_ms"][p] is None else f"{s['latency_ms'][p]:.2f}"
+                                  for p in ("p50", "p95", "p99")) + f" | {_notes(s)} |")
+    for pair, counts in summary.get("route_hits", {}).items():
+        a, b = pair.split("|")
+        lines += ["", f"## Which route found each relevant document ({a} vs {b})", "",
+                  "| " + " | ".join(counts) + " |", "|---" * len(counts) + "|",
+                  "| " + " | ".join(str(v) for v in counts.values()) + " |"]
     lines += ["", *_split_section(split_report)]
     return "\n".join(lines) + "\n"
 
@@ -80,7 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     stats = {name: json.loads((Path(args.candidates) / name / "run_stats.json").read_text())
-             for name in p.candidates.systems}
+             for name in p.systems()}
     page = render(json.loads(Path(args.summary).read_text()),
                   json.loads(Path(args.split_report).read_text()),
                   json.loads((Path(args.raw) / "source.json").read_text()), stats)

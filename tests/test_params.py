@@ -11,7 +11,8 @@ PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 def test_project_params_validate_and_overrides_apply():
     p = load_params(PARAMS, ["prepare.source=beir", "prepare.path=x", "candidates.depth=50"])
     assert (p.prepare.source, p.prepare.path, p.candidates.depth) == ("beir", "x", 50)
-    assert set(p.candidates.systems) == {"bm25", "bm25_plain"}
+    assert set(p.candidates.systems) == {"bm25", "dense", "prod_v2"}
+    assert p.systems() == ["bm25", "dense", "prod_v2", "hybrid"]
 
 
 @pytest.mark.parametrize("override,rule", [

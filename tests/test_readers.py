@@ -45,3 +45,16 @@ def test_bad_qrels_grade_and_missing_file(tmp_path):
         read_qrels(write(tmp_path, "q.txt", "1 0 d1 2\n1 0 d2 1.5\n"))
     with pytest.raises(InputError, match="file not found"):
         read_qrels(tmp_path / "nope.txt")
+
+
+def test_trec_run_writer_round_trips_and_writes_empty_runs(tmp_path):
+    from releval.readers import write_trec_run
+
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["b", "a", "c"],
+                        "score": [0.5, 2.0, 1.0], "system": "team"})
+    write_trec_run(tmp_path / "run.txt", run)
+    assert (tmp_path / "run.txt").read_text().splitlines()[0] == "q1 Q0 a 1 2.000000 team"
+    back = read_run(tmp_path / "run.txt")
+    assert back.doc_id.tolist() == ["a", "b", "c"] and back.system.unique().tolist() == ["team"]
+    write_trec_run(tmp_path / "empty.txt", run.iloc[:0])
+    assert (tmp_path / "empty.txt").read_text() == ""

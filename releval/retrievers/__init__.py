@@ -11,9 +11,13 @@ import inspect
 from releval.errors import InputError
 from releval.retrievers.base import Candidates, Retriever, run_stats
 from releval.retrievers.bm25 import BM25Retriever
+from releval.retrievers.dense import DenseRetriever
+from releval.retrievers.external import ExternalRetriever
 
 ROUTES: dict[str, type] = {
     "bm25": BM25Retriever,
+    "dense": DenseRetriever,
+    "external": ExternalRetriever,
 }
 
 
@@ -31,4 +35,6 @@ def make_retriever(route: str, **params) -> Retriever:
     return cls(**params)
 
 
-__all__ = ["ROUTES", "BM25Retriever", "Candidates", "Retriever", "make_retriever", "run_stats"]
+__all__ = ["ROUTES", "BM25Retriever", "Candidates", "DenseRetriever", "ExternalRetriever",
+           "Retriever",
+           "make_retriever", "run_stats"]

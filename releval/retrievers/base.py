@@ -15,6 +15,7 @@ import pandas as pd
 
 from releval import schema as S
 from releval.errors import InputError
+from releval.readers import where
 from releval.visibility import Visibility
 
 CANDIDATE_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE)
@@ -44,6 +45,15 @@ class Retriever(Protocol):
 
     def search(self, queries: pd.DataFrame, depth: int, visibility: Visibility) -> Candidates:
         """Top ``depth`` visible candidates per query; ``visibility`` is for the indexed table."""
+
+
+def require_unique(frame: pd.DataFrame, column: str, name: str) -> None:
+    """InputError naming the first repeated value of ``column`` and where it is."""
+    dup = frame[column].duplicated()
+    if dup.any():
+        label = dup.idxmax()
+        raise InputError(f"{column} {frame[column][label]!r} is not unique",
+                         frame.attrs.get("source", name), where(frame, label))
 
 
 def positive_int(name: str, value: int) -> int:
@@ -80,7 +90,8 @@ def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
 
     ``n_queries``; ``candidates_per_query``: mean, min, max over all queries (a query with
     no candidates counts as 0) and ``empty`` (how many had none); ``latency_ms``: p50, p95,
-    p99. Statistics over zero queries are ``None``.
+    p99 over the queries whose latency was measured (NaN = not measured). Statistics over
+    zero queries are ``None``.
     """
     if len(candidates.latency_ms) != len(queries):
         raise InputError(f"latency_ms has {len(candidates.latency_ms)} entries for "
@@ -88,6 +99,7 @@ def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
     counts = (candidates.run.groupby(S.QUERY_ID).size()
               .reindex(queries[S.QUERY_ID], fill_value=0).to_numpy())
     latency = np.asarray(candidates.latency_ms, dtype=float)
+    latency = latency[~np.isnan(latency)]  # routes that measure none (external, fused)
     some = len(queries) > 0
     return {
         "n_queries": len(queries),
@@ -97,6 +109,6 @@ def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
             "max": int(counts.max()) if some else None,
             "empty": int((counts == 0).sum()),
         },
-        "latency_ms": {f"p{p}": float(np.percentile(latency, p)) if some else None
+        "latency_ms": {f"p{p}": float(np.percentile(latency, p)) if len(latency) else None
                        for p in (50, 95, 99)},
     } | candidates.stats

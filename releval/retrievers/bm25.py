@@ -23,8 +23,13 @@ from rich.progress import track
 
 from releval import schema as S
 from releval.errors import InputError
-from releval.readers import where
-from releval.retrievers.base import CANDIDATE_COLUMNS, Candidates, positive_int, top_k
+from releval.retrievers.base import (
+    CANDIDATE_COLUMNS,
+    Candidates,
+    positive_int,
+    require_unique,
+    top_k,
+)
 from releval.visibility import Visibility
 
 log = logging.getLogger(__name__)
@@ -33,14 +38,6 @@ log = logging.getLogger(__name__)
 # bm25+ give every document a positive floor, which would make every document a candidate).
 METHODS = ("robertson", "lucene", "atire")
 MAX_CELLS = 1 << 25  # score-matrix cells per batch (float32: 128 MiB)
-
-
-def _unique(frame: pd.DataFrame, column: str, name: str) -> None:
-    dup = frame[column].duplicated()
-    if dup.any():
-        label = dup.idxmax()
-        raise InputError(f"{column} {frame[column][label]!r} is not unique",
-                         frame.attrs.get("source", name), where(frame, label))
 
 
 class BM25Retriever:
@@ -78,7 +75,7 @@ class BM25Retriever:
         """Index ``documents`` (doc_id unique, else InputError); replaces any earlier index."""
         if documents.empty:
             raise InputError("no documents to index", documents.attrs.get("source", "documents"))
-        _unique(documents, S.DOC_ID, "documents")
+        require_unique(documents, S.DOC_ID, "documents")
         start = time.perf_counter()
         texts = (documents[S.TITLE].fillna("").astype(str) + " "
                  + documents[S.TEXT].fillna("").astype(str)).tolist()
@@ -109,7 +106,7 @@ class BM25Retriever:
         if not np.array_equal(visibility.doc_ids, self._doc_ids):
             raise InputError("visibility was built from a different documents table than the "
                              "one indexed", "visibility")
-        _unique(queries, S.QUERY_ID, "queries")
+        require_unique(queries, S.QUERY_ID, "queries")
         start = time.perf_counter()
         size = max(1, min(self.batch_size, MAX_CELLS // len(self._doc_ids)))
         firsts = range(0, len(queries), size)

@@ -55,11 +55,15 @@ def project(tmp_path_factory, harness):
 def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     root, first, _ = project
     assert first.is_completed(), first.message
-    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "evaluate",
-                                                 "report")}
+    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "fuse",
+                                                 "evaluate", "report")}
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
-    assert set(metrics) == {"bm25", "bm25_plain"}
-    assert 0 < metrics["bm25"]["nDCG@10"] <= 1
+    assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
+    assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
+    stats = json.loads((root / "data/candidates/hybrid/run_stats.json").read_text())
+    assert stats["fusion"]["method"] in {"rrf", "linear"} and stats["depth"] == 20
+    flags = json.loads((root / "data/candidates/prod_v2/run_stats.json").read_text())
+    assert flags["visibility"]["forbidden"] > 0  # the simulated team run ignores the ACLs
     reports = sorted(p.name for p in (root / "data/validation").rglob("*.json"))
     assert "documents.documents.json" in reports and "bm25.run.json" in reports
     assert all(json.loads(p.read_text())["success"]
@@ -110,6 +114,6 @@ def test_releval_demo_end_to_end_prints_the_table(tmp_path):
     done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "bm25_plain"):
+    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid"):
         assert column in done.stdout
     assert "reports" in done.stdout and (root / "reports/summary.md").exists()

@@ -1,19 +1,37 @@
-"""Whole candidate windows on demo data obey the access and time rule."""
+"""Whole candidate windows of every route on demo data obey the access and time rule."""
 
 import pandas as pd
 import pytest
 
 from releval.demo_data import GUEST_RUNBOOK_QUERY_ID, generate
+from releval.fusion import fuse
 from releval.params import Params
 from stages.candidates import run
 
 
+ROUTES = ("bm25", "dense", "hybrid")
+
+
 @pytest.fixture(scope="module")
-def windows():
+def all_windows(tmp_path_factory):
+    """Whole windows of every route on one demo dataset (hybrid: RRF of bm25 and dense)."""
     data = generate(n_docs=1500, n_queries=300, seed=5)
-    params = Params.model_validate({"candidates": {"depth": 200}})
-    table, stats = run(params, "bm25", data.documents, data.queries)
-    return data, table, stats
+    cache = str(tmp_path_factory.mktemp("embeddings"))
+    params = Params.model_validate({"candidates": {"depth": 200, "systems": {
+        "bm25": {"route": "bm25"}, "dense": {"route": "dense", "cache_dir": cache}}}})
+    out = {name: run(params, name, data.documents, data.queries) for name in ("bm25", "dense")}
+    cols = ["query_id", "doc_id", "rank", "score"]
+    fused = fuse({n: out[n][0][cols] for n in out}, 200, {"method": "rrf", "k": 60})
+    out["hybrid"] = (fused.assign(system="hybrid", route="hybrid")[
+        ["system", "route", *cols]], {"depth": 200, "n_queries": len(data.queries),
+                                      "latency_ms": {"p50": None, "p95": None, "p99": None}})
+    return data, out
+
+
+@pytest.fixture(params=ROUTES)
+def windows(request, all_windows):
+    data, out = all_windows
+    return (data, *out[request.param])
 
 
 def test_no_window_holds_a_forbidden_future_or_other_tenant_document(windows):
