@@ -8,7 +8,6 @@ from releval.fusion import fuse
 from releval.params import Params
 from stages.candidates import run
 
-
 ROUTES = ("bm25", "dense", "hybrid")
 
 
