@@ -45,7 +45,10 @@ STAGES: dict[str, tuple[Check, ...]] = {
                       (("max_grade", "prepare.max_grade"),))),
     "split": (Check("split", "data/split/split.parquet"),),
     "candidates": (Check("run", "data/candidates/{system}/run.parquet"),),
-    "fuse": (Check("run", "data/candidates/{fused}/run.parquet"),),
+    "pool": (Check("pool", "data/pool/pool.parquet"),),
+    "judgments": (Check("qrels", "data/judgments/qrels.parquet",
+                        (("max_grade", "prepare.max_grade"),)),),
+    "fuse": (Check("run", "data/fused/{fused}/run.parquet"),),
     "evaluate": (Check("metrics", "data/evaluate/per_query.parquet"),),
     "report": (),
 }
@@ -107,7 +110,8 @@ def validate(stage: str, params: dict) -> str | None:
 
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml"):
-    """prepare → split → candidates → fuse → evaluate → report, validated between stages.
+    """prepare → split → candidates → pool → judgments → fuse → evaluate → report, each
+    stage's outputs validated before the next.
     Stops at the first stage whose outputs fail validation; no later stage runs."""
     params = load_params(params_path).model_dump()
     record: dict = {}

@@ -150,6 +150,21 @@ def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> gx.ExpectationSuite:
     ])
 
 
+POOL_COLUMNS = ("pool_id", S.QUERY_ID, S.DOC_ID, "blind_id", "min_rank", "round")
+
+
+def pool_suite() -> gx.ExpectationSuite:
+    """pool: one row per (query, doc), a unique blind id each, ranks and rounds ≥ 1."""
+    return gx.ExpectationSuite(name="pool", expectations=[
+        *_exist(POOL_COLUMNS),
+        *_not_null(*POOL_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
+        E.ExpectColumnValuesToBeUnique(column="blind_id"),
+        E.ExpectColumnValuesToBeBetween(column="min_rank", min_value=1),
+        E.ExpectColumnValuesToBeBetween(column="round", min_value=1),
+    ])
+
+
 def metrics_suite() -> gx.ExpectationSuite:
     """per-query metrics: one value per (system, query, measure), ≥ 0 or NaN (undefined)."""
     return gx.ExpectationSuite(name="metrics", expectations=[
@@ -166,6 +181,7 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "split": split_suite,
     "run": run_suite,
     "qrels": qrels_suite,
+    "pool": pool_suite,
     "metrics": metrics_suite,
 }
 

@@ -95,10 +95,35 @@ class Fusion(Section):
     systems: dict[str, FusionSystem] = {"hybrid": FusionSystem()}
 
 
+class Pool(Section):
+    """Which systems' top candidates are pooled for judging, and how deep."""
+
+    systems: list[str] = ["bm25", "dense", "prod_v2"]
+    depth: int = Field(10, ge=1)
+    splits: list[Literal["train", "validation", "test"]] = ["validation", "test"]
+    guideline: str = "relevance-v1"
+
+
+class Judgments(Section):
+    """Where grades come from: simulated judges (demo), judges' files, or the dataset's
+    own qrels; ``auto`` picks simulated for the demo and the dataset's qrels otherwise."""
+
+    source: Literal["auto", "simulated", "files", "dataset"] = "auto"
+    files: str = "labels"  # folder of judges' CSV / Label Studio JSON exports (source: files)
+    judges: int = Field(3, ge=1)  # simulated judges
+    noise: float = Field(0.6, ge=0)
+    corrupt: float = Field(0.0, ge=0, le=0.5)  # share of malformed rows injected (demo)
+    method: Literal["median", "majority"] = "median"
+    max_spread: int = Field(2, ge=1)
+    low_agreement: float = 0.4
+    adjudicator: str | None = None  # CSV of (blind_id, grade) overriding adjudicated pairs
+
+
 class Evaluate(Section):
     measures: list[str] = ["nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10"]
     rel: int = Field(1, ge=1)
     splits: list[Literal["train", "validation", "test"]] = ["test"]
+    judged_k: int = Field(10, ge=1)  # unjudged top-k candidates listed for the next round
 
 
 class Params(Section):
@@ -106,6 +131,8 @@ class Params(Section):
     prepare: Prepare = Prepare()
     split: Split = Split()
     candidates: Candidates = Candidates()
+    pool: Pool = Pool()
+    judgments: Judgments = Judgments()
     fusion: Fusion = Fusion()
     evaluate: Evaluate = Evaluate()
 

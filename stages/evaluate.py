@@ -5,7 +5,8 @@ the query (time, status, tenant, ACL) are left out and counted, so no system is 
 or blamed for a forbidden document. Outputs (data/evaluate/): per_query.parquet (system,
 query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean) and
 summary.json (n, undefined, empty per measure, and where the qrels came from) and
-route_hits.parquet (for each fused pair of systems, which one found each relevant document).
+route_hits.parquet (for each fused pair of systems, which one found each relevant document)
+and unjudged.parquet (each system's unjudged top-k candidates: the next pooling round).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
 external run that has no rows for this data) is reported as skipped, not scored.
 """
@@ -21,6 +22,7 @@ from releval import schema as S
 from releval.diagnostics import CLASS, hit_counts, route_hits
 from releval.metrics import evaluate
 from releval.params import Params
+from releval.pooling import unjudged
 from releval.visibility import Visibility, visible_pairs
 from stages.common import guarded, params_of, parser, write_json, write_parquet
 
@@ -67,23 +69,32 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
+    ap.add_argument("--judgments", default="data/judgments/ingest.json")
     ap.add_argument("--split", default="data/split/split.parquet")
     ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--fused", default="data/fused")
     ap.add_argument("--out", default="data/evaluate")
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {name: pd.read_parquet(Path(args.candidates) / name / "run.parquet")
-            for name in p.systems()}
-    table, metrics, report, hits = run(p, runs, pd.read_parquet(raw / "judgments.parquet"),
-                                 pd.read_parquet(args.split),
-                                 pd.read_parquet(raw / "queries.parquet"),
-                                 pd.read_parquet(raw / "documents.parquet"))
-    report["qrels"] = json.loads((raw / "source.json").read_text())["qrels"]
+    runs = {name: pd.read_parquet(Path(folder) / name / "run.parquet")
+            for folder, names in ((args.candidates, p.candidates.systems),
+                                  (args.fused, p.fusion.systems)) for name in names}
+    split, qrels = pd.read_parquet(args.split), pd.read_parquet(args.qrels)
+    table, metrics, report, hits = run(p, runs, qrels, split,
+                                       pd.read_parquet(raw / "queries.parquet"),
+                                       pd.read_parquet(raw / "documents.parquet"))
+    report["qrels"] = json.loads(Path(args.judgments).read_text())["qrels"]
+    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
+    holes = unjudged({name: r[r[S.QUERY_ID].isin(pooled)] for name, r in runs.items()}, qrels,
+                     p.evaluate.judged_k)
+    report["unjudged"] = int(len(holes))
     write_parquet(out / "per_query.parquet", table)
     write_json(out / "metrics.json", metrics)
     write_json(out / "summary.json", report)
     write_parquet(out / "route_hits.parquet", hits)
+    write_parquet(out / "unjudged.parquet", holes)
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")
 

@@ -2,7 +2,7 @@
 
 The fusion grid (RRF k; linear weights × score normalisations) is scored on the validation
 split only, the best entry is frozen and applied to every query; the test split is never
-looked at. Outputs (data/candidates/<system>/): run.parquet per the run contract (route
+looked at. Outputs (data/fused/<system>/): run.parquet per the run contract (route
 ``hybrid``, at most ``candidates.depth`` per query: the same budget as every other system)
 and run_stats.json (the chosen fusion, the validation grid, candidates per query).
 """
@@ -64,6 +64,7 @@ def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--system", required=True)
     ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
     ap.add_argument("--split", default="data/split/split.parquet")
     ap.add_argument("--candidates", default="data/candidates")
     ap.add_argument("--out", required=True)
@@ -73,7 +74,7 @@ def main() -> None:
     names = (c.lexical, c.dense) if c else ()
     runs = {s: pd.read_parquet(Path(args.candidates) / s / "run.parquet") for s in names}
     raw = Path(args.raw)
-    table, stats = run(p, args.system, runs, pd.read_parquet(raw / "judgments.parquet"),
+    table, stats = run(p, args.system, runs, pd.read_parquet(args.qrels),
                        pd.read_parquet(args.split), pd.read_parquet(raw / "queries.parquet"),
                        pd.read_parquet(raw / "documents.parquet"))
     write_parquet(Path(args.out) / "run.parquet", table)

@@ -56,7 +56,29 @@ def _split_section(r: dict) -> list[str]:
     return lines
 
 
-def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dict]) -> str:
+def _judgments_section(judging: dict) -> list[str]:
+    """Where the qrels came from, how many rows were quarantined, and judge agreement."""
+    counts, agree = judging["ingest"], judging["agreement"]
+    lines = ["## Judgments", "", f"Qrels: {counts['qrels']}.",
+             f"Rows in {counts['rows_in']} = accepted {counts['accepted_new']} + already "
+             f"accepted {counts['already_accepted']} + quarantined {counts['quarantined']}"
+             + (" (" + ", ".join(f"{reason}: {n}" for reason, n in counts["by_reason"].items()
+                                 if n) + ")" if counts["quarantined"] else "")
+             + "."]
+    overall = {k: v for k, v in agree.items() if not isinstance(v, dict | list)}
+    if overall:
+        lines.append("Agreement: " + ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in overall.items()))
+    for pair in agree.get("low_agreement", []):
+        lines.append(f"Low agreement: {json.dumps(pair)}")
+    if judging.get("unjudged"):
+        lines.append(f"Unjudged top-k candidates kept for the next pooling round: "
+                     f"{judging['unjudged']}.")
+    return lines
+
+
+def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
+           judging: dict) -> str:
     """The summary page: one row per system, then the data's provenance and caveats."""
     systems = summary["systems"]
     shown = [m for m in SHOWN if any(m in s for s in systems.values())]
@@ -87,6 +109,7 @@ def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dic
                      f"{s['candidates_per_query']['empty']} | "
                      + " | ".join("—" if s["latency_ms"][p] is None else f"{s['latency_ms'][p]:.2f}"
                                   for p in ("p50", "p95", "p99")) + f" | {_notes(s)} |")
+    lines += ["", *_judgments_section(judging)]
     for pair, counts in summary.get("route_hits", {}).items():
         a, b = pair.split("|")
         lines += ["", f"## Which route found each relevant document ({a} vs {b})", "",
@@ -101,15 +124,21 @@ def main() -> None:
     ap.add_argument("--raw", default="data/raw")
     ap.add_argument("--split-report", default="data/split/split_report.json")
     ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--fused", default="data/fused")
     ap.add_argument("--summary", default="data/evaluate/summary.json")
+    ap.add_argument("--judgments", default="data/judgments")
     ap.add_argument("--out", default="reports/summary.md")
     args = ap.parse_args()
     p = params_of(args)
-    stats = {name: json.loads((Path(args.candidates) / name / "run_stats.json").read_text())
-             for name in p.systems()}
-    page = render(json.loads(Path(args.summary).read_text()),
-                  json.loads(Path(args.split_report).read_text()),
-                  json.loads((Path(args.raw) / "source.json").read_text()), stats)
+    stats = {name: json.loads((Path(folder) / name / "run_stats.json").read_text())
+             for folder, names in ((args.candidates, p.candidates.systems),
+                                   (args.fused, p.fusion.systems)) for name in names}
+    summary = json.loads(Path(args.summary).read_text())
+    judging = {"ingest": json.loads((Path(args.judgments) / "ingest.json").read_text()),
+               "agreement": json.loads((Path(args.judgments) / "agreement.json").read_text()),
+               "unjudged": summary.get("unjudged")}
+    page = render(summary, json.loads(Path(args.split_report).read_text()),
+                  json.loads((Path(args.raw) / "source.json").read_text()), stats, judging)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(page)
     print(f"report: {args.out}")

@@ -55,12 +55,12 @@ def project(tmp_path_factory, harness):
 def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     root, first, _ = project
     assert first.is_completed(), first.message
-    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "fuse",
-                                                 "evaluate", "report")}
+    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "pool",
+                                                 "judgments", "fuse", "evaluate", "report")}
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
-    stats = json.loads((root / "data/candidates/hybrid/run_stats.json").read_text())
+    stats = json.loads((root / "data/fused/hybrid/run_stats.json").read_text())
     assert stats["fusion"]["method"] in {"rrf", "linear"} and stats["depth"] == 20
     flags = json.loads((root / "data/candidates/prod_v2/run_stats.json").read_text())
     assert flags["visibility"]["forbidden"] > 0  # the simulated team run ignores the ACLs
@@ -68,8 +68,15 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert "documents.documents.json" in reports and "bm25.run.json" in reports
     assert all(json.loads(p.read_text())["success"]
                for p in (root / "data/validation").rglob("*.json"))
-    assert (root / "dvc.lock").exists() and "qrels: generator ground truth" in (
-        root / "reports/summary.md").read_text()
+    page = (root / "reports/summary.md").read_text()
+    assert (root / "dvc.lock").exists() and "simulated judges (demo simulation)" in page
+    ingest = json.loads((root / "data/judgments/ingest.json").read_text())
+    assert ingest["rows_in"] == (ingest["accepted_new"] + ingest["already_accepted"]
+                                 + ingest["quarantined"]) and ingest["quarantined"] > 0
+    agreement = json.loads((root / "data/judgments/agreement.json").read_text())
+    assert 0 < agreement["mean_pairwise_kappa_weighted"] <= 1
+    export = (root / "data/pool/judging.csv").read_text()
+    assert "bm25" not in export and "doc_id" not in export.splitlines()[0]
 
 
 def test_second_run_with_nothing_changed_skips_every_stage(project):

@@ -64,8 +64,14 @@ def metrics() -> pd.DataFrame:
                          S.VALUE: [0.5, 1.0, np.nan]})  # q2 has no relevant doc: undefined
 
 
+def pool() -> pd.DataFrame:
+    return pd.DataFrame({"pool_id": "P1", "query_id": ["q1", "q1", "q2"],
+                         "doc_id": ["a", "b", "a"], "blind_id": ["B1", "B2", "B3"],
+                         "min_rank": [1, 2, 1], "round": [1, 1, 2]})
+
+
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
-        "qrels": qrels, "metrics": metrics}
+        "qrels": qrels, "pool": pool, "metrics": metrics}
 
 
 def test_every_suite_has_a_good_frame():
@@ -202,7 +208,12 @@ def test_check_passes_and_saves(tmp_path):
 
 
 def test_unknown_suite_and_parameter_are_rejected():
-    with pytest.raises(ValueError, match="unknown suite 'pool'"):
-        validate("pool", qrels())
+    with pytest.raises(ValueError, match="unknown suite 'pools'"):
+        validate("pools", qrels())
     with pytest.raises(TypeError):
         validate("documents", documents(), max_grade=3)
+
+
+def test_pool_suite_names_a_repeated_blind_id():
+    with pytest.raises(ValidationFailed, match="expect_column_values_to_be_unique.*blind_id"):
+        check("pool", pool().assign(blind_id=["B1", "B1", "B3"]))
