@@ -56,6 +56,20 @@ def require_unique(frame: pd.DataFrame, column: str, name: str) -> None:
                          frame.attrs.get("source", name), where(frame, label))
 
 
+def check_search(depth: int, indexed: np.ndarray | None, visibility: Visibility,
+                 queries: pd.DataFrame) -> int:
+    """Validate a ``search`` call: the route was indexed, ``visibility`` was built from the
+    indexed documents (same doc_ids, same order), query_ids are unique; returns depth."""
+    depth = positive_int("depth", depth)
+    if indexed is None:
+        raise RuntimeError("search called before index")
+    if not np.array_equal(visibility.doc_ids, indexed):
+        raise InputError("visibility was built from a different documents table than the "
+                         "one indexed", "visibility")
+    require_unique(queries, S.QUERY_ID, "queries")
+    return depth
+
+
 def positive_int(name: str, value: int) -> int:
     """``value`` as an int ≥ 1, else InputError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:

@@ -26,6 +26,7 @@ from releval.errors import InputError
 from releval.retrievers.base import (
     CANDIDATE_COLUMNS,
     Candidates,
+    check_search,
     positive_int,
     require_unique,
     top_k,
@@ -100,13 +101,8 @@ class BM25Retriever:
         ``visibility`` must be built from the indexed documents table (same doc_ids, same
         order); query_id must be unique. Both are InputErrors otherwise.
         """
-        depth = positive_int("depth", depth)
-        if self._bm25 is None:
-            raise RuntimeError("BM25Retriever.search called before index")
-        if not np.array_equal(visibility.doc_ids, self._doc_ids):
-            raise InputError("visibility was built from a different documents table than the "
-                             "one indexed", "visibility")
-        require_unique(queries, S.QUERY_ID, "queries")
+        depth = check_search(depth, None if self._bm25 is None else self._doc_ids, visibility,
+                             queries)
         start = time.perf_counter()
         size = max(1, min(self.batch_size, MAX_CELLS // len(self._doc_ids)))
         firsts = range(0, len(queries), size)

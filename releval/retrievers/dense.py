@@ -43,7 +43,13 @@ from rich.progress import track
 from releval import schema as S
 from releval.embeddings import EmbeddingCache, Encoder
 from releval.errors import InputError
-from releval.retrievers.base import CANDIDATE_COLUMNS, Candidates, positive_int, require_unique
+from releval.retrievers.base import (
+    CANDIDATE_COLUMNS,
+    Candidates,
+    check_search,
+    positive_int,
+    require_unique,
+)
 from releval.visibility import Visibility
 
 log = logging.getLogger(__name__)
@@ -217,13 +223,8 @@ class DenseRetriever:
         ``visibility`` must be built from the indexed documents table (same doc_ids, same
         order); query_id must be unique. Both are InputErrors otherwise.
         """
-        depth = positive_int("depth", depth)
-        if self._index is None:
-            raise RuntimeError("DenseRetriever.search called before index")
-        if not np.array_equal(visibility.doc_ids, self._doc_ids):
-            raise InputError("visibility was built from a different documents table than the "
-                             "one indexed", "visibility")
-        require_unique(queries, S.QUERY_ID, "queries")
+        depth = check_search(depth, None if self._index is None else self._doc_ids, visibility,
+                             queries)
         _require(queries, (self.query_field,), "queries")
         start = time.perf_counter()
         cache = self.query_cache

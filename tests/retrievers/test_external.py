@@ -13,33 +13,7 @@ from releval.metrics.ranking import Ranking
 from releval.retrievers.base import run_stats
 from releval.retrievers.external import ExternalRetriever
 from releval.visibility import Visibility, visible_pairs
-
-BEFORE, ISSUED, AFTER = "2024-01-01", "2024-06-01", "2024-09-01"
-
-
-def doc(doc_id, published=BEFORE, status="published", deleted=None, tenant="A", acl=()):
-    return {S.DOC_ID: doc_id, S.TITLE: "", S.TEXT: f"text of {doc_id}", S.SOURCE_ID: doc_id,
-            S.PUBLISHED_AT: published, S.STATUS: status, S.DELETED_AT: deleted,
-            S.TENANT: tenant, S.ACL: list(acl)}
-
-
-def query(query_id, tenant="A", groups=("eng",), role="employee", issued=ISSUED):
-    return {S.QUERY_ID: query_id, S.TEXT: "q", S.ISSUED_AT: issued, S.USER_ID: "u1",
-            S.TENANT: tenant, S.GROUPS: list(groups), S.ROLE: role, S.TAGS: [], S.WEIGHT: 1.0}
-
-
-def documents(*rows) -> pd.DataFrame:
-    frame = pd.DataFrame(list(rows), columns=list(S.DOCUMENT_COLUMNS))
-    for column in (S.PUBLISHED_AT, S.DELETED_AT):
-        frame[column] = pd.to_datetime(frame[column], utc=True)
-    return frame
-
-
-def queries(*rows) -> pd.DataFrame:
-    frame = pd.DataFrame(list(rows), columns=list(S.QUERY_COLUMNS))
-    frame[S.ISSUED_AT] = pd.to_datetime(frame[S.ISSUED_AT], utc=True)
-    return frame
-
+from tests.retrievers.frames import AFTER, doc, documents, queries, query
 
 DOCS = documents(*(doc(d) for d in ("d1", "d2", "d3", "d10", "é", "Z")))
 QS = queries(query("q1"), query("q2"))
