@@ -255,5 +255,86 @@ def demo(
     out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
 
 
+@app.command()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="per-query table (query_id, measure, value) "
+                                             "or a run (with --qrels)")],
+    candidate: Annotated[Path, typer.Argument(help="the same, for the candidate")],
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels, when the inputs are "
+                                               "runs")] = None,
+    measure: Annotated[list[str] | None, typer.Option("-m", "--measure",
+                                                      help="measure; repeatable")] = None,
+    slices: Annotated[Path | None, typer.Option("--slices", help="CSV/TSV: query_id, slice")]
+    = None,
+    weights: Annotated[Path | None, typer.Option("--weights", help="CSV/TSV: query_id, weight")]
+    = None,
+    cluster: Annotated[Path | None, typer.Option(
+        "--cluster", help="CSV/TSV: query_id, user_id (resample and test over users)")] = None,
+    allow_uncontrolled: Annotated[bool, typer.Option(
+        "--allow-uncontrolled", help="different query sets: show the unpaired rate/mix view "
+        "instead of refusing")] = False,
+    min_effect: Annotated[float, typer.Option("--min-effect", help="minimum consequential "
+                                              "effect")] = 0.0,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples")] = 10_000,
+    max_grade: Annotated[int, typer.Option("--max-grade")] = 3,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+) -> None:
+    """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
+    Holm), or, for different query sets, refused unless --allow-uncontrolled."""
+    from releval.compare import compare as run_compare
+    from releval.compare import read_map, read_side
+
+    try:
+        truth = read_qrels(qrels) if qrels else None
+        sides = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
+        result = run_compare(
+            *sides, measure, slices=read_map(slices, "slice") if slices else None,
+            weights=read_map(weights, "weight") if weights else None,
+            clusters=read_map(cluster, "user_id") if cluster else None,
+            allow_uncontrolled=allow_uncontrolled, min_effect=min_effect, seed=seed,
+            resamples=resamples)
+    except InputError as exc:
+        _fail(str(exc))
+    if fmt == Format.json:
+        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+        return
+    out = Console()
+    if result["controlled"]:
+        table = Table(title=f"paired comparison over {result['unit']}s (candidate − baseline)")
+        for col in ("measure", "slice", "n", "baseline", "candidate", "Δ mean", "95% CI",
+                    "W/T/L", "p", "p (Holm)", "verdict"):
+            table.add_column(col, justify="left" if col in ("measure", "slice", "verdict")
+                             else "right")
+        for r in result["paired"]:
+            table.add_row(r["measure"], r["slice"], str(r["n"]), _num(r["mean_baseline"]),
+                          _num(r["mean_candidate"]), _num(r["mean_diff"], "+.4f"),
+                          f"[{_num(r['ci_low'], '+.4f')}, {_num(r['ci_high'], '+.4f')}]",
+                          f"{r['wins']}/{r['ties']}/{r['losses']}", _num(r["p_value"]),
+                          _num(r["p_holm"]), r["verdict"])
+        out.print(table)
+        return
+    table = Table(title="UNCONTROLLED: different query samples, not a paired comparison")
+    for col in ("measure", "before", "after", "Δ", "rate", "mix", "equal-slice", "mix shift"):
+        table.add_column(col, justify="left" if col == "measure" else "right")
+    for r in result["uncontrolled"]:
+        table.add_row(r["measure"], _num(r["before"]), _num(r["after"]),
+                      _num(r["delta"], "+.4f"), _num(r["rate"], "+.4f"), _num(r["mix"], "+.4f"),
+                      f"{_num(r['equal_slice_before'])} → {_num(r['equal_slice_after'])}",
+                      "yes" if r["mix_shift"] else "no")
+    out.print(table)
+    for r in result["uncontrolled"]:
+        if r["mix_shift"]:
+            out.print(f"FLAGGED (composition): {r['measure']} moved {r['delta']:+.4f} while no "
+                      "slice moved that way: the query mix changed", highlight=False)
+    d = result["differences"]
+    out.print(f"queries only in baseline: {d['queries_only_in_baseline']}, only in candidate: "
+              f"{d['queries_only_in_candidate']}", highlight=False)
+
+
+def _num(value, spec: str = ".4f") -> str:
+    return "—" if value is None else format(value, spec)
+
+
 if __name__ == "__main__":
     app()

@@ -1,0 +1,139 @@
+"""Candidate against baseline: a paired comparison when both answer the same queries;
+otherwise refused with the differences, or (when allowed) the unpaired rate/mix view.
+
+Inputs are per-query metric tables (query_id, measure, value), e.g. written by
+``releval metrics -q --format csv``, or runs evaluated here against qrels. Optional maps
+from query_id to a slice label, a traffic weight and a cluster (user) id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from releval import schema as S
+from releval.aggregation import aggregates, decompose
+from releval.errors import InputError
+from releval.metrics import evaluate, resolve
+from releval.readers import read_run
+from releval.stats import compare_table, holm
+
+SIDES = ("baseline", "candidate")
+ALL = "all"
+
+
+class Uncontrolled(InputError):
+    """The two sides do not answer the same queries: no paired comparison is possible."""
+
+
+def read_side(path: str | Path, qrels: pd.DataFrame | None, measures: list[str] | None,
+              rel: int = 1, max_grade: int = 3) -> pd.DataFrame:
+    """A per-query table (query_id, measure, value) from a metrics CSV/parquet, or from a
+    run evaluated against ``qrels``."""
+    path = Path(path)
+    if path.suffix.lower() in {".csv", ".parquet", ".tsv"}:
+        table = (pd.read_parquet(path) if path.suffix.lower() == ".parquet"
+                 else pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
+                                  dtype={S.QUERY_ID: str}))
+        if {S.QUERY_ID, S.MEASURE, S.VALUE} <= set(table.columns):
+            return table[[S.QUERY_ID, S.MEASURE, S.VALUE]]
+    if qrels is None:
+        raise InputError("a run needs --qrels (or give a per-query table: query_id, measure, "
+                         "value)", str(path))
+    run = read_run(path)
+    return evaluate(run, qrels, measures or ["nDCG@10", "R@100", "RR@10"], rel=rel,
+                    max_grade=max_grade).per_query
+
+
+def read_map(path: str | Path, column: str) -> pd.Series:
+    """query_id → value from a CSV/TSV with a header: query_id and ``column`` (or exactly one
+    other column)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", str(path))
+    table = pd.read_csv(path, sep=None, engine="python", dtype={S.QUERY_ID: str})
+    others = [c for c in table.columns if c != S.QUERY_ID]
+    value = column if column in others else (others[0] if len(others) == 1 else None)
+    if S.QUERY_ID not in table.columns or value is None:
+        raise InputError(f"needs a header with query_id and {column}", str(path))
+    dup = table[S.QUERY_ID].duplicated()
+    if dup.any():
+        raise InputError(f"query_id {table[S.QUERY_ID][dup].iloc[0]!r} appears twice",
+                         str(path), f"line {int(np.flatnonzero(dup)[0]) + 2}")
+    return table.set_index(S.QUERY_ID)[value]
+
+
+def differences(baseline: pd.DataFrame, candidate: pd.DataFrame) -> dict:
+    """What differs between the two sides' query sets (counts and a few examples)."""
+    a, b = set(baseline[S.QUERY_ID]), set(candidate[S.QUERY_ID])
+    only_a, only_b = sorted(a - b), sorted(b - a)
+    return {"queries_only_in_baseline": len(only_a), "queries_only_in_candidate": len(only_b),
+            "examples_baseline": only_a[:5], "examples_candidate": only_b[:5]}
+
+
+def _paired(frame: pd.DataFrame, measures: list[str], slices: pd.Series | None,
+            clusters: pd.Series | None, **options) -> pd.DataFrame:
+    groups = [(ALL, frame)]
+    if slices is not None:
+        labelled = frame.assign(_slice=frame[S.QUERY_ID].map(slices))
+        groups += [(str(k), g.drop(columns="_slice")) for k, g in labelled.groupby("_slice")]
+    tables = [compare_table(g, *SIDES, measures, clusters=clusters, **options).assign(slice=k)
+              for k, g in groups]
+    table = pd.concat(tables, ignore_index=True)
+    table["p_holm"] = holm(table["p_value"].to_numpy())  # over measures × slices
+    return table
+
+
+def _unpaired(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str],
+              slices: pd.Series | None, weights: pd.Series | None) -> list[dict]:
+    out = []
+    for measure in measures:
+        sides = []
+        for side in (baseline, candidate):
+            rows = side[side[S.MEASURE] == measure]
+            sides.append(pd.DataFrame({
+                "slice": rows[S.QUERY_ID].map(slices).fillna(ALL) if slices is not None
+                else ALL,
+                S.VALUE: rows[S.VALUE].to_numpy(dtype=float),
+                S.WEIGHT: rows[S.QUERY_ID].map(weights).fillna(1.0).to_numpy(dtype=float)
+                if weights is not None else 1.0}))
+        parts = decompose(*sides).to_dict()
+        out.append({S.MEASURE: measure, "aggregates_before": aggregates(sides[0]),
+                    "aggregates_after": aggregates(sides[1]), **parts})
+    return out
+
+
+def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str] | None = None,
+            *, slices: pd.Series | None = None, weights: pd.Series | None = None,
+            clusters: pd.Series | None = None, allow_uncontrolled: bool = False,
+            min_effect: float = 0.0, resamples: int = 10_000, alpha: float = 0.05,
+            seed: int = 0) -> dict:
+    """The comparison as a JSON-ready dict: ``controlled`` and either ``paired`` rows (one
+    per measure × slice, Holm-corrected) or ``uncontrolled`` rows (rate/mix per measure)."""
+    common = sorted(set(baseline[S.MEASURE]) & set(candidate[S.MEASURE]))
+    measures = [m.name for m in resolve(measures)] if measures else common
+    missing = [m for m in measures if m not in common]
+    if missing:
+        raise InputError(f"measure(s) {', '.join(missing)} not in both tables "
+                         f"(both have: {', '.join(common)})", "compare")
+    diff = differences(baseline, candidate)
+    controlled = not (diff["queries_only_in_baseline"] or diff["queries_only_in_candidate"])
+    if not controlled and not allow_uncontrolled:
+        raise Uncontrolled("not a controlled comparison, refused: "
+                           f"{diff['queries_only_in_baseline']} queries only in the baseline "
+                           f"(e.g. {diff['examples_baseline']}), "
+                           f"{diff['queries_only_in_candidate']} only in the candidate "
+                           f"(e.g. {diff['examples_candidate']}); pass --allow-uncontrolled "
+                           "for the unpaired rate/mix view", "compare")
+    if not controlled:
+        return {"controlled": False, "differences": diff,
+                "note": "different query samples: not a controlled comparison",
+                "uncontrolled": _unpaired(baseline, candidate, measures, slices, weights)}
+    frame = pd.concat([baseline.assign(**{S.SYSTEM: SIDES[0]}),
+                       candidate.assign(**{S.SYSTEM: SIDES[1]})], ignore_index=True)
+    table = _paired(frame, measures, slices, clusters, min_effect=min_effect,
+                    resamples=resamples, alpha=alpha, seed=seed)
+    return {"controlled": True, "differences": diff, "unit": table["unit"].iloc[0],
+            "paired": table.replace({np.nan: None}).to_dict(orient="records")}
