@@ -70,6 +70,13 @@ def _dataset(truth: pd.DataFrame) -> dict:
                        "already_accepted": 0, "quarantined": 0}}
 
 
+def carried_over(previous: pd.DataFrame | None, identity: dict) -> pd.DataFrame | None:
+    """The accepted judgments kept from earlier runs, if they belong to this pool."""
+    if previous is None or previous.empty or "pool_id" not in previous.columns:
+        return None
+    return previous if previous["pool_id"].iloc[0] == identity["pool_id"] else None
+
+
 def run(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
         accepted: pd.DataFrame | None) -> dict:
     source = source_of(p)
@@ -101,11 +108,9 @@ def main() -> None:
     kept = out / "judgments.parquet"
     previous = pd.read_parquet(kept) if kept.exists() else None
     identity = json.loads((pool_dir / "identity.json").read_text())
-    if previous is not None and len(previous) and (
-            previous["pool_id"].iloc[0] != identity["pool_id"]):
-        previous = None  # judgments of another pool are not carried into this one
     result = run(p, pd.read_parquet(pool_dir / "pool.parquet"), identity,
-                 pd.read_parquet(Path(args.raw) / "judgments.parquet"), previous)
+                 pd.read_parquet(Path(args.raw) / "judgments.parquet"),
+                 carried_over(previous, identity))
     write_parquet(out / "qrels.parquet", result["qrels"])
     write_parquet(kept, result["accepted"])
     out.mkdir(parents=True, exist_ok=True)

@@ -69,3 +69,14 @@ def test_simulated_judging_with_malformed_rows_reconciles_and_quarantines(tiny):
     assert result["quarantine"]["reason"].notna().all()
     assert set(result["qrels"].doc_id + result["qrels"].query_id) == set(
         pool.table.doc_id + pool.table.query_id)
+
+
+def test_only_this_pools_judgments_are_carried_over(tiny):
+    from stages.judgments import carried_over
+
+    _, _, pool = tiny
+    mine = pd.DataFrame({"pool_id": [pool.identity["pool_id"]], "grade": [1]})
+    assert carried_over(mine, pool.identity) is mine
+    assert carried_over(mine.assign(pool_id="pool-other"), pool.identity) is None
+    assert carried_over(pd.DataFrame(), pool.identity) is None  # e.g. after dataset qrels
+    assert carried_over(None, pool.identity) is None
