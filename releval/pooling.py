@@ -157,6 +157,13 @@ def _previous(previous: Pool | pd.DataFrame, pool_id: str) -> tuple[pd.DataFrame
     return table, [dict(r, systems=list(r["systems"])) for r in rounds]
 
 
+def pool_id_of(seed: int, depth: int, corpus_digest: str) -> str:
+    """A pool's identity: "pool-" + 12 hex of sha256 over (corpus digest, depth, seed)."""
+    key = json.dumps({"corpus_digest": corpus_digest, "depth": depth, "seed": seed},
+                     sort_keys=True)
+    return "pool-" + _sha256(key)[:12]
+
+
 def build_pool(runs: dict[str, pd.DataFrame], depth: int, seed: int, corpus_digest: str,
                previous: Pool | pd.DataFrame | None = None) -> Pool:
     """Pool the top ``depth`` (by rank) of each run (query_id, doc_id, rank, …; keyed by system).
@@ -174,9 +181,7 @@ def build_pool(runs: dict[str, pd.DataFrame], depth: int, seed: int, corpus_dige
     if not isinstance(corpus_digest, str) or not corpus_digest:
         raise InputError(f"corpus_digest must be a non-empty string, got {corpus_digest!r}",
                          SOURCE)
-    key = json.dumps({"corpus_digest": corpus_digest, "depth": depth, "seed": seed},
-                     sort_keys=True)
-    pool_id = "pool-" + _sha256(key)[:12]
+    pool_id = pool_id_of(seed, depth, corpus_digest)
     long = _top(runs, depth)
     if previous is None:
         rounds = []

@@ -1,8 +1,9 @@
 """Stage ``pool``: the top candidates of the pooled systems, blinded for judges.
 
 Pools the top ``pool.depth`` of each system in ``pool.systems`` for the ``pool.splits``
-queries. The pool persists between runs: when a system joins, only its pairs not yet in
-the pool are added (a new round), so nothing is judged twice. Outputs (data/pool/):
+queries. The pool persists between runs (a pool with another seed, depth or corpus starts
+afresh): when a system joins, only its pairs not yet in the pool are added (a new round),
+so nothing is judged twice. Outputs (data/pool/):
 pool.parquet, identity.json, and for judges the pairs of the latest round (what is left to
 judge) as judging.csv, label_studio_tasks.json and label_config.xml (shuffled per query;
 never systems, ranks or scores).
@@ -23,6 +24,7 @@ from releval.pooling import (
     build_pool,
     corpus_digest,
     label_config,
+    pool_id_of,
     write_csv,
     write_label_studio,
 )
@@ -35,10 +37,9 @@ def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
     pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
     runs = {name: run[run[S.QUERY_ID].isin(pooled)] for name, run in runs.items()}
     digest = corpus_digest(documents)
-    fresh = build_pool(runs, p.pool.depth, p.base.seed, digest)
-    same = previous is not None and len(previous) and (
-        previous["pool_id"].iloc[0] == fresh.table["pool_id"].iloc[0])
-    pool = build_pool(runs, p.pool.depth, p.base.seed, digest, previous) if same else fresh
+    same = previous is not None and not previous.empty and (
+        previous["pool_id"].iloc[0] == pool_id_of(p.base.seed, p.pool.depth, digest))
+    pool = build_pool(runs, p.pool.depth, p.base.seed, digest, previous if same else None)
     latest = int(pool.table["round"].max()) if len(pool.table) else None
     return pool, blind_export(pool.table, documents, queries, p.base.seed, round=latest)
 
