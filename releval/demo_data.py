@@ -227,6 +227,8 @@ OPERATIONS = (
      "Restore the {service} from the latest snapshot, replay the transaction log and verify "
      "the checksums."),
 )
+GUEST_OPERATIONS = (0, 1)  # failover, credential rotation: words only runbooks use
+SHARED_VOCABULARY_SERVICES = (SERVICES.index("data warehouse"),)  # "data" is in open docs
 RUNBOOK_FILLERS = (
     "Owner: platform operations. Escalation: page the {service} on-call rotation and post in "
     "the incident channel.",
@@ -534,7 +536,11 @@ def _intents(rng: np.random.Generator, src: dict, n_queries: int, t0: int, t1: i
     for k, pool in pools.items():
         rows = np.flatnonzero(kind == k)
         target[rows] = _pick(rng, np.flatnonzero(pool), published, at[rows], future[rows])
-    staff_runbooks = np.flatnonzero(live & (skind == RUNBOOK) & (src["acl"] == STAFF))
+    # the guest's runbook: service and operation words that no open document uses
+    private = np.isin(src["operation"], GUEST_OPERATIONS) & ~np.isin(
+        src["service"], SHARED_VOCABULARY_SERVICES)
+    staff = live & (skind == RUNBOOK) & (src["acl"] == STAFF)
+    staff_runbooks = np.flatnonzero(staff & private if (staff & private).any() else staff)
     target[0] = _pick(rng, staff_runbooks, published, np.array([t1]), np.array([False]))[0]
     at[0] = published[target[0]] + int(rng.random() * (t1 - published[target[0]]))
     return dict(n=n, kind=kind, target=target, at=at, repeats=repeats)
@@ -548,6 +554,7 @@ def _query_text(rng: np.random.Generator, src: dict, intents: dict) -> np.ndarra
     for k, choices in QUERY_TEMPLATES.items():
         rows = np.flatnonzero(kind == k)
         template[rows] = _column(choices, rng.integers(len(choices), size=len(rows)))
+    template[0] = "{service} {op_title}"  # the guest's runbook question (intent 0)
     negation = np.flatnonzero(kind == NEGATION)
     template[negation] = np.array([p[1] for p in PROCEDURES], dtype=object)[
         src["proc"][t[negation]], rng.integers(2, size=len(negation))]
@@ -562,6 +569,7 @@ def _query_text(rng: np.random.Generator, src: dict, intents: dict) -> np.ndarra
         proc_kw=_howto(0)[src["proc"][t] * 2 + src["variant"][t]],
         service=_column(SERVICES, src["service"][t]),
         op_kw=_column(OPERATIONS, src["operation"][t], 1),
+        op_title=_column(OPERATIONS, src["operation"][t], 0),
         absent=_column(ABSENT_TOPICS, rng.integers(len(ABSENT_TOPICS), size=n)),
         absent_model=ABSENT_PREFIX + "-" + _text(rng.integers(100, 1000, size=n)))
     text = _fill(template, fields)

@@ -63,6 +63,7 @@ class DenseSystem(Section):
     ef_search: int = Field(128, ge=1)
     ef_construction: int = Field(200, ge=1)
     cache_dir: str = "data/cache/embeddings"
+    min_score: float | None = None  # similarity floor: below it a document is no candidate
 
 
 class ExternalSystem(Section):

@@ -132,7 +132,7 @@ class DenseRetriever:
                  max_length: int = 256, batch_size: int = 64, normalize: bool = True,
                  index: str = "exact", hnsw_m: int = 32, ef_search: int = 128,
                  ef_construction: int = 200, cache_dir: str | Path = "data/cache/embeddings",
-                 search_batch: int = 256):
+                 search_batch: int = 256, min_score: float | None = None):
         if index not in INDEXES:
             raise InputError(f"index must be one of {', '.join(INDEXES)}, got {index!r}", "dense")
         doc_fields = (doc_fields,) if isinstance(doc_fields, str) else tuple(doc_fields)
@@ -144,6 +144,7 @@ class DenseRetriever:
         self.ef_search = positive_int("ef_search", ef_search)
         self.ef_construction = positive_int("ef_construction", ef_construction)
         self.search_batch = positive_int("search_batch", search_batch)
+        self.min_score = None if min_score is None else float(min_score)
         self.encoder = Encoder(model, positive_int("max_length", max_length),
                                positive_int("batch_size", batch_size), bool(normalize))
         key = dict(root=Path(cache_dir), model_digest=self.encoder.digest,
@@ -250,6 +251,9 @@ class DenseRetriever:
                 overlap += _overlap((rows, cols), exact[:2], len(batch), n_docs)
             parts.append((rows + first, cols, ranks, values))
         rows, cols, ranks, values = (np.concatenate(p) for p in zip(*parts, strict=True))
+        if self.min_score is not None:  # the similarity floor cuts each window's tail
+            keep = values >= self.min_score
+            rows, cols, ranks, values = rows[keep], cols[keep], ranks[keep], values[keep]
         qids = queries[S.QUERY_ID].to_numpy(dtype=object)
         run = pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
             pd.Series(qids[rows], dtype="str"), pd.Series(self._doc_ids[cols], dtype="str"),

@@ -259,3 +259,17 @@ def test_bad_input(tmp_path, dense):
         DenseRetriever(cache_dir=tmp_path).index(documents(*TOPICS, TOPICS[0]))
     with pytest.raises(InputError, match="query_id 'q' is not unique"):
         dense(docs, queries(query("q", "a"), query("q", "b")))
+
+
+def test_a_similarity_floor_cuts_the_window_tail(tmp_path):
+    docs = documents(doc("a", "resetting a forgotten account password"),
+                     doc("b", "the cafeteria opens at eight in the morning"))
+    qs = queries(query("q", "how do I reset my password"))
+    loose = DenseRetriever(cache_dir=tmp_path)
+    loose.index(docs)
+    full = loose.search(qs, 10, Visibility(docs)).run
+    floor = float(full.score.mean())
+    strict = DenseRetriever(cache_dir=tmp_path, min_score=floor)
+    strict.index(docs)
+    cut = strict.search(qs, 10, Visibility(docs)).run
+    assert len(full) == 2 and cut.doc_id.tolist() == ["a"] and cut["rank"].tolist() == [1]
