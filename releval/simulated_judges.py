@@ -8,6 +8,7 @@ the judges' CSV layout and go through ``releval.judgments.ingest`` like a real f
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -32,6 +33,16 @@ INJECTED = "injected"  # column added by corrupt: the quarantine reason a row sh
 SIM_COLUMNS = (BLIND_ID, POOL_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT)
 
 
+def _draws(seed: int, blind_ids: pd.Series, judges: int) -> np.ndarray:
+    """Uniforms in (0, 1], shape (3, pairs, judges), from a generator seeded per pair by
+    sha256(seed | blind id): a pair's simulated grades do not depend on which other pairs are
+    pooled or in what order (a demo simulation; the loop is over pairs, not a hot path)."""
+    draws = [np.random.default_rng(list(np.frombuffer(
+        hashlib.sha256(f"{seed}|{b}".encode()).digest(), dtype="<u4"))).random((3, judges))
+        for b in blind_ids]
+    return 1.0 - (np.stack(draws, axis=1) if draws else np.zeros((3, 0, judges)))
+
+
 def simulate(pool: pd.DataFrame, truth: pd.DataFrame, *, judges: int = 3, seed: int = 0,
              noise: float = 0.6, bias: tuple[float, ...] | None = None, max_grade: int = 3,
              coverage: float = 1.0) -> pd.DataFrame:
@@ -40,25 +51,26 @@ def simulate(pool: pd.DataFrame, truth: pd.DataFrame, *, judges: int = 3, seed: 
     Judge j sees each pair with probability ``coverage`` (a pair no judge drew goes to one judge
     drawn at random, so every pair has ≥ 1 grade) and gives
     grade = clip(round(t + bias_j + ε), 0, max_grade), ε ~ N(0, noise²),
-    where t is the pair's ground-truth grade (0 when ``truth`` has no row for it). Seeded:
-    the same arguments give the same rows. Columns ``SIM_COLUMNS``; judged_at counts minutes
-    from ``SIM_START``; rows ordered by judge, then pool order.
+    where t is the pair's ground-truth grade (0 when ``truth`` has no row for it). Seeded per
+    pair: the same seed gives a pair the same grades whatever else is pooled. Columns
+    ``SIM_COLUMNS``; judged_at counts minutes from ``SIM_START``; rows ordered by judge, then
+    pool order.
     """
     if judges < 1 or not 0 < coverage <= 1:
         raise ValueError(f"need judges ≥ 1 and 0 < coverage ≤ 1; got {judges}, {coverage}")
     bias = np.resize(DEFAULT_BIAS, judges) if bias is None else np.asarray(bias, dtype=float)
     if len(bias) != judges:
         raise ValueError(f"bias needs one value per judge ({judges}); got {len(bias)}")
-    rng = np.random.default_rng(seed)
     hidden = (pool[[S.QUERY_ID, S.DOC_ID]]
               .merge(truth[[S.QUERY_ID, S.DOC_ID, S.GRADE]], how="left",
                      on=[S.QUERY_ID, S.DOC_ID], validate="many_to_one")[S.GRADE]
               .fillna(0).to_numpy(dtype=float))
-    sees = rng.random((len(pool), judges)) < coverage
+    draw = _draws(seed, pool[BLIND_ID], judges)  # per (pair, judge), whatever the pool order
+    sees = draw[0] < coverage
     unseen = ~sees.any(axis=1)
-    sees[unseen, rng.integers(0, judges, unseen.sum())] = True
-    grades = np.clip(np.rint(hidden[:, None] + bias + rng.normal(0.0, noise, sees.shape)),
-                     0, max_grade).astype(np.int64)
+    sees[unseen, np.minimum((draw[1][unseen, 0] * judges).astype(int), judges - 1)] = True
+    epsilon = noise * np.sqrt(-2.0 * np.log(draw[1])) * np.cos(2.0 * np.pi * draw[2])
+    grades = np.clip(np.rint(hidden[:, None] + bias + epsilon), 0, max_grade).astype(np.int64)
     judge, pair = np.nonzero(sees.T)
     return pd.DataFrame({
         BLIND_ID: pool[BLIND_ID].to_numpy()[pair], POOL_ID: pool[POOL_ID].to_numpy()[pair],

@@ -307,3 +307,16 @@ def test_all_pairs_of_judges_in_confusion_counts(pool, truth):
     report = agreement(ingest(rows, pool, pool_id="p1", guideline="g").accepted)
     assert np.array(report["confusion"]["counts"]).sum() == 2 * N_PAIRS * len(
         list(combinations(range(3), 2)))
+
+
+def test_a_pairs_simulated_grades_do_not_depend_on_the_rest_of_the_pool():
+    from releval.simulated_judges import simulate
+
+    pool = pd.DataFrame({"pool_id": "P", "query_id": [f"q{i}" for i in range(40)],
+                         "doc_id": "d", "blind_id": [f"B{i}" for i in range(40)]})
+    truth = pd.DataFrame({"query_id": pool.query_id, "doc_id": "d", "grade": 2})
+    whole = simulate(pool, truth, seed=4)
+    part = simulate(pool.iloc[::-1].iloc[:15], truth, seed=4)
+    key = ["blind_id", "annotator"]
+    merged = part.merge(whole, on=key, suffixes=("_part", "_whole"))
+    assert len(merged) == len(part) and (merged.grade_part == merged.grade_whole).all()
