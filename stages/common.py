@@ -24,6 +24,13 @@ def params_of(args: argparse.Namespace) -> Params:
     return load_params(args.params)
 
 
+def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, Path]:
+    """Each evaluated system's output folder: candidate systems, then fused ones."""
+    return {name: Path(folder) / name
+            for folder, names in ((candidates, p.candidates.systems), (fused, p.fusion.systems))
+            for name in names}
+
+
 def write_json(path: str | Path, doc: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

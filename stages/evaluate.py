@@ -24,7 +24,14 @@ from releval.metrics import evaluate
 from releval.params import Params
 from releval.pooling import unjudged
 from releval.visibility import Visibility, visible_pairs
-from stages.common import guarded, params_of, parser, write_json, write_parquet
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    system_dirs,
+    write_json,
+    write_parquet,
+)
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
@@ -78,9 +85,8 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {name: pd.read_parquet(Path(folder) / name / "run.parquet")
-            for folder, names in ((args.candidates, p.candidates.systems),
-                                  (args.fused, p.fusion.systems)) for name in names}
+    runs = {name: pd.read_parquet(folder / "run.parquet")
+            for name, folder in system_dirs(p, args.candidates, args.fused).items()}
     split, qrels = pd.read_parquet(args.split), pd.read_parquet(args.qrels)
     table, metrics, report, hits = run(p, runs, qrels, split,
                                        pd.read_parquet(raw / "queries.parquet"),

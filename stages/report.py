@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stages.common import guarded, params_of, parser
+from stages.common import guarded, params_of, parser, system_dirs
 
 SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")
 
@@ -130,9 +130,8 @@ def main() -> None:
     ap.add_argument("--out", default="reports/summary.md")
     args = ap.parse_args()
     p = params_of(args)
-    stats = {name: json.loads((Path(folder) / name / "run_stats.json").read_text())
-             for folder, names in ((args.candidates, p.candidates.systems),
-                                   (args.fused, p.fusion.systems)) for name in names}
+    stats = {name: json.loads((folder / "run_stats.json").read_text())
+             for name, folder in system_dirs(p, args.candidates, args.fused).items()}
     summary = json.loads(Path(args.summary).read_text())
     judging = {"ingest": json.loads((Path(args.judgments) / "ingest.json").read_text()),
                "agreement": json.loads((Path(args.judgments) / "agreement.json").read_text()),
