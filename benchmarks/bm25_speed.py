@@ -11,12 +11,12 @@ Usage: python benchmarks/bm25_speed.py [--docs N] [--queries N] [--depth K] [--r
 from __future__ import annotations
 
 import argparse
-import time
 
 import bm25s
 import numpy as np
 import pandas as pd
 import Stemmer
+from timing import best_of
 
 from releval.retrievers import BM25Retriever
 from releval.visibility import Visibility
@@ -81,15 +81,6 @@ def direct_bm25s(documents: pd.DataFrame, queries: pd.DataFrame, depth: int) -> 
     return docs.size
 
 
-def timed(fn, *args, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=100_000)
@@ -100,8 +91,8 @@ def main() -> None:
     documents, queries = make(args.docs, args.queries)
     print(f"{args.docs:,} documents, {args.queries:,} queries, depth {args.depth}")
 
-    ours = timed(releval_bm25, documents, queries, args.depth, repeat=args.repeat)
-    theirs = timed(direct_bm25s, documents, queries, args.depth, repeat=args.repeat)
+    ours, _ = best_of(lambda: releval_bm25(documents, queries, args.depth), args.repeat)
+    theirs, _ = best_of(lambda: direct_bm25s(documents, queries, args.depth), args.repeat)
 
     print(f"releval BM25Retriever {ours:8.2f} s  (index + search, with visibility)")
     print(f"bm25s direct          {theirs:8.2f} s  (tokenize + index + retrieve)")

@@ -10,22 +10,12 @@ releval ≤ 2 s). Usage: python benchmarks/bootstrap_speed.py [--queries N] [--r
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
+from timing import best_of
 
 from releval.stats import bootstrap_ci, paired
-
-
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:
@@ -40,11 +30,11 @@ def main() -> None:
     d = candidate - baseline
     print(f"{args.queries:,} queries × {args.resamples:,} resamples")
 
-    ours, ci = timed(lambda: bootstrap_ci(d, resamples=args.resamples, seed=0), args.repeat)
-    theirs, res = timed(lambda: stats.bootstrap(
+    ours, ci = best_of(lambda: bootstrap_ci(d, resamples=args.resamples, seed=0), args.repeat)
+    theirs, res = best_of(lambda: stats.bootstrap(
         (d,), np.mean, n_resamples=args.resamples, method="percentile", vectorized=True,
         random_state=np.random.default_rng(0)), args.repeat)
-    full, _ = timed(lambda: paired(baseline, candidate, resamples=args.resamples), args.repeat)
+    full, _ = best_of(lambda: paired(baseline, candidate, resamples=args.resamples), args.repeat)
 
     low, high = res.confidence_interval
     print(f"releval bootstrap_ci  {ours:7.3f} s  CI [{ci[0]:.5f}, {ci[1]:.5f}]")

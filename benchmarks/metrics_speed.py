@@ -9,11 +9,11 @@ validation, joining and ordering. Prints the times and the ratio releval / pytre
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
 import pytrec_eval
+from timing import best_of
 
 from releval.metrics import evaluate
 
@@ -37,15 +37,6 @@ def make(n_queries: int, depth: int, seed: int = 0):
     return run, qrels
 
 
-def timed(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=100_000)
@@ -55,7 +46,7 @@ def main() -> None:
     run, qrels = make(args.queries, args.depth)
     print(f"{args.queries:,} queries × {args.depth} results, {len(qrels):,} judgments")
 
-    ours = timed(lambda: evaluate(run, qrels, MEASURES), args.repeat)
+    ours, _ = best_of(lambda: evaluate(run, qrels, MEASURES), args.repeat)
 
     qd: dict = {}
     for q, d, g in zip(qrels.query_id, qrels.doc_id, qrels.grade, strict=True):
@@ -64,7 +55,7 @@ def main() -> None:
     for q, d, s in zip(run.query_id, run.doc_id, run.score, strict=True):
         rd.setdefault(q, {})[d] = float(s)
     evaluator = pytrec_eval.RelevanceEvaluator(qd, TREC)
-    theirs = timed(lambda: evaluator.evaluate(rd), args.repeat)
+    theirs, _ = best_of(lambda: evaluator.evaluate(rd), args.repeat)
 
     print(f"releval evaluate     {ours:8.2f} s")
     print(f"pytrec_eval evaluate {theirs:8.2f} s")
@@ -78,7 +69,7 @@ def main() -> None:
     rq, rr = Qrels(qd), Run(rd)
     metrics = ["ndcg@10", "recall@100", "mrr", "precision@10", "map"]
     ranx_evaluate(rq, rr, metrics)  # compile (numba) outside the timing
-    warm = timed(lambda: ranx_evaluate(rq, rr, metrics), args.repeat)
+    warm, _ = best_of(lambda: ranx_evaluate(rq, rr, metrics), args.repeat)
     print(f"ranx evaluate (warm) {warm:8.2f} s   ratio releval / ranx = {ours / warm:.2f}")
 
 
