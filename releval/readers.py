@@ -1,4 +1,4 @@
-"""Read qrels and runs from TREC files, BEIR qrels TSV, CSV or parquet.
+"""Read qrels and runs from TREC files, BEIR qrels TSV, CSV or parquet (and write TREC runs).
 
 Every frame returned carries ``attrs['source']`` (the path) and ``attrs['unit']``
 (``line`` or ``row``) and is indexed by that line/row number, so later validation can

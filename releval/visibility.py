@@ -90,3 +90,13 @@ def visible_pairs(visibility: Visibility, queries: pd.DataFrame, pairs: pd.DataF
             mask = visibility.mask(queries.iloc[start:start + batch])
             out[rows] = mask[qi[rows] - start, di[rows]]
     return out
+
+
+def judgments_of(judgments: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
+                 query_ids) -> tuple[pd.DataFrame, np.ndarray]:
+    """The judgments of ``query_ids``, and per row whether that query may see the document:
+    relevance is judged against what the user may see, so callers keep the visible rows and
+    count the rest."""
+    chosen = judgments[judgments[S.QUERY_ID].isin(query_ids)]
+    asked = queries[queries[S.QUERY_ID].isin(query_ids)]
+    return chosen, visible_pairs(Visibility(documents), asked, chosen)

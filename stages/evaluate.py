@@ -23,7 +23,7 @@ from releval.diagnostics import CLASS, hit_counts, route_hits
 from releval.metrics import evaluate
 from releval.params import Params
 from releval.pooling import unjudged
-from releval.visibility import Visibility, visible_pairs
+from releval.visibility import judgments_of
 from stages.common import (
     guarded,
     params_of,
@@ -39,9 +39,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         documents: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame]:
     c = p.evaluate
     evaluated = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
-    qrels = judgments[judgments[S.QUERY_ID].isin(evaluated)]
-    visible = visible_pairs(Visibility(documents), queries[queries[S.QUERY_ID].isin(evaluated)],
-                            qrels)
+    qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
     per_query, metrics, summary = [], {}, {}
     skipped = sorted(name for name, table in runs.items() if table.empty)

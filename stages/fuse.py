@@ -20,7 +20,7 @@ from releval.errors import InputError
 from releval.fusion import expand_grid, fuse, tune
 from releval.params import Params
 from releval.retrievers.base import Candidates, run_stats
-from releval.visibility import Visibility, visible_pairs
+from releval.visibility import judgments_of
 from stages.common import guarded, params_of, parser, write_json, write_parquet
 
 ROUTE = "hybrid"
@@ -40,9 +40,8 @@ def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.Dat
     grid = [entry for method in c.methods for entry in expand_grid(
         method, c.rrf_k, c.weights, c.norms, (c.lexical, c.dense))]
     validation = split.loc[split[S.SPLIT] == "validation", S.QUERY_ID]
-    qrels = judgments[judgments[S.QUERY_ID].isin(validation)]
-    qrels = qrels[visible_pairs(Visibility(documents),
-                                queries[queries[S.QUERY_ID].isin(validation)], qrels)]
+    qrels, visible = judgments_of(judgments, queries, documents, validation)
+    qrels = qrels[visible]
     depth = p.candidates.depth
     if len(validation) and (qrels[S.GRADE] >= 1).any():
         tuning = tune({s: w[w[S.QUERY_ID].isin(validation)] for s, w in windows.items()},

@@ -54,3 +54,12 @@ def test_more_than_64_groups_use_several_words():
     q = queries().assign(groups=[["g67"], ["g0"], ["g61"]], role="employee")
     mask = Visibility(many).mask(q)
     assert mask[0, 7] and not mask[0, :7].any() and not mask[1].any() and mask[2, 1]
+
+
+def test_judgments_of_keeps_the_chosen_queries_and_marks_what_they_may_see():
+    from releval.visibility import judgments_of
+
+    judged = pd.DataFrame({"query_id": ["guest", "guest", "employee"],
+                           "doc_id": ["open", "staff", "staff"], "grade": [1, 3, 2]})
+    chosen, visible = judgments_of(judged, queries(), docs(), ["guest"])
+    assert chosen.doc_id.tolist() == ["open", "staff"] and visible.tolist() == [True, False]
