@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from releval.errors import InputError
 
@@ -127,6 +127,101 @@ class Evaluate(Section):
     judged_k: int = Field(10, ge=1)  # unjudged top-k candidates listed for the next round
 
 
+SINGLE_DIMENSIONS = ("kind", "length", "tenant", "role", "freshness", "route_hit",
+                     "user_activity")  # one label per query
+DIMENSIONS = ("tag", *SINGLE_DIMENSIONS)  # tag: one label per tag of the query
+
+
+class Slices(Section):
+    """How queries are labelled for slicing (one or more labels per query and dimension):
+    tag (each of its tags), kind (its tags other than head/tail, joined by '+'), length
+    (word-count bucket), tenant, role, freshness (a relevant document published within
+    ``new_days`` before the query: new, else old), route_hit (which route's window holds
+    its relevant documents), user_activity (head/tail users)."""
+
+    dimensions: list[Literal[DIMENSIONS]] = list(DIMENSIONS)
+    min_n: int = Field(20, ge=2)  # below this many queries a slice is "too small"
+    length_buckets: tuple[int, int] = (3, 6)  # words: ≤ a short, ≤ b medium, else long
+    new_days: int = Field(30, ge=1)
+    head_users: float = Field(0.5, gt=0, lt=1)  # most active users issuing this share = head
+
+
+class Compare(Section):
+    """The controlled comparison of ``candidate`` against ``baseline``."""
+
+    baseline: str = "bm25"
+    candidate: str = "hybrid"
+    measures: list[str] = ["nDCG@10", "R@100", "RR@10"]
+    min_effect: float | dict[str, float] = 0.01  # smallest consequential difference
+    resamples: int = Field(10_000, ge=100)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    cluster: Literal["user_id"] | None = None  # resample and test over users, not queries
+    allow_uncontrolled: bool = False  # compare anyway when conditions differ (labelled)
+    strata: Literal[SINGLE_DIMENSIONS] = "kind"  # slices for equal-slice weights, mix check
+
+
+class NoAnswer(Section):
+    """Queries with this tag have no answer: excluded from relevance means, reported alone."""
+
+    tag: str = "no_answer"
+    thresholds: dict[str, float] = {}  # system -> score a candidate must reach to count
+
+
+class NoRegression(Section):
+    """``measure`` of the candidate not below the baseline's by more than ``max_drop``, overall
+    and on each of ``slices`` ("dimension=value"); evidence ``ci``: the CI's lower bound of
+    candidate − baseline ≥ −max_drop (non-inferiority), ``mean``: the mean difference."""
+
+    rule: Literal["no_regression"] = "no_regression"
+    measure: str = "nDCG@10"
+    max_drop: float = Field(0.0, ge=0)
+    slices: list[str] = []
+    evidence: Literal["ci", "mean"] = "ci"
+
+
+class SafetyRule(Section):
+    """At most ``max_violations`` (zero tolerance by default) safety violations anywhere in the
+    candidate windows of the candidate and every route it is built from."""
+
+    rule: Literal["safety"] = "safety"
+    max_violations: int = Field(0, ge=0)
+
+
+class NoAnswerRule(Section):
+    """The candidate's correct-refusal rate on no-answer queries not below the baseline's by
+    more than ``max_drop``."""
+
+    rule: Literal["no_answer"] = "no_answer"
+    max_drop: float = Field(0.0, ge=0)
+
+
+class JudgedRule(Section):
+    """The candidate's mean ``measure`` (a Judged@k) at least ``min``: else the judgments do
+    not cover what it retrieves and the evaluation is not trustworthy."""
+
+    rule: Literal["judged"] = "judged"
+    measure: str = "Judged@10"
+    min: float = Field(0.7, ge=0, le=1)
+
+
+class LatencyRule(Section):
+    """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
+
+    rule: Literal["latency"] = "latency"
+    percentile: Literal["p50", "p95", "p99"] = "p95"
+    max_ms: float = Field(gt=0)
+
+
+Rule = Annotated[NoRegression | SafetyRule | NoAnswerRule | JudgedRule | LatencyRule,
+                 Field(discriminator="rule")]
+
+
+class Gate(Section):
+    """Release rules; the candidate ships only when every rule passes."""
+
+    rules: list[Rule] = [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
+
+
 class Params(Section):
     base: Base = Base()
     prepare: Prepare = Prepare()
@@ -136,10 +231,26 @@ class Params(Section):
     judgments: Judgments = Judgments()
     fusion: Fusion = Fusion()
     evaluate: Evaluate = Evaluate()
+    slices: Slices = Slices()
+    no_answer: NoAnswer = NoAnswer()
+    compare: Compare = Compare()
+    gate: Gate = Gate()
 
     def systems(self) -> list[str]:
         """Every system evaluated: candidate systems, then fused ones."""
         return [*self.candidates.systems, *self.fusion.systems]
+
+    @model_validator(mode="after")
+    def _compared_systems_exist(self) -> Params:
+        known = self.systems()
+        for side in ("baseline", "candidate"):
+            name = getattr(self.compare, side)
+            if name not in known:
+                raise ValueError(f"compare.{side} {name!r} is not a system "
+                                 f"(systems: {', '.join(known)})")
+        if self.compare.baseline == self.compare.candidate:
+            raise ValueError(f"compare.baseline and compare.candidate are both {name!r}")
+        return self
 
 
 def _set(tree: dict, dotted: str, value) -> None:
