@@ -3,8 +3,9 @@
 - ``read_beir(folder)``: a BEIR folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``,
   optional ``published_at``), ``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv``
   (header ``query-id corpus-id score``; ``train``, ``dev`` -> validation, ``test``).
-- ``read_tables(folder)``: contract tables ``documents.parquet``, ``queries.parquet`` and an
-  optional ``judgments.parquet`` (query_id, doc_id, grade).
+- ``read_tables(folder)``: contract tables ``documents.parquet``, ``queries.parquet`` and the
+  optional ``judgments.parquet`` (query_id, doc_id, grade) and ``must_not_return.parquet``
+  (query_id, doc_id, reason).
 
 Ids are str, grades int64, timestamps UTC. Bad input raises ``InputError`` naming the file,
 the line (text files) or row (parquet, 1-based) and the rule; nothing is silently dropped.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,17 +32,24 @@ QRELS_HEADER = ["query-id", "corpus-id", "score"]
 SPLIT_COLUMNS = (S.QUERY_ID, S.SPLIT)
 
 
+def no_must_not_return() -> pd.DataFrame:
+    """An empty must_not_return table with the contract's columns and dtypes (all str)."""
+    return pd.DataFrame({c: pd.Series(dtype="str") for c in S.MUST_NOT_RETURN_COLUMNS})
+
+
 @dataclass(frozen=True)
 class RealData:
     """Documents and queries (contract columns), qrels (query_id, doc_id, grade), the splits
-    the data itself defines (query_id, split; empty when it defines none), and whether the
-    queries carry real issue times (False: ``issued_at`` is a stand-in)."""
+    the data itself defines (query_id, split; empty when it defines none), whether the
+    queries carry real issue times (False: ``issued_at`` is a stand-in) and the pairs that
+    must never be returned (``S.MUST_NOT_RETURN_COLUMNS``; empty when the data has none)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
     qrels: pd.DataFrame
     splits: pd.DataFrame
     has_query_times: bool
+    must_not_return: pd.DataFrame = field(default_factory=no_must_not_return)
 
 
 def _reject(bad: pd.Series | np.ndarray, rule, source: Path, where) -> None:
@@ -195,7 +203,8 @@ def read_beir(folder: str | Path) -> RealData:
     latest = documents[S.PUBLISHED_AT].max() if len(documents) else EPOCH
     queries = _read_queries(folder / "queries.jsonl", latest)
     qrels, splits = _read_qrels(folder / "qrels")
-    return RealData(documents, queries, qrels, splits, has_query_times=False)
+    return RealData(documents, queries, qrels, splits, has_query_times=False,
+                    must_not_return=no_must_not_return())
 
 
 def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -251,12 +260,32 @@ def _grades(frame: pd.DataFrame, path: Path) -> None:
     frame[S.GRADE] = grade.astype(np.int64)
 
 
+def _read_must_not_return(path: Path) -> pd.DataFrame:
+    """must_not_return.parquet (query_id, doc_id, reason: all required, non-null, str); a
+    (query_id, doc_id) pair at most once. Empty when the file is absent."""
+    if not path.is_file():
+        return no_must_not_return()
+    frame = _read_table(path, S.MUST_NOT_RETURN_COLUMNS)
+    _strings(frame, S.MUST_NOT_RETURN_COLUMNS)
+    query, doc = frame[S.QUERY_ID], frame[S.DOC_ID]
+
+    def rule(i: int) -> str:
+        first = int(np.flatnonzero((query == query[i]) & (doc == doc[i]))[0])
+        return (f"duplicate pair query {query[i]!r}, document {doc[i]!r} (first at row "
+                f"{first + 1}): a pair is listed at most once")
+
+    _reject(frame.duplicated([S.QUERY_ID, S.DOC_ID]), rule, path, _row)
+    return frame
+
+
 def read_tables(folder: str | Path) -> RealData:
     """Contract tables from ``folder``: documents.parquet, queries.parquet and, if present,
-    judgments.parquet (query_id, doc_id, grade; else no qrels); defines no splits.
+    judgments.parquet (query_id, doc_id, grade; else no qrels) and must_not_return.parquet
+    (query_id, doc_id, reason; else none); defines no splits.
 
     Checks what reading needs: the required columns, non-null values (deleted_at may be
-    null) and types (str ids, UTC timestamps, lists, weight >= 0, integer grades >= 0).
+    null) and types (str ids, UTC timestamps, lists, weight >= 0, integer grades >= 0), and
+    that must_not_return lists a (query_id, doc_id) pair at most once.
     Row invariants (unique keys, status values, deleted_at >= published_at) are left to the
     validation suite that runs after the prepare stage.
     """
@@ -289,4 +318,5 @@ def read_tables(folder: str | Path) -> RealData:
                               S.DOC_ID: pd.Series(dtype="str"),
                               S.GRADE: pd.Series(dtype=np.int64)})
     splits = pd.DataFrame({c: pd.Series(dtype="str") for c in SPLIT_COLUMNS})
-    return RealData(documents, queries, qrels, splits, has_query_times=True)
+    return RealData(documents, queries, qrels, splits, has_query_times=True,
+                    must_not_return=_read_must_not_return(folder / "must_not_return.parquet"))

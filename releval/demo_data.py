@@ -1,8 +1,8 @@
 """Deterministic demo data: an internal-support knowledge base, its query log and hidden
 graded relevance, following the documents / queries / qrels contracts of DESIGN.md.
 
-``generate(...)`` returns ``DemoData(documents, queries, ground_truth)``; the same arguments
-give identical frames (only ``numpy.random.Generator(seed)`` draws randomness).
+``generate(...)`` returns ``DemoData(documents, queries, ground_truth, must_not_return)``; the
+same arguments give identical frames (only ``numpy.random.Generator(seed)`` draws randomness).
 
 - documents (``S.DOCUMENT_COLUMNS``): chunks of knowledge-base articles. Chunks of one article
   share ``source_id`` (``acme-kb00042``) and are numbered ``acme-kb00042#0``, ``#1``, ...
@@ -26,6 +26,11 @@ give identical frames (only ``numpy.random.Generator(seed)`` draws randomness).
   same service for runbooks), 0 = one near miss judged not relevant (the negated twin, the
   same symptom on another model, the same operation on another service). Grades ignore
   visibility: access and time rules are applied by retrieval.
+- must_not_return (``S.MUST_NOT_RETURN_COLUMNS``): for every query tagged ``authz_boundary``,
+  each of its ground-truth documents (any grade) that the query may not see by the visibility
+  rule, with reason ``restricted answer: <acl groups> only`` (e.g. ``restricted answer: staff
+  only``); the few of them hidden by time or status rather than by an ACL read
+  ``restricted answer: not visible (<visibility reason>)``. In ground-truth order.
 
 ``GUEST_RUNBOOK_QUERY_ID`` names the guaranteed authz case: a guest asks for a procedure
 that only internal runbooks (acl ``["staff"]``) answer; every document in its ground truth
@@ -46,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from releval import schema as S
+from releval.visibility import forbidden_reasons
 
 GUEST_RUNBOOK_QUERY_ID = "q000000"
 MIN_DOCS, MIN_QUERIES = 50, 20
@@ -255,6 +261,7 @@ QUERY_KINDS = ("plain", "error_code", "numeric", "paraphrase", "typo", "negation
                "authz_boundary", "no_answer")
 QUERY_SHARES = (0.24, 0.14, 0.10, 0.14, 0.10, 0.08, 0.10, 0.10)
 (PLAIN, ERROR_CODE, NUMERIC, PARAPHRASE, TYPO, NEGATION, AUTHZ, NO_ANSWER) = range(8)
+AUTHZ_TAG = QUERY_KINDS[AUTHZ]
 PLAIN_QUERY = ("{model} {symptom_kw}", "{model} specifications", "{model} {proc_kw}",
                "{service} {op_kw}")  # by article kind: TROUBLE, SPEC, HOWTO, RUNBOOK
 QUERY_TEMPLATES = {
@@ -278,12 +285,13 @@ _FORMAT = string.Formatter()
 
 @dataclass(frozen=True)
 class DemoData:
-    """Generated tables: documents and queries (contract columns) and hidden ground truth
-    (query_id, doc_id, grade)."""
+    """Generated tables: documents and queries (contract columns), hidden ground truth
+    (query_id, doc_id, grade) and the must_not_return pairs (query_id, doc_id, reason)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
     ground_truth: pd.DataFrame
+    must_not_return: pd.DataFrame
 
 
 def _text(values, width: int = 0) -> np.ndarray:
@@ -657,6 +665,24 @@ def _ground_truth(src: dict, query_ids: pd.Series, target: np.ndarray,
                          S.GRADE: grade[order].astype(np.int64)})
 
 
+def _must_not_return(documents: pd.DataFrame, queries: pd.DataFrame,
+                     truth: pd.DataFrame) -> pd.DataFrame:
+    """The ground-truth documents of each ``authz_boundary`` query that it may not see, with
+    the reason (module docstring)."""
+    tags = queries[S.TAGS].explode()
+    authz = queries[S.QUERY_ID].isin(queries.loc[tags.index[tags == AUTHZ_TAG], S.QUERY_ID])
+    pairs = truth.loc[truth[S.QUERY_ID].isin(queries.loc[authz, S.QUERY_ID]),
+                      [S.QUERY_ID, S.DOC_ID]]
+    why = forbidden_reasons(pairs, queries[authz], documents)
+    hidden = pairs[why != ""].reset_index(drop=True)
+    acl = hidden[S.DOC_ID].map(documents.set_index(S.DOC_ID)[S.ACL])
+    reason = [f"restricted answer: {', '.join(groups)} only" if len(groups)
+              else f"restricted answer: not visible ({rule})"
+              for groups, rule in zip(acl, why[why != ""], strict=True)]
+    return pd.DataFrame({S.QUERY_ID: _strings(hidden[S.QUERY_ID]),
+                         S.DOC_ID: _strings(hidden[S.DOC_ID]), S.REASON: _strings(reason)})
+
+
 def generate(n_docs: int = 5000, n_queries: int = 1000, seed: int = 0, start: str = "2025-01-01",
              months: int = 12, tenants: int = 2) -> DemoData:
     """A demo knowledge base of ``n_docs`` chunks, a log of ``n_queries`` queries and their
@@ -679,8 +705,8 @@ def generate(n_docs: int = 5000, n_queries: int = 1000, seed: int = 0, start: st
     src = _sources(rng, n_docs, tenants, t0, t1)
     documents, doc_id = _documents(src, names)
     queries, target = _queries(rng, src, n_queries, names, t0, t1)
-    return DemoData(documents, queries,
-                    _ground_truth(src, queries[S.QUERY_ID], target, doc_id))
+    truth = _ground_truth(src, queries[S.QUERY_ID], target, doc_id)
+    return DemoData(documents, queries, truth, _must_not_return(documents, queries, truth))
 
 
 def simulate_external_run(data: DemoData, seed: int = 0, depth: int = 100,

@@ -42,6 +42,10 @@ TAG_VALUES = ("head", "tail", "no_answer", "authz_boundary", "typo", "error_code
 SPLIT = "split"
 SPLITS = ("train", "validation", "test")
 
+# must_not_return: pairs a policy forbids returning, whatever visibility says
+REASON = "reason"
+MUST_NOT_RETURN_COLUMNS = (QUERY_ID, DOC_ID, REASON)
+
 # judgments (raw) and qrels provenance
 ANNOTATOR = "annotator"
 JUDGED_AT = "judged_at"

@@ -10,6 +10,11 @@ iff all of:
 
 ``Visibility(documents).mask(queries)`` gives the (queries × documents) boolean matrix,
 computed with integer comparisons and group bitsets, never a per-pair Python loop.
+
+``forbidden_reasons(pairs, queries, documents)`` says, for each returned (query_id, doc_id)
+pair, which part of the rule it breaks: the first of ``REASONS`` (precedence order) that
+applies, or "" where the query may see the document. It uses the same arrays as ``mask``, so
+a pair is visible exactly when its reason is "".
 """
 
 from __future__ import annotations
@@ -18,8 +23,19 @@ import numpy as np
 import pandas as pd
 
 from releval import schema as S
+from releval.errors import InputError
 
 ADMIN = "admin"
+
+# Why a returned pair is forbidden, in precedence order (the first that applies is reported).
+REASONS = {
+    "unknown_document": "the doc_id is not in the documents table",
+    "other_tenant": "the document belongs to another tenant than the query's",
+    "acl": "the document is restricted to groups the user is not in (and the user is no admin)",
+    "status": "the document is a draft or expired",
+    "deleted": "the document was deleted at or before the query's time",
+    "not_yet_published": "the document was published after the query's time",
+}
 
 
 def _times(values: pd.Series) -> np.ndarray:
@@ -73,6 +89,51 @@ class Visibility:
         admin = (queries[S.ROLE].astype(str).to_numpy() == ADMIN)[:, None]
         acl_ok = self.open_acl[None, :] | shares | admin
         return in_time & status_ok & same_tenant & acl_ok
+
+    def reasons(self, queries: pd.DataFrame, pairs: pd.DataFrame) -> np.ndarray:
+        """Per (query_id, doc_id) row of ``pairs``, the first ``REASONS`` entry it breaks, ""
+        where visible: the per-pair form of ``mask`` (same arrays, same comparisons).
+        Every query_id must be in ``queries`` (query_id unique), else InputError."""
+        q_index = pd.Index(queries[S.QUERY_ID])
+        d_index = pd.Index(self.doc_ids)
+        for index, name in ((q_index, "queries"), (d_index, "documents")):
+            if not index.is_unique:
+                raise InputError(f"{index[index.duplicated()][0]!r} is not unique", name)
+        qi = q_index.get_indexer(pairs[S.QUERY_ID])
+        if (qi < 0).any():
+            missing = pd.Series(pairs[S.QUERY_ID]).to_numpy()[qi < 0]
+            raise InputError(f"{len(set(missing))} query_id(s) not in the queries table, e.g. "
+                             f"{missing[0]!r}", "queries")
+        di = d_index.get_indexer(pairs[S.DOC_ID])
+        unknown = di < 0
+        if len(self.doc_ids) == 0:
+            return np.where(unknown, "unknown_document", "")
+        d = np.where(unknown, 0, di)
+        t = _times(queries[S.ISSUED_AT])[qi]
+        tenant_code = pd.Index(self.tenants).get_indexer(queries[S.TENANT].astype(str))[qi]
+        qbits = self._bits([tuple(g) if g is not None else () for g in queries[S.GROUPS]])[qi]
+        shares = (qbits & self.doc_bits[d]).any(axis=1)
+        admin = (queries[S.ROLE].astype(str).to_numpy() == ADMIN)[qi]
+        breaks = {
+            "unknown_document": unknown,
+            "other_tenant": self.doc_tenant[d] != tenant_code,
+            "acl": ~(self.open_acl[d] | shares | admin),
+            "status": ~(self.live[d] | self.deleted_status[d]),
+            "deleted": self.deleted[d] <= t,
+            "not_yet_published": self.published[d] > t,
+        }
+        return np.select([breaks[r] for r in REASONS], list(REASONS), default="")
+
+
+def forbidden_reasons(pairs: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
+                      visibility: Visibility | None = None) -> np.ndarray:
+    """For each (query_id, doc_id) row of ``pairs``: "" when that query may see that document,
+    else the first ``REASONS`` entry (precedence order) the pair breaks. Agrees with
+    ``Visibility.mask``: visible ⇔ reason "". Vectorised over the pairs; ``visibility`` (built
+    from ``documents``) may be passed to reuse it. A query_id not in ``queries`` is an
+    InputError (a window answers the queries table's queries)."""
+    visibility = Visibility(documents) if visibility is None else visibility
+    return visibility.reasons(queries, pairs)
 
 
 def visible_pairs(visibility: Visibility, queries: pd.DataFrame, pairs: pd.DataFrame,

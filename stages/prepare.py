@@ -2,6 +2,9 @@
 
 Outputs (data/raw/): documents.parquet, queries.parquet, judgments.parquet (query_id,
 doc_id, grade), given_split.parquet (a dataset's own split; empty when it has none),
+must_not_return.parquet (query_id, doc_id, reason: pairs no system may return; demo: the
+hidden answers of authz_boundary queries, tables: the folder's must_not_return.parquet if
+any, BEIR: none; always written, empty with the contract's columns when there are none),
 external_run.trec (the demo's simulated team run; empty for real data) and source.json
 (where the data and the qrels came from).
 """
@@ -30,6 +33,7 @@ class Prepared:
     given_split: pd.DataFrame
     source: dict
     external_run: pd.DataFrame
+    must_not_return: pd.DataFrame
 
 
 NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Series([], dtype=str)})
@@ -45,7 +49,8 @@ def _demo(p: Params) -> Prepared:
                     {"source": "demo generator", "seed": p.base.seed,
                      "qrels": "generator ground truth",
                      "external_run": "simulated team system prod_v2 (demo only)"},
-                    simulate_external_run(data, p.base.seed, p.candidates.depth))
+                    simulate_external_run(data, p.base.seed, p.candidates.depth),
+                    data.must_not_return)
 
 
 def _real(reader, label: str):
@@ -58,7 +63,8 @@ def _real(reader, label: str):
         return Prepared(data.documents, data.queries, data.qrels,
                         NO_SPLIT if given is None else given,
                         {"source": f"{label} {path}", "qrels": f"{label} qrels",
-                         "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN)
+                         "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN,
+                        data.must_not_return)
     return load
 
 
@@ -79,10 +85,11 @@ def main() -> None:
     write_parquet(out / "queries.parquet", prepared.queries)
     write_parquet(out / "judgments.parquet", prepared.judgments)
     write_parquet(out / "given_split.parquet", prepared.given_split)
+    write_parquet(out / "must_not_return.parquet", prepared.must_not_return)
     write_trec_run(out / "external_run.trec", prepared.external_run)
     write_json(out / "source.json", prepared.source | {
         "documents": len(prepared.documents), "queries": len(prepared.queries),
-        "judgments": len(prepared.judgments)})
+        "judgments": len(prepared.judgments), "must_not_return": len(prepared.must_not_return)})
     print(f"prepare: {len(prepared.documents):,} documents, {len(prepared.queries):,} queries, "
           f"{len(prepared.judgments):,} judgments ({prepared.source['source']})")
 

@@ -8,6 +8,8 @@ from releval import demo_data
 from releval import schema as S
 from releval.adapters import read_beir, read_tables
 from releval.errors import InputError
+from releval.params import Params
+from stages.prepare import run as prepare
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -198,3 +200,56 @@ def test_bad_judgment_grade_names_row(tmp_path, demo):
     judgments.to_parquet(folder / "judgments.parquet")
     with pytest.raises(InputError, match=r"judgments\.parquet:row 5: grade must be an integer"):
         read_tables(folder)
+
+
+def assert_empty_must_not_return(frame: pd.DataFrame) -> None:
+    assert frame.empty and tuple(frame.columns) == S.MUST_NOT_RETURN_COLUMNS
+    assert all(pd.api.types.is_string_dtype(frame[c]) for c in S.MUST_NOT_RETURN_COLUMNS)
+
+
+def test_beir_has_no_must_not_return(tmp_path):
+    data = read_beir(write_beir(tmp_path, CORPUS, QUERIES, {"test.tsv": HEADER + "q1\td1\t1\n"}))
+    assert_empty_must_not_return(data.must_not_return)
+
+
+def test_tables_read_must_not_return_when_present(tmp_path, demo):
+    folder = write_tables(tmp_path, demo)
+    assert_empty_must_not_return(read_tables(folder).must_not_return)
+    banned = pd.DataFrame({S.QUERY_ID: ["q000000", "q000001"], S.DOC_ID: ["d1", "d2"],
+                           S.REASON: ["restricted answer: staff only", "legal hold"],
+                           "note": ["extra columns are dropped", ""]})
+    banned.to_parquet(folder / "must_not_return.parquet")
+    got = read_tables(folder).must_not_return
+    assert tuple(got.columns) == S.MUST_NOT_RETURN_COLUMNS
+    assert got.values.tolist() == banned[list(S.MUST_NOT_RETURN_COLUMNS)].values.tolist()
+    assert all(pd.api.types.is_string_dtype(got[c]) for c in S.MUST_NOT_RETURN_COLUMNS)
+
+
+@pytest.mark.parametrize("rows, columns, rule", [
+    ([("q1", "d1")], [S.QUERY_ID, S.DOC_ID], r"must_not_return\.parquet: missing column\(s\) "
+                                             "reason"),
+    ([("q1", "d1", "x"), ("q1", None, "x")], list(S.MUST_NOT_RETURN_COLUMNS),
+     r"must_not_return\.parquet:row 2: doc_id is missing"),
+    ([("q1", "d1", "x"), ("q2", "d1", "x"), ("q1", "d1", "y")], list(S.MUST_NOT_RETURN_COLUMNS),
+     r"must_not_return\.parquet:row 3: duplicate pair query 'q1', document 'd1' \(first at row "
+     r"1\)"),
+])
+def test_bad_must_not_return_names_file_row_and_rule(tmp_path, demo, rows, columns, rule):
+    folder = write_tables(tmp_path, demo)
+    pd.DataFrame(rows, columns=columns).to_parquet(folder / "must_not_return.parquet")
+    with pytest.raises(InputError, match=rule):
+        read_tables(folder)
+
+
+def test_prepare_writes_must_not_return_for_every_source(tmp_path, demo):
+    folder = write_tables(tmp_path / "tables", demo)
+    tables = Params.model_validate({"prepare": {"source": "tables", "path": str(folder)}})
+    assert_empty_must_not_return(prepare(tables).must_not_return)
+    demo.must_not_return.to_parquet(folder / "must_not_return.parquet")
+    pd.testing.assert_frame_equal(prepare(tables).must_not_return, demo.must_not_return)
+    beir = write_beir(tmp_path / "beir", CORPUS, QUERIES, {"test.tsv": HEADER + "q1\td1\t1\n"})
+    prepared = prepare(Params.model_validate({"prepare": {"source": "beir", "path": str(beir)}}))
+    assert_empty_must_not_return(prepared.must_not_return)
+    small = Params.model_validate({"prepare": {"n_docs": 300, "n_queries": 60}})
+    generated = prepare(small).must_not_return
+    assert len(generated) and demo_data.GUEST_RUNBOOK_QUERY_ID in set(generated[S.QUERY_ID])

@@ -8,6 +8,7 @@ import pytest
 
 from releval import demo_data as D
 from releval import schema as S
+from releval.visibility import forbidden_reasons
 
 STOPWORDS = set("a an the my i do what how any idea to fix is of on in it's its and again at all "
                 "not no without but up".split())
@@ -235,3 +236,33 @@ def test_smallest_size_still_has_every_tag_role_and_the_guest_case(seed):
 def test_too_small_or_bad_parameters_are_rejected(kwargs):
     with pytest.raises(ValueError, match="need n_docs"):
         D.generate(**kwargs)
+
+
+def test_must_not_return_lists_every_hidden_answer_of_authz_queries(demo):
+    banned = demo.must_not_return
+    assert tuple(banned.columns) == S.MUST_NOT_RETURN_COLUMNS and len(banned)
+    for column in S.MUST_NOT_RETURN_COLUMNS:
+        assert pd.api.types.is_string_dtype(banned[column]), column
+    assert not banned.duplicated([S.QUERY_ID, S.DOC_ID]).any()
+    authz = tagged(demo.queries, "authz_boundary")
+    truth = demo.ground_truth[demo.ground_truth[S.QUERY_ID].isin(authz[S.QUERY_ID])]
+    hidden = truth[forbidden_reasons(truth, demo.queries, demo.documents) != ""]
+    key = [S.QUERY_ID, S.DOC_ID]
+    assert set(map(tuple, banned[key].to_numpy())) == set(map(tuple, hidden[key].to_numpy()))
+    assert (forbidden_reasons(banned, demo.queries, demo.documents) != "").all()  # none visible
+    assert banned[S.QUERY_ID].isin(authz[S.QUERY_ID]).all()
+    acl = banned[S.DOC_ID].map(demo.documents.set_index(S.DOC_ID)[S.ACL])
+    restricted = acl.map(len) > 0
+    assert restricted.mean() > 0.9
+    assert (banned[S.REASON][restricted]
+            == "restricted answer: " + acl[restricted].map(", ".join) + " only").all()
+    assert banned[S.REASON][~restricted].str.startswith("restricted answer: not visible (").all()
+    guest = banned[banned[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    guest_truth = demo.ground_truth[demo.ground_truth[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    assert set(guest[S.DOC_ID]) == set(guest_truth[S.DOC_ID])
+    assert (guest[S.REASON] == "restricted answer: staff only").all()
+
+
+def test_must_not_return_is_deterministic():
+    a, b = (D.generate(n_docs=300, n_queries=60, seed=2) for _ in range(2))
+    assert parquet_bytes(a.must_not_return) == parquet_bytes(b.must_not_return)

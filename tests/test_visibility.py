@@ -1,7 +1,10 @@
 import numpy as np
 import pandas as pd
+import pytest
 
-from releval.visibility import Visibility, visible_pairs
+from releval.demo_data import generate
+from releval.errors import InputError
+from releval.visibility import REASONS, Visibility, forbidden_reasons, visible_pairs
 
 T = pd.Timestamp
 
@@ -63,3 +66,45 @@ def test_judgments_of_keeps_the_chosen_queries_and_marks_what_they_may_see():
                            "doc_id": ["open", "staff", "staff"], "grade": [1, 3, 2]})
     chosen, visible = judgments_of(judged, queries(), docs(), ["guest"])
     assert chosen.doc_id.tolist() == ["open", "staff"] and visible.tolist() == [True, False]
+
+
+def test_forbidden_reasons_name_each_rule_a_pair_breaks():
+    pairs = pd.DataFrame({
+        "query_id": ["guest", "guest", "guest", "guest", "guest", "guest", "guest", "guest",
+                     "admin", "employee"],
+        "doc_id": ["open", "ghost", "other_tenant", "staff", "draft", "gone", "later",
+                   "expired", "staff", "gone"]})
+    assert list(REASONS) == ["unknown_document", "other_tenant", "acl", "status", "deleted",
+                             "not_yet_published"]
+    assert forbidden_reasons(pairs, queries(), docs()).tolist() == [
+        "", "unknown_document", "other_tenant", "acl", "status", "deleted",
+        "not_yet_published", "status", "", "deleted"]
+
+
+def test_forbidden_reasons_follow_the_precedence_order():
+    # another tenant's restricted draft, published after the query: other_tenant comes first
+    many = docs().assign(tenant="b", acl=[["finance"]] * 8, status="draft",
+                         published_at=pd.Timestamp("2025-01-01", tz="UTC"))
+    pairs = pd.DataFrame({"query_id": ["guest"], "doc_id": ["open"]})
+    assert forbidden_reasons(pairs, queries(), many).tolist() == ["other_tenant"]
+    assert forbidden_reasons(pairs, queries(), many.assign(tenant="a")).tolist() == ["acl"]
+    assert forbidden_reasons(pairs, queries(), many.assign(tenant="a", acl=[[]] * 8)
+                             ).tolist() == ["status"]
+
+
+def test_forbidden_reasons_reject_unknown_queries():
+    pairs = pd.DataFrame({"query_id": ["nobody"], "doc_id": ["open"]})
+    with pytest.raises(InputError, match="not in the queries table"):
+        forbidden_reasons(pairs, queries(), docs())
+
+
+def test_forbidden_reasons_agree_with_the_mask_on_demo_data():
+    data = generate(n_docs=400, n_queries=80, seed=11, tenants=3)
+    qs, ds = data.queries, data.documents
+    pairs = pd.DataFrame({"query_id": np.repeat(qs.query_id.to_numpy(), len(ds)),
+                          "doc_id": np.tile(ds.doc_id.to_numpy(), len(qs))})
+    reasons = forbidden_reasons(pairs, qs, ds)
+    mask = Visibility(ds).mask(qs).ravel()
+    assert ((reasons == "") == mask).all()
+    seen = set(reasons)  # every way of being hidden occurs on demo data
+    assert seen >= {"", "other_tenant", "acl", "status", "deleted", "not_yet_published"}

@@ -17,9 +17,10 @@ queries table with the run's own list:
 - only the queries searched: run queries missing from the queries table are counted, dropped.
 
 The run is never filtered by visibility (the point is to evaluate what the system returned):
-each returned pair the query may not see (``visibility.visible_pairs``) is flagged in
-``stats["visibility"]`` under one reason, the first that applies in the order of ``REASONS``,
-so ``forbidden`` is the sum of the reason counts. Latency is not measured: NaN per query.
+each returned pair the query may not see is flagged in ``stats["visibility"]`` under one
+reason, the first that applies in the order of ``releval.visibility.REASONS``
+(``visibility.forbidden_reasons``), so ``forbidden`` is the sum of the reason counts.
+Latency is not measured: NaN per query.
 """
 
 from __future__ import annotations
@@ -36,18 +37,10 @@ from releval.errors import InputError
 from releval.metrics.ranking import Ranking
 from releval.readers import read_run, where
 from releval.retrievers.base import CANDIDATE_COLUMNS, Candidates, positive_int, require_unique
-from releval.visibility import ADMIN, Visibility, visible_pairs
+from releval.visibility import REASONS, Visibility, forbidden_reasons
 
 log = logging.getLogger(__name__)
 
-# Why a returned pair is forbidden, in precedence order -> its count's key in the stats.
-REASONS = {
-    "unknown_document": "unknown_documents",  # doc_id not in the documents table
-    "other_tenant": "other_tenant",
-    "acl": "acl",                             # restricted to groups the user is not in
-    "status": "status",                       # draft or expired
-    "future": "future",                       # published after the query, or deleted before it
-}
 MAX_EXAMPLES = 10
 LATENCY = "not measured (external run)"
 _POSITION = "_position"  # the query's row in the queries table; -1 when unknown
@@ -102,38 +95,6 @@ def _ordered(run: pd.DataFrame, position: np.ndarray) -> pd.DataFrame:
     return ordered
 
 
-def _reasons(pairs: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame) -> np.ndarray:
-    """For each forbidden (query_id, doc_id) pair, the first ``REASONS`` entry it breaks,
-    by the column comparisons of ``releval.visibility``'s rule."""
-    frame = pairs.merge(
-        queries[[S.QUERY_ID, S.ISSUED_AT, S.TENANT, S.GROUPS, S.ROLE]], on=S.QUERY_ID,
-        how="left").merge(
-        documents[[S.DOC_ID, S.PUBLISHED_AT, S.DELETED_AT, S.STATUS, S.TENANT, S.ACL]],
-        on=S.DOC_ID, how="left", suffixes=("_query", "_doc"), indicator=True)
-    t = pd.to_datetime(frame[S.ISSUED_AT], utc=True)
-    future = (~(pd.to_datetime(frame[S.PUBLISHED_AT], utc=True) <= t)
-              | (pd.to_datetime(frame[S.DELETED_AT], utc=True) <= t))
-    acl, groups = frame[S.ACL].explode().dropna(), frame[S.GROUPS].explode().dropna()
-    shared = pd.MultiIndex.from_arrays([acl.index, acl]).isin(
-        pd.MultiIndex.from_arrays([groups.index, groups]))
-    acl_ok = (~frame.index.isin(acl.index) | frame.index.isin(acl.index[shared])
-              | (frame[S.ROLE].astype(str) == ADMIN))
-    breaks = {
-        "unknown_document": frame["_merge"] == "left_only",
-        "other_tenant": frame[f"{S.TENANT}_doc"].astype(str)
-        != frame[f"{S.TENANT}_query"].astype(str),
-        "acl": ~acl_ok,
-        "status": ~frame[S.STATUS].isin(("published", "deleted")),
-        "future": future,
-    }
-    reason = np.select([breaks[r].to_numpy(dtype=bool) for r in REASONS], list(REASONS),
-                       default="")
-    if (reason == "").any():
-        raise RuntimeError("external: visibility reasons disagree with Visibility.mask for "
-                           f"{int((reason == '').sum())} pair(s)")
-    return reason
-
-
 class ExternalRetriever:
     """A team's run file as a route; see the module docstring for the search contract."""
 
@@ -155,7 +116,8 @@ class ExternalRetriever:
 
         ``stats``: ``latency`` (a note), ``source`` (path, sha256, system, row and query
         counts; rows_in = rows_out + rows_other_systems + rows_unknown_queries +
-        truncated_to_depth) and ``visibility`` (forbidden, one count per reason, examples).
+        truncated_to_depth) and ``visibility`` (forbidden, one count per reason of
+        ``releval.visibility.REASONS`` under the reason's name, examples).
         """
         depth = positive_int("depth", depth)
         if self._documents is None:
@@ -179,9 +141,10 @@ class ExternalRetriever:
             S.SCORE: kept[S.SCORE].to_numpy(dtype=np.float64),
         }, columns=list(CANDIDATE_COLUMNS))
 
-        forbidden = ~visible_pairs(visibility, queries, out)
+        reasons = forbidden_reasons(out, queries, self._documents, visibility)
+        forbidden = reasons != ""
         pairs = out.loc[forbidden, [S.QUERY_ID, S.DOC_ID]].reset_index(drop=True)
-        reason = _reasons(pairs, queries, self._documents)
+        reason = reasons[forbidden]
         counts = pd.Series(reason, dtype=object).value_counts()
         stats = {
             "latency": LATENCY,
@@ -194,7 +157,7 @@ class ExternalRetriever:
                 "queries_unknown": run.loc[position < 0, S.QUERY_ID].nunique(),
             },
             "visibility": {"forbidden": int(forbidden.sum())}
-            | {key: int(counts.get(r, 0)) for r, key in REASONS.items()}
+            | {r: int(counts.get(r, 0)) for r in REASONS}
             | {"examples": pairs.head(MAX_EXAMPLES).assign(reason=reason[:MAX_EXAMPLES])
                .to_dict("records")},
         }

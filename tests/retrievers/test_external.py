@@ -12,7 +12,7 @@ from releval.errors import InputError
 from releval.metrics.ranking import Ranking
 from releval.retrievers.base import run_stats
 from releval.retrievers.external import ExternalRetriever
-from releval.visibility import Visibility, visible_pairs
+from releval.visibility import REASONS, Visibility, visible_pairs
 from tests.retrievers.frames import AFTER, doc, documents, queries, query
 
 DOCS = documents(*(doc(d) for d in ("d1", "d2", "d3", "d10", "é", "Z")))
@@ -123,10 +123,11 @@ def test_forbidden_documents_are_flagged_with_their_reason_and_kept(tmp_path):
     assert ranked(got) == names  # nothing filtered
     flags = got.stats["visibility"]
     assert {k: v for k, v in flags.items() if k != "examples"} == {
-        "forbidden": 6, "unknown_documents": 1, "other_tenant": 1, "acl": 1, "status": 1,
-        "future": 2}
+        "forbidden": 6, "unknown_document": 1, "other_tenant": 1, "acl": 1, "status": 1,
+        "deleted": 1, "not_yet_published": 1}
+    assert flags["forbidden"] == sum(flags[r] for r in REASONS)
     assert {(e[S.DOC_ID], e["reason"]) for e in flags["examples"]} == {
-        ("future", "future"), ("gone", "future"), ("tenant-b", "other_tenant"),
+        ("future", "not_yet_published"), ("gone", "deleted"), ("tenant-b", "other_tenant"),
         ("finance", "acl"), ("draft", "status"), ("ghost", "unknown_document")}
     visible = visible_pairs(Visibility(docs), queries(query("q1")), got.run)
     assert flags["forbidden"] == int((~visible).sum())
