@@ -1,6 +1,10 @@
 """Candidate against baseline: a paired comparison when both answer the same queries;
 otherwise refused with the differences, or (when allowed) the unpaired rate/mix view.
 
+A comparison is controlled when what must be held fixed is fixed (``CONDITIONS``): the
+evaluated queries, the qrels revision, the candidate budget, the time window and corpus
+snapshot, and the visibility rule. ``condition_differences`` lists what differs.
+
 Inputs are per-query metric tables (query_id, measure, value), e.g. written by
 ``releval metrics -q --format csv``, or runs evaluated here against qrels. Optional maps
 from query_id to a slice label, a traffic weight and a cluster (user) id.
@@ -18,7 +22,7 @@ from releval.aggregation import aggregates, decompose
 from releval.errors import InputError
 from releval.metrics import evaluate, resolve
 from releval.readers import read_run
-from releval.stats import compare_table, holm
+from releval.stats import compare_table, holm, holm_verdicts
 
 SIDES = ("baseline", "candidate")
 ALL = "all"
@@ -65,6 +69,16 @@ def read_map(path: str | Path, column: str) -> pd.Series:
     return table.set_index(S.QUERY_ID)[value]
 
 
+CONDITIONS = ("queries", "qrels", "budget", "time_window", "visibility")
+
+
+def condition_differences(baseline: dict, candidate: dict) -> list[str]:
+    """One readable line per condition in ``CONDITIONS`` whose value differs between the two
+    sides' condition dicts (a condition missing on a side counts as different)."""
+    return [f"{key}: baseline {baseline.get(key)!r} ≠ candidate {candidate.get(key)!r}"
+            for key in CONDITIONS if baseline.get(key) != candidate.get(key)]
+
+
 def differences(baseline: pd.DataFrame, candidate: pd.DataFrame) -> dict:
     """What differs between the two sides' query sets (counts and a few examples)."""
     a, b = set(baseline[S.QUERY_ID]), set(candidate[S.QUERY_ID])
@@ -83,6 +97,7 @@ def _paired(frame: pd.DataFrame, measures: list[str], slices: pd.Series | None,
               for k, g in groups]
     table = pd.concat(tables, ignore_index=True)
     table["p_holm"] = holm(table["p_value"].to_numpy())  # over measures × slices
+    table["verdict"] = holm_verdicts(table["verdict"], table["p_holm"], options["alpha"])
     return table
 
 
@@ -108,8 +123,8 @@ def _unpaired(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[st
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str] | None = None,
             *, slices: pd.Series | None = None, weights: pd.Series | None = None,
             clusters: pd.Series | None = None, allow_uncontrolled: bool = False,
-            min_effect: float = 0.0, resamples: int = 10_000, alpha: float = 0.05,
-            seed: int = 0) -> dict:
+            min_effect: float | dict[str, float] = 0.0, resamples: int = 10_000,
+            alpha: float = 0.05, seed: int = 0) -> dict:
     """The comparison as a JSON-ready dict: ``controlled`` and either ``paired`` rows (one
     per measure × slice, Holm-corrected) or ``uncontrolled`` rows (rate/mix per measure)."""
     common = sorted(set(baseline[S.MEASURE]) & set(candidate[S.MEASURE]))

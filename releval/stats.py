@@ -181,6 +181,16 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return out
 
 
+def holm_verdicts(verdicts: Sequence[str], p_holm: Sequence[float], alpha: float) -> np.ndarray:
+    """A CI verdict of "improved" or "regressed" stands only when its Holm-adjusted p ≤ alpha
+    (the difference survives the correction over the family); otherwise it is
+    "inconclusive". Other verdicts are kept."""
+    verdicts = np.asarray(verdicts, dtype=object)
+    p = np.asarray(p_holm, dtype=float)
+    changed = np.isin(verdicts, ("improved", "regressed"))
+    return np.where(changed & ~(p <= alpha), "inconclusive", verdicts)
+
+
 def compare_table(
     per_query: pd.DataFrame,
     baseline: str,
@@ -194,7 +204,7 @@ def compare_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """One row per measure: ``measure``, the ``Comparison`` fields and ``p_holm`` (Holm over
-    the measures of this table). ``per_query`` is the metrics table (system, query_id,
+    the measures of this table; verdicts per :func:`holm_verdicts`). ``per_query`` is the metrics table (system, query_id,
     measure, value), paired by query_id; ``clusters`` maps query_id → cluster label. Every
     measure uses the same seed, so all measures see the same resampled units."""
     measures = list(dict.fromkeys(measures))
@@ -228,6 +238,7 @@ def compare_table(
         table.append({S.MEASURE: measure, **result.to_dict()})
     frame = pd.DataFrame(table)
     frame["p_holm"] = holm(frame["p_value"].to_numpy())
+    frame["verdict"] = holm_verdicts(frame["verdict"], frame["p_holm"], alpha)
     return frame
 
 

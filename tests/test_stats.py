@@ -11,7 +11,15 @@ import pytest
 
 from releval import stats
 from releval.errors import InputError
-from releval.stats import Comparison, bootstrap_ci, compare_table, holm, paired, verdict
+from releval.stats import (
+    Comparison,
+    bootstrap_ci,
+    compare_table,
+    holm,
+    holm_verdicts,
+    paired,
+    verdict,
+)
 
 # d = candidate − baseline = [0.3, −0.1, 0.2, (excluded), 0.0]
 BASE = np.array([0.5, 0.4, 0.2, np.nan, 0.7])
@@ -255,3 +263,10 @@ def test_bootstrap_ci_covers_the_true_difference():
         low, high = bootstrap_ci(cand - base, resamples=1_000, seed=sim)
         covered += low <= 0.03 <= high
     assert 0.93 <= covered / 1_000 <= 0.97
+
+
+def test_holm_verdicts_keep_a_change_only_when_it_survives_the_correction():
+    verdicts = ["improved", "regressed", "improved", "inconclusive", "no consequential change"]
+    p_holm = [0.01, 0.2, 0.05, 0.001, np.nan]
+    assert list(holm_verdicts(verdicts, p_holm, 0.05)) == [
+        "improved", "inconclusive", "improved", "inconclusive", "no consequential change"]
