@@ -1,8 +1,9 @@
 """Stage ``candidates@<system>``: one system's candidate window for every query.
 
 Outputs (data/candidates/<system>/): run.parquet per the run contract (system, route,
-query_id, doc_id, rank, score) and run_stats.json (latency percentiles, candidates per
-query). Every route applies the visibility rule to its whole window.
+query_id, doc_id, rank, score), latency.parquet (query_id, latency_ms; NaN where not
+measured) and run_stats.json (latency percentiles, candidates per query). Every route
+applies the visibility rule to its whole window.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from releval import schema as S
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrievers import make_retriever
-from releval.retrievers.base import run_stats
+from releval.retrievers.base import latency_table, run_stats
 from releval.visibility import Visibility
 from stages.common import guarded, params_of, parser, write_json, write_parquet
 
 
 def run(p: Params, system: str, documents: pd.DataFrame,
-        queries: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+        queries: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
     if system not in p.candidates.systems:
         raise InputError(f"no system {system!r} in candidates.systems "
                          f"({', '.join(p.candidates.systems)})", "params")
@@ -34,7 +35,7 @@ def run(p: Params, system: str, documents: pd.DataFrame,
     run_table = run_table[list(S.RUN_COLUMNS)]
     stats = run_stats(found, queries) | {"system": system, "route": route,
                                          "depth": p.candidates.depth, "params": config}
-    return run_table, stats
+    return run_table, stats, latency_table(queries, found.latency_ms)
 
 
 def main() -> None:
@@ -44,10 +45,11 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
-    run_table, stats = run(params_of(args), args.system,
+    run_table, stats, latency = run(params_of(args), args.system,
                            pd.read_parquet(raw / "documents.parquet"),
                            pd.read_parquet(raw / "queries.parquet"))
     write_parquet(out / "run.parquet", run_table)
+    write_parquet(out / "latency.parquet", latency)
     write_json(out / "run_stats.json", stats)
     print(f"candidates@{args.system}: {len(run_table):,} candidates for "
           f"{run_table[S.QUERY_ID].nunique():,} queries")

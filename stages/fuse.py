@@ -3,13 +3,16 @@
 The fusion grid (RRF k; linear weights × score normalisations) is scored on the validation
 split only, the best entry is frozen and applied to every query; the test split is never
 looked at. Outputs (data/fused/<system>/): run.parquet per the run contract (route
-``hybrid``, at most ``candidates.depth`` per query: the same budget as every other system)
-and run_stats.json (the chosen fusion, the validation grid, candidates per query).
+``hybrid``, at most ``candidates.depth`` per query: the same budget as every other system),
+latency.parquet and run_stats.json (the chosen fusion, the validation grid, candidates per
+query, latency). A fused query's latency is the serial bound: its two source routes'
+latencies plus its share of the fusion's wall time (fusion runs for all queries at once).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +22,7 @@ from releval import schema as S
 from releval.errors import InputError
 from releval.fusion import expand_grid, fuse, tune
 from releval.params import Params
-from releval.retrievers.base import Candidates, run_stats
+from releval.retrievers.base import LATENCY_MS, Candidates, latency_table, run_stats
 from releval.visibility import judgments_of
 from stages.common import guarded, params_of, parser, write_json, write_parquet
 
@@ -27,8 +30,9 @@ ROUTE = "hybrid"
 
 
 def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
-        split: pd.DataFrame, queries: pd.DataFrame,
-        documents: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
+        latencies: dict[str, pd.DataFrame] | None = None
+        ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
     if system not in p.fusion.systems:
         raise InputError(f"no system {system!r} in fusion.systems", "params")
     c = p.fusion.systems[system]
@@ -50,13 +54,26 @@ def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.Dat
         table = tuning.table.to_dict(orient="records")
     else:
         best, note, table = grid[0], "no judged validation queries: first grid entry, untuned", []
+    tick = time.perf_counter()
     fused = fuse(windows, depth, best)
-    found = Candidates(fused, np.full(len(queries), np.nan))
+    share = (time.perf_counter() - tick) * 1e3 / max(1, len(queries))
+    latency = share + sum(_latency(latencies, s, queries) for s in (c.lexical, c.dense))
+    found = Candidates(fused, latency)
     stats = run_stats(found, queries) | {
         "system": system, "route": ROUTE, "depth": depth, "sources": [c.lexical, c.dense],
         "fusion": best, "objective": c.objective, "tuning": note, "grid": table,
-        "latency_note": "fusion adds no retrieval: see the source systems"}
-    return fused.assign(**{S.SYSTEM: system, S.ROUTE: ROUTE})[list(S.RUN_COLUMNS)], stats
+        "latency_note": f"serial bound: {c.lexical} + {c.dense} + fusion share per query"}
+    return (fused.assign(**{S.SYSTEM: system, S.ROUTE: ROUTE})[list(S.RUN_COLUMNS)], stats,
+            latency_table(queries, latency))
+
+
+def _latency(latencies: dict[str, pd.DataFrame] | None, system: str,
+             queries: pd.DataFrame) -> np.ndarray:
+    """A source route's per-query latency in ``queries``' order; NaN where not measured."""
+    if not latencies or system not in latencies:
+        return np.full(len(queries), np.nan)
+    table = latencies[system].set_index(S.QUERY_ID)[LATENCY_MS]
+    return table.reindex(queries[S.QUERY_ID]).to_numpy(dtype=float)
 
 
 def main() -> None:
@@ -72,11 +89,15 @@ def main() -> None:
     c = p.fusion.systems.get(args.system)
     names = (c.lexical, c.dense) if c else ()
     runs = {s: pd.read_parquet(Path(args.candidates) / s / "run.parquet") for s in names}
+    latencies = {s: pd.read_parquet(Path(args.candidates) / s / "latency.parquet")
+                 for s in names}
     raw = Path(args.raw)
-    table, stats = run(p, args.system, runs, pd.read_parquet(args.qrels),
-                       pd.read_parquet(args.split), pd.read_parquet(raw / "queries.parquet"),
-                       pd.read_parquet(raw / "documents.parquet"))
+    table, stats, latency = run(p, args.system, runs, pd.read_parquet(args.qrels),
+                                pd.read_parquet(args.split),
+                                pd.read_parquet(raw / "queries.parquet"),
+                                pd.read_parquet(raw / "documents.parquet"), latencies)
     write_parquet(Path(args.out) / "run.parquet", table)
+    write_parquet(Path(args.out) / "latency.parquet", latency)
     write_json(Path(args.out) / "run_stats.json", stats)
     print(f"fuse@{args.system}: {json.dumps(stats['fusion'])} ({stats['tuning']})")
 

@@ -19,6 +19,7 @@ from releval.readers import where
 from releval.visibility import Visibility
 
 CANDIDATE_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE)
+LATENCY_MS = "latency_ms"
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,12 @@ def top_k(scores: np.ndarray, depth: int, tie_order: np.ndarray):
     ranks = np.arange(1, len(rows) + 1) - first
     within = ranks <= depth
     return rows[within], cols[within], ranks[within]
+
+
+def latency_table(queries: pd.DataFrame, latency_ms: np.ndarray) -> pd.DataFrame:
+    """Per-query latency (query_id, latency_ms), aligned with ``queries``; NaN = not measured."""
+    return pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID].to_numpy(),
+                         LATENCY_MS: np.asarray(latency_ms, dtype=float)})
 
 
 def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:

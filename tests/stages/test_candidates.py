@@ -19,7 +19,11 @@ def all_windows(tmp_path_factory):
     params = Params.model_validate({"candidates": {"depth": 200, "systems": {
         "bm25": {"route": "bm25"},
         "dense": {"route": "dense", "cache_dir": cache, "min_score": 0.3}}}})
-    out = {name: run(params, name, data.documents, data.queries) for name in ("bm25", "dense")}
+    full = {name: run(params, name, data.documents, data.queries) for name in ("bm25", "dense")}
+    for _, _, latency in full.values():  # one measured latency per query, in queries' order
+        assert latency["query_id"].tolist() == data.queries["query_id"].tolist()
+        assert (latency["latency_ms"] > 0).all()
+    out = {name: result[:2] for name, result in full.items()}
     cols = ["query_id", "doc_id", "rank", "score"]
     fused = fuse({n: out[n][0][cols] for n in out}, 200, {"method": "rrf", "k": 60})
     out["hybrid"] = (fused.assign(system="hybrid", route="hybrid")[
