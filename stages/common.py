@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval.errors import InputError
+from releval.metrics import resolve
 from releval.params import Params, load_params
 
 
@@ -29,6 +30,17 @@ def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
     return {name: Path(folder) / name
             for folder, names in ((candidates, p.candidates.systems), (fused, p.fusion.systems))
             for name in names}
+
+
+def compared(p: Params) -> tuple[list[str], float | dict[str, float]]:
+    """``compare.measures`` and ``compare.min_effect`` under their canonical names (as the
+    evaluate stage names them with ``evaluate.rel``)."""
+    measures = [m.name for m in resolve(p.compare.measures, p.evaluate.rel)]
+    effect = p.compare.min_effect
+    if isinstance(effect, dict):
+        effect = {m.name: v for name, v in effect.items()
+                  for m in resolve([name], p.evaluate.rel)}
+    return measures, effect
 
 
 def write_json(path: str | Path, doc: dict) -> None:

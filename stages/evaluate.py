@@ -3,10 +3,14 @@
 Relevance is judged against what the user may see: judgments of documents invisible to
 the query (time, status, tenant, ACL) are left out and counted, so no system is credited
 or blamed for a forbidden document. Outputs (data/evaluate/): per_query.parquet (system,
-query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean) and
-summary.json (n, undefined, empty per measure, and where the qrels came from) and
-route_hits.parquet (for each fused pair of systems, which one found each relevant document)
-and unjudged.parquet (each system's unjudged top-k candidates: the next pooling round).
+query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean),
+summary.json (n, undefined, empty per measure, and where the qrels came from),
+route_hits.parquet (for each fused pair of systems, which one found each relevant document),
+labels.parquet (query_id, dimension, slice: the slices each evaluated query belongs to, for
+``slices.dimensions`` and ``compare.strata``) and
+unjudged.parquet (each system's unjudged top-k candidates: the next pooling round).
+Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
+relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
 external run that has no rows for this data) is reported as skipped, not scored.
 """
@@ -23,6 +27,7 @@ from releval.diagnostics import CLASS, hit_counts, route_hits
 from releval.metrics import evaluate
 from releval.params import Params
 from releval.pooling import unjudged
+from releval.slices import labels as query_labels
 from releval.visibility import judgments_of
 from stages.common import (
     guarded,
@@ -35,10 +40,14 @@ from stages.common import (
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
-        split: pd.DataFrame, queries: pd.DataFrame,
-        documents: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame]:
+        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame
+        ) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame, pd.DataFrame]:
     c = p.evaluate
-    evaluated = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
+    in_split = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
+    tagged = queries[S.TAGS].map(lambda tags: p.no_answer.tag in list(tags)
+                                 if tags is not None else False)
+    no_answer = queries.loc[tagged.to_numpy(dtype=bool), S.QUERY_ID]
+    evaluated = in_split[~in_split.isin(no_answer)]
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
     per_query, metrics, summary = [], {}, {}
@@ -62,13 +71,17 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
                        c.rel).assign(pair=f"{f.lexical}|{f.dense}")
             for f in p.fusion.systems.values() if f.lexical in runs and f.dense in runs]
     hits = pd.concat(hits, ignore_index=True) if hits else pd.DataFrame(columns=[CLASS, "pair"])
+    dimensions = list(dict.fromkeys([*p.slices.dimensions, p.compare.strata]))
+    labels = query_labels(queries, qrels[visible], documents, hits, evaluated,
+                          p.slices.model_copy(update={"dimensions": dimensions}), rel=c.rel)
     report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": summary,
+              "no_answer_left_out": int(in_split.isin(no_answer).sum()),
               "skipped": skipped, "depth": p.candidates.depth,
               "route_hits": {pair: hit_counts(group) for pair, group in hits.groupby("pair")},
               "judgments": {"evaluated": int(len(qrels)),
                             "invisible_left_out": int((~visible).sum()),
                             "relevant_invisible_left_out": int((~visible & relevant).sum())}}
-    return table, metrics, report, hits
+    return table, metrics, report, hits, labels
 
 
 def main() -> None:
@@ -86,7 +99,7 @@ def main() -> None:
     runs = {name: pd.read_parquet(folder / "run.parquet")
             for name, folder in system_dirs(p, args.candidates, args.fused).items()}
     split, qrels = pd.read_parquet(args.split), pd.read_parquet(args.qrels)
-    table, metrics, report, hits = run(p, runs, qrels, split,
+    table, metrics, report, hits, labels = run(p, runs, qrels, split,
                                        pd.read_parquet(raw / "queries.parquet"),
                                        pd.read_parquet(raw / "documents.parquet"))
     report["qrels"] = json.loads(Path(args.judgments).read_text())["qrels"]
@@ -98,6 +111,7 @@ def main() -> None:
     write_json(out / "metrics.json", metrics)
     write_json(out / "summary.json", report)
     write_parquet(out / "route_hits.parquet", hits)
+    write_parquet(out / "labels.parquet", labels)
     write_parquet(out / "unjudged.parquet", holes)
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")

@@ -1,0 +1,130 @@
+"""Stage compare: conditions held fixed, the refusal, aggregates and the per-query diff."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from releval.compare import Uncontrolled, condition_differences
+from releval.params import Params
+from stages.compare import run
+
+T0 = pd.Timestamp("2025-03-01", tz="UTC")
+IDS = ["q1", "q2", "q3", "q4"]
+
+
+def documents():
+    return pd.DataFrame({
+        "doc_id": ["d1", "d2", "d3", "d4", "d5"], "title": "t", "text": ["a", "b", "c", "d", "e"],
+        "source_id": ["s1", "s2", "s3", "s4", "s5"], "published_at": T0 - pd.Timedelta(days=9),
+        "status": "published", "deleted_at": pd.NaT, "tenant": "acme", "acl": [[]] * 5})
+
+
+def queries():
+    return pd.DataFrame({
+        "query_id": IDS, "text": ["x"] * 4, "issued_at": [T0 + pd.Timedelta(days=i) for i in
+                                                           range(4)],
+        "user_id": ["u1", "u1", "u2", "u3"], "tenant": "acme", "groups": [[]] * 4,
+        "role": "employee", "tags": [["head", "typo"], ["tail", "typo"], ["tail", "numeric"],
+                                     ["tail", "numeric"]],
+        "weight": [3.0, 1.0, 1.0, 1.0]})
+
+
+def judgments():  # |R|: q1 1, q2 4, q3 1, q4 1
+    return pd.DataFrame({"query_id": ["q1", "q2", "q2", "q2", "q2", "q3", "q4"],
+                         "doc_id": ["d1", "d1", "d2", "d3", "d4", "d5", "d2"],
+                         "grade": [3, 1, 2, 1, 1, 2, 3]})
+
+
+def per_query():
+    base = {"nDCG@10": [0.5, 0.25, 0.0, 1.0], "R@100": [1.0, 0.5, 0.0, 1.0]}
+    cand = {"nDCG@10": [0.75, 0.25, 0.5, 1.0], "R@100": [1.0, 0.75, 1.0, 1.0]}
+    rows = [pd.DataFrame({"system": s, "query_id": IDS, "measure": m, "value": v})
+            for s, table in (("bm25", base), ("hybrid", cand)) for m, v in table.items()]
+    return pd.concat(rows, ignore_index=True)
+
+
+def labels():
+    return pd.DataFrame({"query_id": IDS, "dimension": "kind",
+                         "slice": ["typo", "typo", "numeric", "numeric"]})
+
+
+def stats(hybrid_depth=100):
+    return {"bm25": {"route": "bm25", "depth": 100}, "dense": {"route": "dense", "depth": 100},
+            "hybrid": {"route": "hybrid", "depth": hybrid_depth, "sources": ["bm25", "dense"]},
+            "prod_v2": {"route": "external", "depth": 100, "visibility": {"forbidden": 7}}}
+
+
+def params(**compare):
+    return Params.model_validate({
+        "candidates": {"systems": {"bm25": {"route": "bm25"}, "dense": {"route": "dense"},
+                                   "prod_v2": {"route": "external", "path": "x.trec"}}},
+        "compare": {"measures": ["nDCG@10", "R@100"], "resamples": 500, "cluster": None,
+                    "strata": "kind", **compare}})
+
+
+def test_controlled_comparison_pairs_aggregates_and_diffs():
+    doc, diff = run(params(), per_query(), labels(), queries(), documents(), judgments(),
+                    stats())
+    assert doc["controlled"] and doc["differences"] == []
+    assert {r["measure"]: r["mean_diff"] for r in doc["paired"]} == pytest.approx(
+        {"nDCG@10": 0.1875, "R@100": 0.3125})
+    recall = doc["aggregates"]["bm25"]["R@100"]
+    assert recall["macro"] == pytest.approx(0.625)
+    assert recall["micro"] == pytest.approx((1 + 2 + 0 + 1) / 7)  # Σ|R∩S| / Σ|R|
+    assert recall["traffic_weighted"] == pytest.approx((3 * 1 + 0.5 + 0 + 1) / 6)
+    assert recall["equal_slice"] == pytest.approx(((3 + 0.5) / 4 + 0.5) / 2)  # typo, numeric
+    assert doc["aggregates"]["bm25"]["nDCG@10"]["micro"] is None  # micro only for recall
+    mix = doc["composition"]["R@100"]
+    assert mix["mix"] == pytest.approx(0.0) and not mix["mix_shift"]  # same queries: no mix
+    assert mix["rate"] == pytest.approx(mix["delta"])
+    row = diff[(diff["query_id"] == "q3") & (diff["measure"] == "nDCG@10")].iloc[0]
+    assert (row["baseline"], row["candidate"], row["diff"], row["stratum"]) == (0.0, 0.5, 0.5,
+                                                                                 "numeric")
+
+
+def test_different_budget_is_refused_with_the_difference_listed():
+    with pytest.raises(Uncontrolled, match=r"refused: budget: baseline 100 ≠ candidate 50"):
+        run(params(), per_query(), labels(), queries(), documents(), judgments(),
+            stats(hybrid_depth=50))
+
+
+def test_allow_uncontrolled_labels_every_output():
+    doc, _ = run(params(allow_uncontrolled=True), per_query(), labels(), queries(),
+                 documents(), judgments(), stats(hybrid_depth=50))
+    assert doc["controlled"] is False
+    assert doc["differences"] == ["budget: baseline 100 ≠ candidate 50"]
+    assert doc["note"].startswith("UNCONTROLLED")
+    assert doc["paired"]  # still paired by query: the query sets are the same
+
+
+def test_a_run_that_ignores_visibility_is_not_controlled_against_one_that_enforces_it():
+    pq = per_query().replace({"system": {"hybrid": "prod_v2"}})
+    with pytest.raises(Uncontrolled, match=r"visibility: baseline 'enforced by the route' ≠ "
+                                           r"candidate 'not enforced \(7 forbidden"):
+        run(params(candidate="prod_v2"), pq, labels(), queries(), documents(), judgments(),
+            stats())
+
+
+def test_different_query_sets_differ_in_the_queries_condition():
+    pq = per_query()
+    pq = pq[~((pq["system"] == "hybrid") & (pq["query_id"] == "q4"))]
+    with pytest.raises(Uncontrolled, match=r"queries: baseline '4 queries"):
+        run(params(), pq, labels(), queries(), documents(), judgments(), stats())
+
+
+def test_condition_differences_lists_each_differing_condition_once():
+    a = {"queries": "4", "qrels": "r1", "budget": 100, "time_window": "w", "visibility": "v"}
+    assert condition_differences(a, dict(a)) == []
+    b = dict(a, qrels="r2", time_window="w2")
+    assert condition_differences(a, b) == ["qrels: baseline 'r1' ≠ candidate 'r2'",
+                                           "time_window: baseline 'w' ≠ candidate 'w2'"]
+    assert condition_differences(a, {k: v for k, v in a.items() if k != "budget"}) == [
+        "budget: baseline 100 ≠ candidate None"]
+
+
+def test_clusters_resample_users():
+    doc, _ = run(params(cluster="user_id"), per_query(), labels(), queries(), documents(),
+                 judgments(), stats())
+    assert {r["unit"] for r in doc["paired"]} == {"cluster"}
+    assert {r["units"] for r in doc["paired"]} == {3}
+    assert np.isfinite(doc["paired"][0]["ci_low"])
