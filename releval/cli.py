@@ -11,6 +11,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.table import Table
 
 from releval import schema as S
@@ -252,6 +253,10 @@ def demo(
                       str(first["n"]), str(first["undefined"]))
     out = Console()
     out.print(table)
+    decision = root / "reports" / "decision.md"
+    if decision.exists():  # wide tables: never squeeze them below 140 columns off a terminal
+        wide = out if out.is_terminal else Console(width=max(out.width, 140))
+        wide.print(Markdown(decision.read_text()))
     out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
 
 
@@ -334,6 +339,82 @@ def compare(
 
 def _num(value, spec: str = ".4f") -> str:
     return "—" if value is None else format(value, spec)
+
+
+
+class GateFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _read_decision(path: Path) -> dict:
+    if not path.is_file():
+        _fail(f"{path}: file not found; run the gate stage first (dvc repro gate)")
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        _fail(f"{path}: not valid JSON ({exc})")
+    if not isinstance(doc, dict) or not isinstance(doc.get("passed"), bool) \
+            or not isinstance(doc.get("rules"), list) \
+            or not all(isinstance(r, dict) for r in doc["rules"]):
+        _fail(f"{path}: not a gate decision (needs a boolean 'passed' and a 'rules' list of "
+              "objects)")
+    return doc
+
+
+def _gate_value(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4f}"
+    return str(value)
+
+
+@app.command()
+def gate(
+    decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
+    = Path("data/gate/decision.json"),
+    fmt: Annotated[GateFormat, typer.Option("--format", help="table or json")]
+    = GateFormat.table,
+) -> None:
+    """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
+    decision file is missing or invalid."""
+    from rich.markup import escape
+
+    doc = _read_decision(decision)
+    controlled = doc.get("controlled", True) is not False
+    if fmt == GateFormat.json:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        out = Console()
+        title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
+        table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
+        for col in ("rule", "passed", "value", "threshold", "reason"):
+            table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
+        for r in doc["rules"]:
+            table.add_row(escape(str(r.get("name", r.get("rule", "?")))),
+                          "[green]✓[/green]" if r.get("passed") else "[red]✗[/red]",
+                          _gate_value(r.get("value")), _gate_value(r.get("threshold")),
+                          escape(str(r.get("reason", ""))))
+        out.print(table)
+        if doc.get("note"):
+            out.print(f"note: {escape(str(doc['note']))}", highlight=False, soft_wrap=True)
+        if not controlled:
+            diffs = doc.get("differences") or []
+            shown = "; ".join(map(str, diffs)) if isinstance(diffs, list) else str(diffs)
+            out.print("UNCONTROLLED: the comparison's conditions differ"
+                      + (f" ({escape(shown)})" if shown else ""), highlight=False,
+                      soft_wrap=True)
+        verdict = "PASS" if doc["passed"] else "FAIL"
+        failed = doc.get("failed") or []
+        out.print(f"[{'green' if doc['passed'] else 'red'}]{verdict}[/]"
+                  + ("" if controlled else " UNCONTROLLED")
+                  + (f" ({len(failed)} failed: {escape(', '.join(map(str, failed)))})" if failed
+                     else ""), highlight=False, soft_wrap=True)
+    if not doc["passed"]:
+        raise typer.Exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,91 @@
+"""Stage ``gate``: the release decision, every ``gate.rules`` entry checked against the evidence.
+
+Reads the comparison, the slices, the safety report, the metrics and each system's latency
+(run_stats.json); writes data/gate/decision.json (``releval.gate.decide``) and prints
+"gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the decision;
+``releval gate`` turns the decision into the exit status for CI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from releval.errors import InputError
+from releval.gate import Evidence, decide
+from releval.params import Params
+from stages.common import guarded, params_of, parser, system_dirs, write_json
+
+
+def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
+        latency: dict[str, dict]) -> dict:
+    """The decision for ``compare.candidate`` against ``compare.baseline``; a comparison of
+    other systems than params name is stale input and is rejected."""
+    baseline, candidate = p.compare.baseline, p.compare.candidate
+    for side, name in (("baseline", baseline), ("candidate", candidate)):
+        found = comparison.get(side, name)
+        if found != name:
+            raise InputError(f"the comparison's {side} is {found!r} but compare.{side} is "
+                             f"{name!r}; rerun compare", "comparison")
+    evidence = Evidence(baseline=baseline, candidate=candidate, comparison=comparison,
+                        slices=slices, safety=safety, metrics=metrics, latency=latency)
+    return decide(p.gate.rules, evidence)
+
+
+def summary(decision: dict) -> str:
+    """One line: "gate: PASS" or "gate: FAIL (k of n rules failed: a, b)"."""
+    label = "" if decision["controlled"] else " [UNCONTROLLED]"
+    if decision["passed"]:
+        return f"gate: PASS{label}"
+    failed = decision["failed"]
+    return (f"gate: FAIL ({len(failed)} of {len(decision['rules'])} rules failed: "
+            f"{', '.join(failed)}){label}")
+
+
+def read_json(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", str(path))
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", str(path)) from None
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object", str(path))
+    return doc
+
+
+def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
+    """system -> latency_ms from each system's run_stats.json (absent: not measured)."""
+    latency = {}
+    for name, folder in system_dirs(p, candidates, fused).items():
+        stats = folder / "run_stats.json"
+        if stats.exists():
+            latency[name] = read_json(stats).get("latency_ms") or {}
+    return latency
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--compare", default="data/compare/comparison.json")
+    ap.add_argument("--slices", default="data/slices/slices.parquet")
+    ap.add_argument("--safety", default="data/safety/safety.json")
+    ap.add_argument("--metrics", default="data/evaluate/metrics.json")
+    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--fused", default="data/fused")
+    ap.add_argument("--out", default="data/gate")
+    args = ap.parse_args()
+    p = params_of(args)
+    if not Path(args.slices).exists():
+        raise InputError("file not found", args.slices)
+    decision = run(p, read_json(args.compare), pd.read_parquet(args.slices),
+                   read_json(args.safety), read_json(args.metrics),
+                   read_latency(p, args.candidates, args.fused))
+    write_json(Path(args.out) / "decision.json", decision)
+    print(summary(decision))
+
+
+if __name__ == "__main__":
+    guarded(main)

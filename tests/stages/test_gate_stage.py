@@ -1,0 +1,124 @@
+"""Stage gate: run() on in-memory evidence and main() on the files the other stages write."""
+
+import json
+import math
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from releval.errors import InputError
+from releval.params import Params
+from stages.common import guarded
+from stages.gate import main, run, summary
+
+COMPARISON = {
+    "baseline": "bm25", "candidate": "hybrid", "controlled": True, "differences": [],
+    "unit": "query",
+    "paired": [{"measure": "nDCG@10", "slice": "all", "n": 150, "mean_baseline": 0.40,
+                "mean_candidate": 0.42, "mean_diff": 0.02, "ci_low": -0.01, "ci_high": 0.05,
+                "p_value": 0.2, "p_holm": 0.2, "min_effect": 0.01,
+                "verdict": "inconclusive"}],
+}
+SLICES = pd.DataFrame({
+    "dimension": ["all", "kind"], "slice": ["all", "error_code"],
+    "measure": ["nDCG@10", "nDCG@10"], "n": [150, 12], "n_queries": [150, 12],
+    "too_small": [False, True], "mean_diff": [0.02, math.nan], "ci_low": [-0.01, math.nan],
+    "ci_high": [0.05, math.nan], "p_value": [0.2, math.nan], "p_holm": [0.2, math.nan],
+    "verdict": ["inconclusive", "too small"]})
+SAFETY = {"top_k": 10,
+          "systems": {"hybrid": {"routes": ["bm25", "dense"], "violations": 0, "own": 0,
+                                 "by_reason": {}, "queries_affected": 0, "below_top_k": 0}},
+          "no_answer": {s: {"no_answer_queries": 0, "correct_refusals": 0,
+                            "correct_refusal_rate": None, "answerable_queries": 150,
+                            "no_result": 0, "no_result_rate": 0.0, "threshold": None}
+                        for s in ("bm25", "hybrid")}}
+METRICS = {"bm25": {"nDCG@10": 0.40, "Judged@10": 0.95},
+           "hybrid": {"nDCG@10": 0.42, "Judged@10": 0.9}}
+GATE = {"rules": [{"rule": "no_regression", "measure": "nDCG@10", "max_drop": 0.01},
+                  {"rule": "safety"}, {"rule": "no_answer"}, {"rule": "judged", "min": 0.8},
+                  {"rule": "latency", "percentile": "p95", "max_ms": 50}]}
+
+
+def params(gate=GATE, **compare):
+    return Params.model_validate({"gate": gate, "compare": compare})
+
+
+def test_run_passes_when_every_rule_holds():
+    decision = run(params(), COMPARISON, SLICES, SAFETY, METRICS, {"hybrid": {"p95": 50.0}})
+    assert decision["passed"] is True and decision["failed"] == []
+    assert [r["passed"] for r in decision["rules"]] == [True] * 5
+    assert decision["rules"][2]["reason"] == "not applicable: no no-answer queries"
+    assert summary(decision) == "gate: PASS"
+
+
+def test_run_fails_on_a_too_small_critical_slice_and_unmeasured_latency():
+    gate = {"rules": [{**GATE["rules"][0], "slices": ["kind=error_code"]}, GATE["rules"][4]]}
+    decision = run(params(gate), COMPARISON, SLICES, SAFETY, METRICS,
+                   {"hybrid": {"p50": None, "p95": None, "p99": None}})
+    assert decision["failed"] == ["no_regression nDCG@10 @ kind=error_code", "latency p95"]
+    assert summary(decision) == ("gate: FAIL (2 of 3 rules failed: no_regression nDCG@10 @ "
+                                 "kind=error_code, latency p95)")
+
+
+def test_run_rejects_a_comparison_of_other_systems():
+    with pytest.raises(InputError, match="comparison's baseline is 'bm25' but compare.baseline "
+                                         "is 'dense'"):
+        run(params(baseline="dense"), COMPARISON, SLICES, SAFETY, METRICS, {})
+
+
+def test_uncontrolled_summary_is_labelled():
+    uncontrolled = {**COMPARISON, "controlled": False, "differences": ["queries differ"]}
+    decision = run(params({"rules": [{"rule": "safety"}]}), uncontrolled, SLICES, SAFETY,
+                   METRICS, {})
+    assert decision["controlled"] is False and decision["differences"] == ["queries differ"]
+    assert summary(decision) == "gate: PASS [UNCONTROLLED]"
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    """The stage's inputs, as the other stages write them, under tmp_path."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": GATE}))
+    files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
+             "data/evaluate/metrics.json": METRICS}
+    for path, doc in files.items():
+        (tmp_path / path).parent.mkdir(parents=True)
+        (tmp_path / path).write_text(json.dumps(doc))
+    (tmp_path / "data/slices").mkdir()
+    SLICES.to_parquet(tmp_path / "data/slices/slices.parquet", index=False)
+    for folder, system, p95 in (("candidates", "bm25", 0.2), ("candidates", "dense", 30.0),
+                                ("fused", "hybrid", 60.0)):
+        (tmp_path / "data" / folder / system).mkdir(parents=True)
+        (tmp_path / "data" / folder / system / "run_stats.json").write_text(json.dumps(
+            {"n_queries": 150, "latency_ms": {"p50": 1.0, "p95": p95, "p99": p95}}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["stages.gate"])
+    return tmp_path
+
+
+def test_main_writes_the_decision_and_exits_normally_on_fail(project, capsys):
+    main()  # hybrid's p95 (60 ms, from data/fused) is over 50 ms: FAIL, yet no exit status
+    decision = json.loads((project / "data/gate/decision.json").read_text())
+    assert decision["passed"] is False and decision["failed"] == ["latency p95"]
+    latency = decision["rules"][-1]
+    assert latency["value"] == 60.0 and latency["threshold"] == 50.0
+    assert capsys.readouterr().out.strip() == "gate: FAIL (1 of 5 rules failed: latency p95)"
+
+
+def test_main_passes_with_a_looser_latency_bound(project, capsys):
+    gate = {"rules": [*GATE["rules"][:4], {"rule": "latency", "max_ms": 60}]}
+    (project / "params.yaml").write_text(yaml.safe_dump({"gate": gate}))
+    main()
+    assert json.loads((project / "data/gate/decision.json").read_text())["passed"] is True
+    assert capsys.readouterr().out.strip() == "gate: PASS"
+
+
+def test_main_missing_input_is_one_line_and_exit_2(project, capsys):
+    (project / "data/safety/safety.json").unlink()
+    with pytest.raises(SystemExit) as stop:
+        guarded(main)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: data/safety/safety.json: file not found"
+    assert not (project / "data/gate/decision.json").exists()

@@ -1,0 +1,88 @@
+"""``releval gate``: the decision as a table or JSON; exit 0 pass, 1 fail, 2 bad file."""
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from releval.cli import app
+from releval.gate import Evidence, decide
+from releval.params import JudgedRule, LatencyRule, SafetyRule
+
+runner = CliRunner()
+
+
+def decision(controlled=True, max_ms=300.0):
+    evidence = Evidence(
+        baseline="bm25", candidate="hybrid",
+        comparison={"controlled": controlled,
+                    "differences": [] if controlled else ["queries: 3 only in the baseline"]},
+        slices=pd.DataFrame(),
+        safety={"systems": {"hybrid": {"routes": ["bm25", "dense"], "violations": 0,
+                                       "by_reason": {}}}},
+        metrics={"hybrid": {"Judged@10": 0.75}},
+        latency={"hybrid": {"p95": 250.0}})
+    return decide([SafetyRule(), JudgedRule(), LatencyRule(max_ms=max_ms)], evidence)
+
+
+def gate(tmp_path, doc, *args):
+    path = tmp_path / "decision.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return runner.invoke(app, ["gate", "--decision", str(path), *args])
+
+
+def test_pass_prints_the_table_and_exits_0(tmp_path):
+    result = gate(tmp_path, decision())
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "PASS" in out and "FAIL" not in out and "UNCONTROLLED" not in out
+    for shown in ("safety hybrid", "judged Judged@10", "latency p95", "✓", "0.7500", "250.0"):
+        assert shown in out
+    assert "✗" not in out
+
+
+def test_fail_exits_1_and_names_the_failed_rule(tmp_path):
+    result = gate(tmp_path, decision(max_ms=200.0))
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout and "✗" in result.stdout
+    assert "1 failed: latency p95" in result.stdout
+
+
+def test_uncontrolled_decision_is_labelled(tmp_path):
+    result = gate(tmp_path, decision(controlled=False))
+    assert result.exit_code == 0
+    assert "PASS UNCONTROLLED" in result.stdout
+    assert "queries: 3 only in the baseline" in result.stdout
+
+
+def test_no_rules_passes_with_the_note(tmp_path):
+    doc = decide([], Evidence(baseline="bm25", candidate="hybrid",
+                              comparison={"controlled": True}))
+    result = gate(tmp_path, doc)
+    assert result.exit_code == 0 and "note: no rules configured" in result.stdout
+
+
+def test_json_format_prints_the_decision_and_keeps_the_exit_status(tmp_path):
+    doc = decision(max_ms=200.0)
+    result = gate(tmp_path, doc, "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == doc
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "file not found"),
+    ("{not json", "not valid JSON"),
+    ({"rules": []}, "not a gate decision"),
+    ('["passed"]', "not a gate decision"),
+    ({"passed": True, "rules": ["safety"]}, "not a gate decision"),
+])
+def test_missing_or_invalid_decision_exits_2_with_one_line(tmp_path, content, message):
+    if content is None:
+        result = runner.invoke(app, ["gate", "--decision", str(tmp_path / "none.json")])
+    else:
+        result = gate(tmp_path, content)
+    assert result.exit_code == 2
+    err = result.stderr.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert "Traceback" not in result.output
