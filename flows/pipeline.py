@@ -49,7 +49,12 @@ STAGES: dict[str, tuple[Check, ...]] = {
     "judgments": (Check("qrels", "data/judgments/qrels.parquet",
                         (("max_grade", "prepare.max_grade"),)),),
     "fuse": (Check("run", "data/fused/{fused}/run.parquet"),),
-    "evaluate": (Check("metrics", "data/evaluate/per_query.parquet"),),
+    "evaluate": (Check("metrics", "data/evaluate/per_query.parquet"),
+                 Check("labels", "data/evaluate/labels.parquet")),
+    "compare": (Check("diff", "data/compare/per_query_diff.parquet"),),
+    "slices": (Check("slices", "data/slices/slices.parquet"),),
+    "safety": (Check("violations", "data/safety/violations.parquet"),),
+    "gate": (),
     "report": (),
 }
 
@@ -110,8 +115,8 @@ def validate(stage: str, params: dict) -> str | None:
 
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml"):
-    """prepare → split → candidates → pool → judgments → fuse → evaluate → report, each
-    stage's outputs validated before the next.
+    """prepare → split → candidates → pool → judgments → fuse → evaluate → compare → slices
+    → safety → gate → report, each stage's outputs validated before the next.
     Stops at the first stage whose outputs fail validation; no later stage runs."""
     params = load_params(params_path).model_dump()
     record: dict = {}
@@ -126,6 +131,12 @@ def pipeline(params_path: str = "params.yaml"):
     metrics = json.loads(Path("data/evaluate/metrics.json").read_text())
     create_table_artifact([{"system": s, **m} for s, m in metrics.items()],
                           key="releval-metrics", description="metrics per system")
+    decision = json.loads(Path("data/gate/decision.json").read_text())
+    create_table_artifact([{k: o[k] for k in ("name", "passed", "value", "threshold", "reason")}
+                           for o in decision["rules"]], key="releval-gate",
+                          description=f"release gate: {'PASS' if decision['passed'] else 'FAIL'}"
+                                      f" ({decision['candidate']} vs {decision['baseline']})")
+    record["decision"] = "PASS" if decision["passed"] else "FAIL"
     return record
 
 

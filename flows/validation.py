@@ -27,11 +27,14 @@ import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from releval import schema as S
+from releval.params import DIMENSIONS
+from releval.safety import SAFETY_REASONS, VIOLATION_COLUMNS
 
 E = gx.expectations
 N_EXAMPLES = 5
 RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": N_EXAMPLES}
 _LIST_KEY = [S.SYSTEM, S.QUERY_ID]  # one ranked list
+LABEL_COLUMNS = (S.QUERY_ID, "dimension", "slice")
 
 
 # --- helper columns -------------------------------------------------------------------------
@@ -59,6 +62,14 @@ def _score_order_ok(frame: pd.DataFrame) -> np.ndarray:
     return (~step.gt(0)).sort_index().to_numpy()
 
 
+def _diff_consistent(frame: pd.DataFrame) -> np.ndarray:
+    """False where diff is not candidate − baseline (NaN exactly where either side is)."""
+    expected = frame["candidate"].astype(float) - frame["baseline"].astype(float)
+    diff = frame["diff"].astype(float)
+    both_nan = expected.isna() & diff.isna()
+    return (both_nan | ((expected - diff).abs() <= 1e-12)).to_numpy()
+
+
 def _grade_integer(frame: pd.DataFrame) -> pd.Series:
     """False where a grade is not a whole number; null (not checked) where it is missing."""
     grade = frame[S.GRADE]
@@ -76,6 +87,8 @@ HELPERS: dict[str, Helper] = {
     "_rank_contiguous": Helper((*_LIST_KEY, S.RANK), _rank_contiguous),
     "_score_order_ok": Helper((*_LIST_KEY, S.RANK, S.SCORE), _score_order_ok),
     "_grade_integer": Helper((S.GRADE,), _grade_integer),
+    "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
+                               _diff_consistent),
 }
 
 
@@ -175,6 +188,55 @@ def metrics_suite() -> gx.ExpectationSuite:
     ])
 
 
+def labels_suite() -> gx.ExpectationSuite:
+    """slice labels: known dimensions, no empty label, a (query, dimension, slice) once."""
+    return gx.ExpectationSuite(name="labels", expectations=[
+        *_exist(LABEL_COLUMNS),
+        *_not_null(*LABEL_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(column_list=list(LABEL_COLUMNS)),
+        E.ExpectColumnValuesToBeInSet(column="dimension", value_set=list(DIMENSIONS)),
+    ])
+
+
+def diff_suite() -> gx.ExpectationSuite:
+    """per-query differences: one row per (query, measure), diff = candidate − baseline."""
+    return gx.ExpectationSuite(name="diff", expectations=[
+        *_exist((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff")),
+        *_not_null(S.QUERY_ID, S.MEASURE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.MEASURE]),
+        _holds("_diff_consistent"),
+    ])
+
+
+def slices_suite() -> gx.ExpectationSuite:
+    """slice comparisons: one row per (dimension, slice, measure), n ≥ 0, p-values in [0, 1],
+    ci_low ≤ ci_high where tested."""
+    return gx.ExpectationSuite(name="slices", expectations=[
+        *_exist(("dimension", "slice", S.MEASURE, "n", "too_small", "ci_low", "ci_high",
+                 "p_value", "p_holm", "verdict")),
+        *_not_null("dimension", "slice", S.MEASURE, "n", "verdict"),
+        E.ExpectCompoundColumnsToBeUnique(column_list=["dimension", "slice", S.MEASURE]),
+        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
+        E.ExpectColumnValuesToBeBetween(column="p_value", min_value=0, max_value=1),
+        E.ExpectColumnValuesToBeBetween(column="p_holm", min_value=0, max_value=1),
+        E.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="ci_high", column_B="ci_low", or_equal=True,
+            ignore_row_if="either_value_is_missing"),
+    ])
+
+
+def violations_suite() -> gx.ExpectationSuite:
+    """safety violations: a known reason, rank ≥ 1, a (system, query, doc, reason) once."""
+    return gx.ExpectationSuite(name="violations", expectations=[
+        *_exist(VIOLATION_COLUMNS),
+        *_not_null(*VIOLATION_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(
+            column_list=[S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.REASON]),
+        E.ExpectColumnValuesToBeInSet(column=S.REASON, value_set=list(SAFETY_REASONS)),
+        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+    ])
+
+
 SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "documents": documents_suite,
     "queries": queries_suite,
@@ -183,6 +245,10 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "qrels": qrels_suite,
     "pool": pool_suite,
     "metrics": metrics_suite,
+    "labels": labels_suite,
+    "diff": diff_suite,
+    "slices": slices_suite,
+    "violations": violations_suite,
 }
 
 

@@ -1,9 +1,14 @@
-"""Stage ``report``: reports/summary.md from the evaluation, split and candidate stats."""
+"""Stage ``report``: reports/summary.md from the evaluation, split and candidate stats,
+then the decision: the comparison, slices, no-answer and safety, and the release gate (also
+alone in reports/decision.md, which ``releval demo`` prints)."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+
+import pandas as pd
 
 from stages.common import guarded, params_of, parser, system_dirs
 
@@ -77,6 +82,121 @@ def _judgments_section(judging: dict) -> list[str]:
     return lines
 
 
+def _f(value, spec: str = ".4f") -> str:
+    """A number for a table; — where undefined (None / NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return format(value, spec)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|---" * len(header) + "|",
+            *("| " + " | ".join(map(str, r)) + " |" for r in rows)]
+
+
+def _comparison_section(c: dict) -> list[str]:
+    """The paired comparison, the conditions held fixed, aggregates and the mix check."""
+    label = "controlled" if c["controlled"] else "UNCONTROLLED"
+    lines = [f"## Comparison: {c['candidate']} vs {c['baseline']} ({label})", ""]
+    if not c["controlled"]:
+        lines += ["**UNCONTROLLED** — conditions differ; read every number below as "
+                  "indicative only:", *(f"- {d}" for d in c["differences"]), ""]
+    lines += ["Held fixed: " + "; ".join(f"{k}: {v}" for k, v in
+                                         c["conditions"][c["baseline"]].items()), ""]
+    unit = c.get("unit") or "query"
+    rows = [[r["measure"], r["n"], _f(r["mean_baseline"]), _f(r["mean_candidate"]),
+             _f(r["mean_diff"], "+.4f"), f"[{_f(r['ci_low'], '+.4f')}, {_f(r['ci_high'], '+.4f')}]",
+             f"{r['wins']}/{r['ties']}/{r['losses']}", _f(r["p_value"]), _f(r["p_holm"]),
+             _f(r["min_effect"], ".3f"), r["verdict"]] for r in c["paired"]]
+    lines += _table(["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI",
+                     "W/T/L", "p", "p (Holm)", "min effect", "verdict"], rows)
+    if c["paired"]:
+        r = c["paired"][0]
+        lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
+                  f"{r['seed']}) and sign-flip test over {r['units']} {unit}s; Holm over the "
+                  "measures."]
+    agg = c.get("aggregates", {})
+    if agg:
+        lines += ["", f"Aggregates (equal-slice: each `{c['strata']}` slice weighted alike):", ""]
+        rows = [[m, system, _f(a["macro"]), _f(a["micro"]), _f(a["traffic_weighted"]),
+                 _f(a["equal_slice"]), a["n"]]
+                for system, by_measure in agg.items() for m, a in by_measure.items()]
+        lines += _table(["measure", "system", "macro", "micro", "traffic-weighted",
+                         "equal-slice", "n"], rows)
+    for m, d in c.get("composition", {}).items():
+        flag = "FLAGGED: the aggregate moved while no slice did (mix shift)" if d["mix_shift"] \
+            else "no mix shift"
+        lines.append(f"- {m}: traffic-weighted {_f(d['before'])} → {_f(d['after'])} "
+                     f"(Δ {_f(d['delta'], '+.4f')} = rate {_f(d['rate'], '+.4f')} + mix "
+                     f"{_f(d['mix'], '+.4f')}); {flag}")
+    return lines
+
+
+def _slices_section(slices: pd.DataFrame, c: dict, min_n: int) -> list[str]:
+    """The tested slices of the first compared measure, then the ones too small to test; the
+    full table (every measure and system) is slices.parquet."""
+    measure, base, cand = c["measures"][0], c["baseline"], c["candidate"]
+    rows = slices[(slices["measure"] == measure) & (slices["dimension"] != "all")]
+    tested = int((~slices["too_small"]).sum())
+    lines = ["", f"## Slices ({measure}; {cand} − {base})", "",
+             f"Holm over all {tested} measure × slice tests; every system and measure is in "
+             "data/slices/slices.parquet.", ""]
+    body = [[r["dimension"], r["slice"], r["n"], _f(r[f"mean_{base}"]), _f(r[f"mean_{cand}"]),
+             f"{_f(r['mean_diff'], '+.4f')} [{_f(r['ci_low'], '+.3f')}, "
+             f"{_f(r['ci_high'], '+.3f')}]", _f(r["p_holm"], ".3f"), r["verdict"]]
+            for _, r in rows[~rows["too_small"]].iterrows()]
+    lines += _table(["dimension", "slice", "n", base, cand, "Δ [95% CI]", "p (Holm)",
+                     "verdict"], body)
+    small = rows[rows["too_small"]]
+    if len(small):
+        lines += ["", f"Too small to test (n < {min_n}): " + ", ".join(
+            f"{r['dimension']}={r['slice']} ({r['n']})" for _, r in small.iterrows()) + "."]
+    return lines
+
+
+def _safety_section(safety: dict) -> list[str]:
+    """No-answer behaviour and safety violations: outside the relevance means."""
+    lines = ["", "## No-answer queries (outside the relevance means)", ""]
+    rows = [[system, a["no_answer_queries"], a["correct_refusals"],
+             _f(a["correct_refusal_rate"], ".3f"), a["answerable_queries"], a["no_result"],
+             _f(a["no_result_rate"], ".3f"), _f(a["threshold"], ".3f")]
+            for system, a in safety["no_answer"].items()]
+    lines += _table(["system", "no-answer queries", "correct refusals", "refusal rate",
+                     "answerable", "no result", "no-result rate", "threshold"], rows)
+    lines += ["", "A correct refusal: an empty window, or nothing scoring at least the "
+              "system's threshold.", "",
+              f"## Safety (every rank of every route's window; zero tolerance; top k = "
+              f"{safety['top_k']})", ""]
+    reasons = list(dict.fromkeys(r for s in safety["systems"].values() for r in s["by_reason"]))
+    rows = [[system, "+".join(s["routes"]), s["violations"], s["own"],
+             *(s["by_reason"].get(r, 0) for r in reasons), s["below_top_k"],
+             s["queries_affected"]] for system, s in safety["systems"].items()]
+    return lines + _table(["system", "routes", "violations", "own window", *reasons,
+                           "below top k", "queries"], rows)
+
+
+def _cell_value(value) -> str:
+    return _f(value, ".4g") if isinstance(value, float) or value is None else str(value)
+
+
+def _gate_section(decision: dict) -> list[str]:
+    verdict = "PASS" if decision["passed"] else "FAIL"
+    label = "" if decision.get("controlled", True) else " (UNCONTROLLED)"
+    lines = ["", f"## Release gate: {verdict}{label}", "",
+             f"{decision['candidate']} against {decision['baseline']}.", ""]
+    rows = [["✓" if o["passed"] else "✗", o["name"], _cell_value(o["value"]),
+             _cell_value(o["threshold"]), o["reason"]] for o in decision["rules"]]
+    return lines + _table(["", "rule", "value", "threshold", "reason"], rows)
+
+
+def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, decision: dict,
+                    min_n: int) -> str:
+    """The decision sections: comparison, slices, no-answer and safety, gate."""
+    lines = [*_comparison_section(comparison), *_slices_section(slices, comparison, min_n),
+             *_safety_section(safety), *_gate_section(decision)]
+    return "\n".join(lines) + "\n"
+
+
 def render(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
            judging: dict) -> str:
     """The summary page: one row per system, then the data's provenance and caveats."""
@@ -127,6 +247,10 @@ def main() -> None:
     ap.add_argument("--fused", default="data/fused")
     ap.add_argument("--summary", default="data/evaluate/summary.json")
     ap.add_argument("--judgments", default="data/judgments")
+    ap.add_argument("--compare", default="data/compare/comparison.json")
+    ap.add_argument("--slices", default="data/slices/slices.parquet")
+    ap.add_argument("--safety", default="data/safety/safety.json")
+    ap.add_argument("--gate", default="data/gate/decision.json")
     ap.add_argument("--out", default="reports/summary.md")
     args = ap.parse_args()
     p = params_of(args)
@@ -138,8 +262,14 @@ def main() -> None:
                "unjudged": summary.get("unjudged")}
     page = render(summary, json.loads(Path(args.split_report).read_text()),
                   json.loads((Path(args.raw) / "source.json").read_text()), stats, judging)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(page)
+    decision = render_decision(
+        json.loads(Path(args.compare).read_text()), pd.read_parquet(args.slices),
+        json.loads(Path(args.safety).read_text()), json.loads(Path(args.gate).read_text()),
+        p.slices.min_n)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page + "\n" + decision)
+    out.with_name("decision.md").write_text(decision)
     print(f"report: {args.out}")
 
 

@@ -1,6 +1,7 @@
 """The Prefect flow over real DVC stages on a tiny demo project (a copy of this one)."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -41,8 +42,6 @@ def harness():
 def project(tmp_path_factory, harness):
     root = make_project(tmp_path_factory.mktemp("project"))
     cwd = Path.cwd()
-    import os
-
     os.chdir(root)
     try:
         first = pipeline("params.yaml", return_state=True)
@@ -55,8 +54,11 @@ def project(tmp_path_factory, harness):
 def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     root, first, _ = project
     assert first.is_completed(), first.message
-    assert first.result() == {s: "ran" for s in ("prepare", "split", "candidates", "pool",
-                                                 "judgments", "fuse", "evaluate", "report")}
+    record = dict(first.result())
+    assert record.pop("decision") in {"PASS", "FAIL"}
+    assert record == {s: "ran" for s in ("prepare", "split", "candidates", "pool", "judgments",
+                                         "fuse", "evaluate", "compare", "slices", "safety",
+                                         "gate", "report")}
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
@@ -79,10 +81,42 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert "bm25" not in export and "doc_id" not in export.splitlines()[0]
 
 
+def test_flow_compares_slices_counts_safety_and_decides(project):
+    root, first, _ = project
+    comparison = json.loads((root / "data/compare/comparison.json").read_text())
+    assert comparison["controlled"] and comparison["differences"] == []
+    assert {r["measure"] for r in comparison["paired"]} == {"nDCG@10", "R@100", "RR@10"}
+    slices = pd.read_parquet(root / "data/slices/slices.parquet")
+    assert {"tag", "length", "tenant", "role"} <= set(slices["dimension"])
+    safety = json.loads((root / "data/safety/safety.json").read_text())
+    assert safety["systems"]["prod_v2"]["violations"] > 0  # it ignores the ACLs
+    assert safety["systems"]["hybrid"]["violations"] == 0
+    decision = json.loads((root / "data/gate/decision.json").read_text())
+    assert decision["passed"] == (first.result()["decision"] == "PASS")
+    assert "## Release gate: " in (root / "reports/decision.md").read_text()
+
+
 def test_second_run_with_nothing_changed_skips_every_stage(project):
     _, _, second = project
     assert second.is_completed(), second.message
-    assert set(second.result().values()) == {"skipped"}
+    record = dict(second.result())
+    record.pop("decision")
+    assert set(record.values()) == {"skipped"}
+
+
+def run_changed(root: Path, change) -> object:
+    """The flow once with ``change(params)`` applied to the project's params, then restored."""
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    change(params)
+    good = (root / "params.yaml").read_text()
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        return pipeline("params.yaml", return_state=True)
+    finally:
+        os.chdir(cwd)
+        (root / "params.yaml").write_text(good)
 
 
 def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_path):
@@ -96,24 +130,21 @@ def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_p
     shutil.copy(raw / "judgments.parquet", tables)
     later = root / "data/split/split.parquet"
     before = later.stat().st_mtime_ns
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params["prepare"].update(source="tables", path=str(tables))
-    (root / "bad.yaml").write_text(yaml.safe_dump(params))
-    shutil.copy(root / "params.yaml", root / "good.yaml")
-    shutil.copy(root / "bad.yaml", root / "params.yaml")
-    import os
-
-    cwd = Path.cwd()
-    os.chdir(root)
-    try:
-        state = pipeline("params.yaml", return_state=True)
-    finally:
-        os.chdir(cwd)
-        shutil.copy(root / "good.yaml", root / "params.yaml")
+    state = run_changed(root, lambda p: p["prepare"].update(source="tables", path=str(tables)))
     assert state.is_failed()
     assert "stage prepare" in state.message and "doc_id" in state.message
     assert "unique" in state.message
     assert later.stat().st_mtime_ns == before  # split never ran on the bad data
+
+
+def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project, capfd):
+    root, _, _ = project
+    # an external run does not enforce the visibility rule the baseline enforces
+    state = run_changed(root, lambda p: p["compare"].update(candidate="prod_v2"))
+    assert state.is_failed()
+    err = capfd.readouterr().err
+    assert "not a controlled comparison, refused" in err
+    assert "visibility: baseline 'enforced by the route' ≠ candidate 'not enforced" in err
 
 
 def test_releval_demo_end_to_end_prints_the_table(tmp_path):
@@ -121,6 +152,8 @@ def test_releval_demo_end_to_end_prints_the_table(tmp_path):
     done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid"):
+    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",
+                   "Comparison: hybrid vs bm25", "Slices", "No-answer", "Safety",
+                   "Release gate: "):
         assert column in done.stdout
     assert "reports" in done.stdout and (root / "reports/summary.md").exists()

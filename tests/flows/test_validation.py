@@ -70,8 +70,39 @@ def pool() -> pd.DataFrame:
                          "min_rank": [1, 2, 1], "round": [1, 1, 2]})
 
 
+def labels() -> pd.DataFrame:
+    return pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2"],
+                         "dimension": ["tag", "tag", "kind", "tag"],  # tag: several per query
+                         "slice": ["head", "typo", "typo", "tail"]})
+
+
+def diff() -> pd.DataFrame:
+    return pd.DataFrame({"query_id": ["q1", "q2", "q1"], "measure": ["nDCG@10", "nDCG@10", "AP"],
+                         "baseline": [0.5, np.nan, 0.25], "candidate": [0.75, np.nan, 0.0],
+                         "diff": [0.25, np.nan, -0.25]})
+
+
+def slices() -> pd.DataFrame:
+    return pd.DataFrame({"dimension": ["all", "kind", "kind"], "slice": ["all", "typo", "numeric"],
+                         "measure": "nDCG@10", "n": [40, 25, 3],
+                         "too_small": [False, False, True], "ci_low": [0.01, -0.2, np.nan],
+                         "ci_high": [0.05, 0.1, np.nan], "p_value": [0.01, 0.6, np.nan],
+                         "p_holm": [0.02, 0.6, np.nan],
+                         "verdict": ["improved", "inconclusive", "too small"]})
+
+
+def violations() -> pd.DataFrame:
+    return pd.DataFrame({"system": ["prod_v2", "prod_v2", "hybrid"], "route": ["external",
+                                                                               "external",
+                                                                               "hybrid"],
+                         "query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d1", "d9"],
+                         "rank": [3, 3, 57], "reason": ["acl", "must_not_return", "other_tenant"],
+                         "in_top_k": [True, True, False]})
+
+
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
-        "qrels": qrels, "pool": pool, "metrics": metrics}
+        "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
+        "slices": slices, "violations": violations}
 
 
 def test_every_suite_has_a_good_frame():
@@ -131,6 +162,16 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      "expect_column_values_to_be_between", [S.GRADE], 0, 4),
     ("metrics", lambda f: _set(f, S.VALUE, 1, -1.0), {},
      "expect_column_values_to_be_between", [S.VALUE], 1, -1.0),
+    ("labels", lambda f: _set(f, "dimension", 3, "colour"), {},
+     "expect_column_values_to_be_in_set", ["dimension"], 3, "colour"),
+    ("diff", lambda f: _set(f, "diff", 2, 0.25), {}, "expect_column_values_to_be_in_set",
+     ["_diff_consistent"], 2,
+     {"query_id": "q1", "measure": "AP", "baseline": 0.25, "candidate": 0.0, "diff": 0.25}),
+    ("slices", lambda f: _set(f, "ci_low", 1, 0.2), {},
+     "expect_column_pair_values_a_to_be_greater_than_b", ["ci_high", "ci_low"], 1,
+     {"ci_high": 0.1, "ci_low": 0.2}),
+    ("violations", lambda f: _set(f, "reason", 2, "rude"), {},
+     "expect_column_values_to_be_in_set", ["reason"], 2, "rude"),
 ]
 
 
