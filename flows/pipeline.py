@@ -54,6 +54,7 @@ STAGES: dict[str, tuple[Check, ...]] = {
     "compare": (Check("diff", "data/compare/per_query_diff.parquet"),),
     "slices": (Check("slices", "data/slices/slices.parquet"),),
     "safety": (Check("violations", "data/safety/violations.parquet"),),
+    "failures": (Check("failures", "data/failures/failures.parquet"),),
     "gate": (),
     "report": (),
 }
@@ -77,7 +78,8 @@ def repro(stage: str) -> bool:
         with Repo(".") as repo:
             ran = repo.reproduce(stage, single_item=True)
     except DvcException as exc:
-        raise StageFailed(f"stage {stage} failed: {exc}") from None
+        cause = f": {exc.__cause__}" if exc.__cause__ else ""
+        raise StageFailed(f"stage {stage} failed: {exc}{cause}") from None
     get_run_logger().info("%s: %s", stage, "ran" if ran else "unchanged, skipped")
     return bool(ran)
 
@@ -116,12 +118,15 @@ def validate(stage: str, params: dict) -> str | None:
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml"):
     """prepare → split → candidates → pool → judgments → fuse → evaluate → compare → slices
-    → safety → gate → report, each stage's outputs validated before the next.
+    → safety → failures → gate → report, each stage's outputs validated before the next.
     Stops at the first stage whose outputs fail validation; no later stage runs."""
     params = load_params(params_path).model_dump()
     record: dict = {}
     for stage in STAGES:
-        record[stage] = "ran" if repro(stage) else "skipped"
+        try:
+            record[stage] = "ran" if repro(stage) else "skipped"
+        except StageFailed as exc:  # the stage printed its own one-line error
+            return Failed(message=str(exc))
         problem = validate(stage, params)
         if problem:
             get_run_logger().error(problem)

@@ -27,6 +27,7 @@ import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from releval import schema as S
+from releval.failures import LAYERS
 from releval.params import DIMENSIONS
 from releval.safety import SAFETY_REASONS, VIOLATION_COLUMNS
 
@@ -237,6 +238,16 @@ def violations_suite() -> gx.ExpectationSuite:
     ])
 
 
+def failures_suite() -> gx.ExpectationSuite:
+    """failures: a known kind and layer, evidence present, a system's rank ≥ 1 where set."""
+    return gx.ExpectationSuite(name="failures", expectations=[
+        *_exist((S.SYSTEM, S.QUERY_ID, S.DOC_ID, "kind", "layer", "evidence")),
+        *_not_null(S.SYSTEM, S.QUERY_ID, S.DOC_ID, "kind", "layer", "evidence"),
+        E.ExpectColumnValuesToBeInSet(column="kind", value_set=["relevance", "safety"]),
+        E.ExpectColumnValuesToBeInSet(column="layer", value_set=list(LAYERS)),
+    ])
+
+
 SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "documents": documents_suite,
     "queries": queries_suite,
@@ -249,6 +260,7 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "diff": diff_suite,
     "slices": slices_suite,
     "violations": violations_suite,
+    "failures": failures_suite,
 }
 
 

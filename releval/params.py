@@ -222,6 +222,16 @@ class Gate(Section):
     rules: list[Rule] = [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
 
 
+class Failures(Section):
+    """Failure classification of the compared systems: each judged-relevant document not in
+    a system's top ``k`` traced to the first layer that lost it; routes are re-searched
+    exactly to ``deep_k`` for the representation check."""
+
+    k: int = Field(10, ge=1)
+    deep_k: int = Field(1000, ge=1)
+    review: str | None = None  # a reviewed worksheet (CSV); its verdicts override the layers
+
+
 class Params(Section):
     base: Base = Base()
     prepare: Prepare = Prepare()
@@ -235,6 +245,7 @@ class Params(Section):
     no_answer: NoAnswer = NoAnswer()
     compare: Compare = Compare()
     gate: Gate = Gate()
+    failures: Failures = Failures()
 
     def systems(self) -> list[str]:
         """Every system evaluated: candidate systems, then fused ones."""

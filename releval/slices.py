@@ -292,9 +292,9 @@ def slice_table(per_query: pd.DataFrame, labels: pd.DataFrame, systems: Iterable
     slice, measure, n, n_queries, mean_<system> per system, too_small, the ``paired`` fields
     of candidate vs baseline (``COMPARISON_COLUMNS``; NaN and verdict "too small" where not
     tested) and p_holm (Holm over all tested rows; an improved/regressed verdict whose p_holm
-    exceeds alpha becomes inconclusive: ``stats.holm_verdicts``). ``per_query``: system, query_id, measure,
-    value (NaN = undefined); ``labels``: query_id, dimension, slice; ``clusters``: query_id →
-    cluster (e.g. user_id), resampled and tested instead of queries."""
+    exceeds alpha becomes inconclusive: ``stats.holm_verdicts``). ``per_query``: system,
+    query_id, measure, value (NaN = undefined); ``labels``: query_id, dimension, slice;
+    ``clusters``: query_id → cluster (e.g. user_id), resampled and tested instead of queries."""
     systems, measures = list(dict.fromkeys(systems)), list(dict.fromkeys(measures))
     if not measures:
         raise InputError("no measures to compare", "slices")

@@ -204,9 +204,10 @@ def compare_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """One row per measure: ``measure``, the ``Comparison`` fields and ``p_holm`` (Holm over
-    the measures of this table; verdicts per :func:`holm_verdicts`). ``per_query`` is the metrics table (system, query_id,
-    measure, value), paired by query_id; ``clusters`` maps query_id → cluster label. Every
-    measure uses the same seed, so all measures see the same resampled units."""
+    the measures of this table; verdicts per :func:`holm_verdicts`). ``per_query`` is the
+    metrics table (system, query_id, measure, value), paired by query_id; ``clusters`` maps
+    query_id → cluster label. Every measure uses the same seed, so all measures see the same
+    resampled units."""
     measures = list(dict.fromkeys(measures))
     if not measures:
         raise InputError("no measures to compare", "per_query")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import schema as S
 from releval.errors import InputError
 from releval.metrics import resolve
 from releval.params import Params, load_params
@@ -32,6 +33,18 @@ def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
             for name in names}
 
 
+def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, pd.DataFrame]:
+    """Every evaluated system's run.parquet."""
+    return {name: pd.read_parquet(folder / "run.parquet")
+            for name, folder in system_dirs(p, candidates, fused).items()}
+
+
+def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
+    """Every evaluated system's run_stats.json."""
+    return {name: json.loads((folder / "run_stats.json").read_text())
+            for name, folder in system_dirs(p, candidates, fused).items()}
+
+
 def compared(p: Params) -> tuple[list[str], float | dict[str, float]]:
     """``compare.measures`` and ``compare.min_effect`` under their canonical names (as the
     evaluate stage names them with ``evaluate.rel``)."""
@@ -41,6 +54,16 @@ def compared(p: Params) -> tuple[list[str], float | dict[str, float]]:
         effect = {m.name: v for name, v in effect.items()
                   for m in resolve([name], p.evaluate.rel)}
     return measures, effect
+
+
+def evaluated_queries(p: Params, split: pd.DataFrame, queries: pd.DataFrame
+                      ) -> tuple[pd.Series, pd.Series]:
+    """The ``evaluate.splits`` query ids whose relevance is measured, and those left out for
+    carrying the ``no_answer.tag`` tag."""
+    in_split = split.loc[split[S.SPLIT].isin(p.evaluate.splits), S.QUERY_ID]
+    tagged = queries[S.TAGS].map(lambda tags: tags is not None and p.no_answer.tag in list(tags))
+    no_answer = in_split.isin(queries.loc[tagged.to_numpy(dtype=bool), S.QUERY_ID])
+    return in_split[~no_answer], in_split[no_answer]
 
 
 def write_json(path: str | Path, doc: dict) -> None:

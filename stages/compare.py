@@ -17,7 +17,6 @@ candidate, diff, stratum, weight).
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,7 @@ from stages.common import (
     guarded,
     params_of,
     parser,
-    system_dirs,
+    system_stats,
     write_json,
     write_parquet,
 )
@@ -154,8 +153,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, evaluated, out = Path(args.raw), Path(args.evaluate), Path(args.out)
-    stats = {name: json.loads((folder / "run_stats.json").read_text())
-             for name, folder in system_dirs(p, args.candidates, args.fused).items()}
+    stats = system_stats(p, args.candidates, args.fused)
     doc, diff = run(p, pd.read_parquet(evaluated / "per_query.parquet"),
                     pd.read_parquet(evaluated / "labels.parquet"),
                     pd.read_parquet(raw / "queries.parquet"),

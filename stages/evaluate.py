@@ -30,10 +30,11 @@ from releval.pooling import unjudged
 from releval.slices import labels as query_labels
 from releval.visibility import judgments_of
 from stages.common import (
+    evaluated_queries,
     guarded,
     params_of,
     parser,
-    system_dirs,
+    system_runs,
     write_json,
     write_parquet,
 )
@@ -43,11 +44,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame
         ) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame, pd.DataFrame]:
     c = p.evaluate
-    in_split = split.loc[split[S.SPLIT].isin(c.splits), S.QUERY_ID]
-    tagged = queries[S.TAGS].map(lambda tags: p.no_answer.tag in list(tags)
-                                 if tags is not None else False)
-    no_answer = queries.loc[tagged.to_numpy(dtype=bool), S.QUERY_ID]
-    evaluated = in_split[~in_split.isin(no_answer)]
+    evaluated, no_answer = evaluated_queries(p, split, queries)
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
     per_query, metrics, summary = [], {}, {}
@@ -75,7 +72,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     labels = query_labels(queries, qrels[visible], documents, hits, evaluated,
                           p.slices.model_copy(update={"dimensions": dimensions}), rel=c.rel)
     report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": summary,
-              "no_answer_left_out": int(in_split.isin(no_answer).sum()),
+              "no_answer_left_out": int(len(no_answer)),
               "skipped": skipped, "depth": p.candidates.depth,
               "route_hits": {pair: hit_counts(group) for pair, group in hits.groupby("pair")},
               "judgments": {"evaluated": int(len(qrels)),
@@ -96,8 +93,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {name: pd.read_parquet(folder / "run.parquet")
-            for name, folder in system_dirs(p, args.candidates, args.fused).items()}
+    runs = system_runs(p, args.candidates, args.fused)
     split, qrels = pd.read_parquet(args.split), pd.read_parquet(args.qrels)
     table, metrics, report, hits, labels = run(p, runs, qrels, split,
                                        pd.read_parquet(raw / "queries.parquet"),

@@ -5,8 +5,10 @@ doc_id, grade), given_split.parquet (a dataset's own split; empty when it has no
 must_not_return.parquet (query_id, doc_id, reason: pairs no system may return; demo: the
 hidden answers of authz_boundary queries, tables: the folder's must_not_return.parquet if
 any, BEIR: none; always written, empty with the contract's columns when there are none),
-external_run.trec (the demo's simulated team run; empty for real data) and source.json
-(where the data and the qrels came from).
+answers.parquet (query_id, source_id, doc_id: which unit holds each query's answer, known
+only to the demo generator; empty for real data, so the chunk layer of failure analysis is
+reported as unknown there), external_run.trec (the demo's simulated team run; empty for
+real data) and source.json (where the data and the qrels came from).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from releval import schema as S
 from releval.adapters import read_beir, read_tables
 from releval.demo_data import generate, simulate_external_run
 from releval.errors import InputError
+from releval.failures import answer_map
 from releval.params import Params
 from releval.readers import write_trec_run
 from stages.common import guarded, params_of, parser, write_json, write_parquet
@@ -34,6 +37,11 @@ class Prepared:
     source: dict
     external_run: pd.DataFrame
     must_not_return: pd.DataFrame
+    answers: pd.DataFrame  # query_id, source_id, doc_id: the unit holding the answer
+
+
+NO_ANSWERS = pd.DataFrame({c: pd.Series([], dtype=str)
+                           for c in (S.QUERY_ID, S.SOURCE_ID, S.DOC_ID)})
 
 
 NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Series([], dtype=str)})
@@ -50,7 +58,8 @@ def _demo(p: Params) -> Prepared:
                      "qrels": "generator ground truth",
                      "external_run": "simulated team system prod_v2 (demo only)"},
                     simulate_external_run(data, p.base.seed, p.candidates.depth),
-                    data.must_not_return)
+                    data.must_not_return, answer_map(data.ground_truth, data.documents))
+
 
 
 def _real(reader, label: str):
@@ -64,7 +73,7 @@ def _real(reader, label: str):
                         NO_SPLIT if given is None else given,
                         {"source": f"{label} {path}", "qrels": f"{label} qrels",
                          "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN,
-                        data.must_not_return)
+                        data.must_not_return, NO_ANSWERS)
     return load
 
 
@@ -85,6 +94,7 @@ def main() -> None:
     write_parquet(out / "queries.parquet", prepared.queries)
     write_parquet(out / "judgments.parquet", prepared.judgments)
     write_parquet(out / "given_split.parquet", prepared.given_split)
+    write_parquet(out / "answers.parquet", prepared.answers)
     write_parquet(out / "must_not_return.parquet", prepared.must_not_return)
     write_trec_run(out / "external_run.trec", prepared.external_run)
     write_json(out / "source.json", prepared.source | {

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from stages.common import guarded, params_of, parser, system_dirs
+from releval import worksheet
+from stages.common import guarded, params_of, parser, system_stats
 
 SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")
 
@@ -175,6 +176,30 @@ def _safety_section(safety: dict) -> list[str]:
                            "below top k", "queries"], rows)
 
 
+def _failures_section(failures: dict, sheet: str) -> list[str]:
+    """Missed relevant documents by the layer that lost them, baseline against candidate."""
+    base, cand = failures["baseline"], failures["candidate"]
+    lines = ["", f"## Failures by layer (relevant documents outside the top {failures['k']})",
+             "", f"Each missed (query, relevant document) pair of {base} and {cand} on "
+             f"{failures['queries']} queries, traced to the first layer that lost it (routes "
+             f"re-searched exactly to depth {failures['deep_k']}; "
+             + ("the chunk layer from the generator's answer map" if failures["chunk_map"]
+                else "chunk layer unknown: no answer map") + ").", ""]
+    rows = [[r["layer"], r["baseline"], r["candidate"], f"{r['difference']:+d}"]
+            for r in failures["by_layer"]]
+    lines += _table(["layer", base, cand, "change"], rows)
+    safety = ", ".join(f"{s} {n}" for s, n in failures["safety"].items())
+    lines += ["", f"Safety failures (layer filter): {safety}."]
+    review = failures.get("review")
+    if review:
+        rate = review["disagreement_rate"]
+        lines.append(f"Reviewed: {review['reviewed']} of {review['rows_in']} worksheet rows "
+                     f"({review['quarantined']} quarantined); the reviewers disagreed with the "
+                     f"automatic layer on {_f(rate, '.1%')} of them.")
+    return lines + ["", "Manual inspection worksheet (data/failures/worksheet.csv; fill in "
+                    "reviewer_layer and set failures.review to ingest it):", "", sheet]
+
+
 def _cell_value(value) -> str:
     return _f(value, ".4g") if isinstance(value, float) or value is None else str(value)
 
@@ -189,11 +214,12 @@ def _gate_section(decision: dict) -> list[str]:
     return lines + _table(["", "rule", "value", "threshold", "reason"], rows)
 
 
-def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, decision: dict,
-                    min_n: int) -> str:
-    """The decision sections: comparison, slices, no-answer and safety, gate."""
+def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,
+                    sheet: str, decision: dict, min_n: int) -> str:
+    """The decision sections: comparison, slices, no-answer and safety, failures, gate."""
     lines = [*_comparison_section(comparison), *_slices_section(slices, comparison, min_n),
-             *_safety_section(safety), *_gate_section(decision)]
+             *_safety_section(safety), *_failures_section(failures, sheet),
+             *_gate_section(decision)]
     return "\n".join(lines) + "\n"
 
 
@@ -251,11 +277,11 @@ def main() -> None:
     ap.add_argument("--slices", default="data/slices/slices.parquet")
     ap.add_argument("--safety", default="data/safety/safety.json")
     ap.add_argument("--gate", default="data/gate/decision.json")
+    ap.add_argument("--failures", default="data/failures")
     ap.add_argument("--out", default="reports/summary.md")
     args = ap.parse_args()
     p = params_of(args)
-    stats = {name: json.loads((folder / "run_stats.json").read_text())
-             for name, folder in system_dirs(p, args.candidates, args.fused).items()}
+    stats = system_stats(p, args.candidates, args.fused)
     summary = json.loads(Path(args.summary).read_text())
     judging = {"ingest": json.loads((Path(args.judgments) / "ingest.json").read_text()),
                "agreement": json.loads((Path(args.judgments) / "agreement.json").read_text()),
@@ -264,8 +290,11 @@ def main() -> None:
                   json.loads((Path(args.raw) / "source.json").read_text()), stats, judging)
     decision = render_decision(
         json.loads(Path(args.compare).read_text()), pd.read_parquet(args.slices),
-        json.loads(Path(args.safety).read_text()), json.loads(Path(args.gate).read_text()),
-        p.slices.min_n)
+        json.loads(Path(args.safety).read_text()),
+        json.loads((Path(args.failures) / "failures.json").read_text()),
+        worksheet.markdown(pd.read_csv(Path(args.failures) / "worksheet.csv",
+                                       keep_default_na=False), limit=8),
+        json.loads(Path(args.gate).read_text()), p.slices.min_n)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page + "\n" + decision)

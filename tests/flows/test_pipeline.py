@@ -13,6 +13,8 @@ import yaml
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import pipeline
+from releval.params import load_params
+from stages.common import system_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}}
@@ -58,7 +60,7 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert record.pop("decision") in {"PASS", "FAIL"}
     assert record == {s: "ran" for s in ("prepare", "split", "candidates", "pool", "judgments",
                                          "fuse", "evaluate", "compare", "slices", "safety",
-                                         "gate", "report")}
+                                         "failures", "gate", "report")}
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
@@ -94,6 +96,49 @@ def test_flow_compares_slices_counts_safety_and_decides(project):
     decision = json.loads((root / "data/gate/decision.json").read_text())
     assert decision["passed"] == (first.result()["decision"] == "PASS")
     assert "## Release gate: " in (root / "reports/decision.md").read_text()
+
+
+def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_path):
+    root, _, _ = project
+    failures = pd.read_parquet(root / "data/failures/failures.parquet")
+    assert set(failures["system"]) <= {"bm25", "hybrid", "dense"}
+    assert set(failures.loc[failures["kind"] == "relevance", "system"]) == {"bm25", "hybrid"}
+    assert len(set(failures["layer"])) >= 2 and "representation" in set(failures["layer"])
+    report = json.loads((root / "data/failures/failures.json").read_text())
+    by_layer = {r["layer"]: r for r in report["by_layer"]}
+    assert sum(r["baseline"] for r in by_layer.values()) == int(
+        ((failures["system"] == "bm25") & (failures["kind"] == "relevance")).sum())
+    sheet = pd.read_csv(root / "data/failures/worksheet.csv", keep_default_na=False)
+    assert len(sheet) == len(failures) and (sheet["reviewer_layer"] == "").all()
+
+    reviewed = sheet.copy()
+    reviewed.loc[0, "reviewer_layer"] = "qrels" if sheet.loc[0, "automatic_layer"] != "qrels" \
+        else "ranking"  # a reviewer disagrees
+    reviewed.loc[1, "reviewer_layer"] = sheet.loc[1, "automatic_layer"]  # and one agrees
+    reviewed.loc[2, "reviewer_layer"] = "gremlins"  # a bad verdict: quarantined
+    review = tmp_path / "reviewed.csv"
+    reviewed.to_csv(review, index=False)
+    from stages import failures as stage
+
+    raw, p = root / "data/raw", load_params(root / "params.yaml")
+    runs = {name: pd.read_parquet(folder / "run.parquet") for name, folder in
+            system_dirs(p, root / "data/candidates", root / "data/fused").items()}
+    stats = {name: json.loads((root / f"data/{'fused' if name == 'hybrid' else 'candidates'}"
+                                      f"/{name}/run_stats.json").read_text()) for name in runs}
+    result = stage.run(p, runs, stats, pd.read_parquet(root / "data/judgments/qrels.parquet"),
+                       pd.read_parquet(raw / "queries.parquet"),
+                       pd.read_parquet(raw / "documents.parquet"),
+                       pd.read_parquet(root / "data/split/split.parquet"),
+                       pd.read_parquet(root / "data/evaluate/labels.parquet"),
+                       pd.read_parquet(root / "data/safety/violations.parquet"),
+                       pd.read_parquet(raw / "answers.parquet"), review)
+    counts = result.report["review"]
+    assert (counts["reviewed"], counts["quarantined"]) == (2, 1)
+    assert counts["rows_in"] == counts["reviewed"] + counts["unreviewed"] + counts["quarantined"]
+    assert counts["disagreement_rate"] == 0.5
+    assert result.quarantine["reason"].tolist() == ["reviewer_layer not in LAYERS"]
+    overridden = result.failures[result.failures["layer_source"] == "reviewer"]
+    assert len(overridden) == 2
 
 
 def test_second_run_with_nothing_changed_skips_every_stage(project):

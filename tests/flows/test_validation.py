@@ -100,9 +100,16 @@ def violations() -> pd.DataFrame:
                          "in_top_k": [True, True, False]})
 
 
+def failures() -> pd.DataFrame:
+    return pd.DataFrame({"system": ["bm25", "hybrid"], "query_id": ["q1", "q2"],
+                         "doc_id": ["d1", "d9"], "kind": ["relevance", "safety"],
+                         "layer": ["fusion", "filter"],
+                         "evidence": ['{"rank_bm25": 3}', '{"reason": "acl"}']})
+
+
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
-        "slices": slices, "violations": violations}
+        "slices": slices, "violations": violations, "failures": failures}
 
 
 def test_every_suite_has_a_good_frame():
@@ -170,6 +177,8 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
     ("slices", lambda f: _set(f, "ci_low", 1, 0.2), {},
      "expect_column_pair_values_a_to_be_greater_than_b", ["ci_high", "ci_low"], 1,
      {"ci_high": 0.1, "ci_low": 0.2}),
+    ("failures", lambda f: _set(f, "layer", 0, "gremlins"), {},
+     "expect_column_values_to_be_in_set", ["layer"], 0, "gremlins"),
     ("violations", lambda f: _set(f, "reason", 2, "rude"), {},
      "expect_column_values_to_be_in_set", ["reason"], 2, "rude"),
 ]

@@ -1,0 +1,139 @@
+"""Stage ``failures``: every missed relevant document of the compared systems traced to the
+first layer that lost it, and a worksheet for the manual inspection.
+
+For ``compare.baseline`` and ``compare.candidate``, on the evaluated queries (no-answer
+queries aside): each judged-relevant document (grade ≥ ``evaluate.rel``) outside the
+system's top ``failures.k`` is classified by ``releval.failures.classify`` (corpus, chunk,
+filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the routes
+re-searched exactly to ``failures.deep_k``; safety violations of the systems and their
+routes are failures too (layer filter). A reviewed worksheet (``failures.review``)
+overrides the automatic layers; its bad rows are quarantined and the disagreement rate
+reported.
+
+Outputs (data/failures/): failures.parquet (one row per failure, with evidence and the
+``compare.strata`` slice), summary.parquet (counts by system × kind × layer and by slice),
+worksheet.csv, review_quarantine.csv and failures.json (counts by layer, what changed by
+layer between baseline and candidate, the review's counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from releval import schema as S
+from releval import worksheet
+from releval.failures import (
+    LAYERS,
+    SystemInfo,
+    changes,
+    classify,
+    exact_ranks,
+    safety_failures,
+    summary,
+)
+from releval.params import Params
+from stages.common import (
+    evaluated_queries,
+    guarded,
+    params_of,
+    parser,
+    system_runs,
+    system_stats,
+    write_json,
+    write_parquet,
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    failures: pd.DataFrame
+    summary: pd.DataFrame
+    worksheet: pd.DataFrame
+    quarantine: pd.DataFrame
+    report: dict
+
+
+def systems_of(p: Params, stats: dict[str, dict]) -> dict[str, SystemInfo]:
+    """What classification needs to know about every system: route, index, fusion sources."""
+    out = {}
+    for name, config in p.candidates.systems.items():
+        out[name] = SystemInfo(name, config.route, index=getattr(config, "index", "exact"))
+    for name, f in p.fusion.systems.items():
+        out[name] = SystemInfo(name, "hybrid", sources=(f.lexical, f.dense),
+                               fusion=stats.get(name, {}).get("fusion"))
+    return out
+
+
+def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
+        judgments: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
+        split: pd.DataFrame, labels: pd.DataFrame, violations: pd.DataFrame,
+        answers: pd.DataFrame, review: str | Path | None = None) -> Result:
+    c, f = p.compare, p.failures
+    compared = [c.baseline, c.candidate]
+    infos = systems_of(p, stats)
+    routes = list(dict.fromkeys(r for s in compared for r in (s, *infos[s].sources)))
+    query_ids, _ = evaluated_queries(p, split, queries)
+    deep = exact_ranks({r: p.candidates.systems[r] for r in routes
+                        if r in p.candidates.systems}, documents, queries, query_ids, f.deep_k)
+    found = classify({s: infos[s] for s in routes}, runs, judgments, queries, documents,
+                     query_ids, k=f.k, rel=p.evaluate.rel, deep=deep, deep_k=f.deep_k,
+                     answers=answers if len(answers) else None)
+    found = found[found[S.SYSTEM].isin(compared)]
+    unsafe = violations[violations[S.QUERY_ID].isin(query_ids)]
+    table = pd.concat([found, safety_failures(unsafe, routes)], ignore_index=True)
+    strata = labels.loc[labels["dimension"] == c.strata].set_index(S.QUERY_ID)["slice"]
+    table = table.assign(stratum=table[S.QUERY_ID].map(strata).fillna("unlabelled"))
+    sheet = worksheet.build(table, runs, judgments, queries, documents, k=f.k)
+    quarantine = pd.DataFrame()
+    review_report = None
+    if review:
+        reviewed = worksheet.ingest(review, sheet)
+        table = worksheet.apply(table, reviewed)
+        quarantine = reviewed.quarantine
+        review_report = reviewed.counts | {"disagreement_rate": reviewed.disagreement_rate}
+    by_layer = changes(table[table["kind"] == "relevance"], c.baseline, c.candidate)
+    report = {"baseline": c.baseline, "candidate": c.candidate, "k": f.k, "deep_k": f.deep_k,
+              "queries": int(len(query_ids)), "layers": list(LAYERS),
+              "chunk_map": bool(len(answers)),
+              "by_layer": by_layer.to_dict(orient="records"),
+              "safety": {s: int(((table["kind"] == "safety") & (table[S.SYSTEM] == s)).sum())
+                         for s in routes},
+              "review": review_report}
+    return Result(table, summary(table, labels), sheet, quarantine, report)
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
+    ap.add_argument("--split", default="data/split/split.parquet")
+    ap.add_argument("--evaluate", default="data/evaluate")
+    ap.add_argument("--safety", default="data/safety")
+    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--fused", default="data/fused")
+    ap.add_argument("--out", default="data/failures")
+    args = ap.parse_args()
+    p = params_of(args)
+    raw, out = Path(args.raw), Path(args.out)
+    runs = system_runs(p, args.candidates, args.fused)
+    stats = system_stats(p, args.candidates, args.fused)
+    result = run(p, runs, stats, pd.read_parquet(args.qrels),
+                 pd.read_parquet(raw / "queries.parquet"),
+                 pd.read_parquet(raw / "documents.parquet"), pd.read_parquet(args.split),
+                 pd.read_parquet(Path(args.evaluate) / "labels.parquet"),
+                 pd.read_parquet(Path(args.safety) / "violations.parquet"),
+                 pd.read_parquet(raw / "answers.parquet"), p.failures.review)
+    write_parquet(out / "failures.parquet", result.failures)
+    write_parquet(out / "summary.parquet", result.summary)
+    worksheet.write(result.worksheet, out / "worksheet.csv")
+    result.quarantine.to_csv(out / "review_quarantine.csv", index=False)
+    write_json(out / "failures.json", result.report)
+    counts = result.failures.groupby([S.SYSTEM, "layer"]).size()
+    print("failures: " + ", ".join(f"{s}/{layer} {n}" for (s, layer), n in counts.items()))
+
+
+if __name__ == "__main__":
+    guarded(main)
