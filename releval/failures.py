@@ -536,8 +536,9 @@ def _evidence(layer: str, row, routes: list[tuple], chunk, info: SystemInfo, q: 
 
 def safety_failures(violations: pd.DataFrame, systems: Iterable[str]) -> pd.DataFrame:
     """The safety violations (``releval.safety.violations`` rows: system, route, query_id,
-    doc_id, rank, reason, in_top_k) of the given systems as failures: kind "safety", layer
-    "filter", evidence {reason, route, in_top_k}, grade NaN, unjudged_in_top_k 0, rank the
+    doc_id, rank, reason, in_top_k) of the given systems as failures, one per returned pair:
+    kind "safety", layer "filter", evidence {reasons (every rule the pair breaks, e.g. acl
+    and must_not_return), route, in_top_k}, grade NaN, unjudged_in_top_k 0, rank the
     violation's rank. ``FAILURE_COLUMNS``, in the violations' order."""
     wanted = [str(s) for s in systems]
     needed = (S.SYSTEM, S.ROUTE, S.QUERY_ID, S.DOC_ID, S.RANK, S.REASON, "in_top_k")
@@ -548,15 +549,18 @@ def safety_failures(violations: pd.DataFrame, systems: Iterable[str]) -> pd.Data
     rows = violations[violations[S.SYSTEM].astype(str).isin(wanted)]
     if rows.empty:
         return _empty()
-    evidence = [json.dumps({"reason": str(reason), "route": str(route), "in_top_k": bool(top)})
-                for reason, route, top in zip(rows[S.REASON], rows[S.ROUTE], rows["in_top_k"],
-                                              strict=True)]
+    pairs = rows.astype({S.SYSTEM: str, S.QUERY_ID: str, S.DOC_ID: str}).groupby(
+        [S.SYSTEM, S.QUERY_ID, S.DOC_ID], sort=False).agg(
+        reasons=(S.REASON, lambda r: [str(x) for x in r]), route=(S.ROUTE, "first"),
+        in_top_k=("in_top_k", "first"), rank=(S.RANK, "first")).reset_index()
+    evidence = [json.dumps({"reasons": reasons, "route": str(route), "in_top_k": bool(top)})
+                for reasons, route, top in zip(pairs["reasons"], pairs["route"],
+                                               pairs["in_top_k"], strict=True)]
     return pd.DataFrame({
-        S.SYSTEM: rows[S.SYSTEM].astype(str).to_numpy(),
-        S.QUERY_ID: rows[S.QUERY_ID].astype(str).to_numpy(),
-        S.DOC_ID: rows[S.DOC_ID].astype(str).to_numpy(), S.GRADE: np.nan, KIND: "safety",
-        LAYER: "filter", EVIDENCE: evidence, UNJUDGED: np.zeros(len(rows), np.int64),
-        S.RANK: rows[S.RANK].astype(float).to_numpy()})[list(FAILURE_COLUMNS)]
+        S.SYSTEM: pairs[S.SYSTEM].to_numpy(), S.QUERY_ID: pairs[S.QUERY_ID].to_numpy(),
+        S.DOC_ID: pairs[S.DOC_ID].to_numpy(), S.GRADE: np.nan, KIND: "safety",
+        LAYER: "filter", EVIDENCE: evidence, UNJUDGED: np.zeros(len(pairs), np.int64),
+        S.RANK: pairs["rank"].astype(float).to_numpy()})[list(FAILURE_COLUMNS)]
 
 
 def summary(failures: pd.DataFrame, labels: pd.DataFrame | None = None) -> pd.DataFrame:

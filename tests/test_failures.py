@@ -316,11 +316,22 @@ def test_safety_failures_from_real_violations():
     assert (out["kind"] == "safety").all() and (out["layer"] == "filter").all()
     assert out[S.GRADE].isna().all() and (out["unjudged_in_top_k"] == 0).all()
     assert [json.loads(e) for e in out["evidence"]] == [
-        {"reason": "acl", "route": "ext", "in_top_k": True},
-        {"reason": "status", "route": "ext", "in_top_k": False}]
+        {"reasons": ["acl"], "route": "ext", "in_top_k": True},
+        {"reasons": ["status"], "route": "ext", "in_top_k": False}]
     assert out[S.RANK].tolist() == [1.0, 3.0]
     assert len(safety_failures(found, ["ext", "lex"])) == 3
     assert safety_failures(found, ["nobody"]).empty
+
+
+def test_a_pair_breaking_two_rules_is_one_safety_failure_with_both_reasons():
+    docs = documents(doc("ok"), doc("secret", acl=["hr"]))
+    qs = queries(query("q1"))
+    banned = pd.DataFrame({S.QUERY_ID: ["q1"], S.DOC_ID: ["secret"], S.REASON: ["hr only"]})
+    found = violations({"ext": run("secret", "ok")}, qs, docs, banned, top_k=1)
+    assert len(found) == 2  # acl and must_not_return
+    out = safety_failures(found, ["ext"])
+    assert len(out) == 1
+    assert sorted(json.loads(out["evidence"].iloc[0])["reasons"]) == ["acl", "must_not_return"]
 
 
 def failures_frame(rows) -> pd.DataFrame:
