@@ -60,13 +60,11 @@ STAGES: dict[str, tuple[Check, ...]] = {
 }
 
 
-class StageFailed(RuntimeError):
-    """A DVC stage exited non-zero; the message carries its last output lines."""
-
-
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
-def repro(stage: str) -> bool:
-    """Run one stage through DVC; True when it ran, False when DVC found it unchanged."""
+def repro(stage: str) -> str:
+    """Run one stage through DVC: "ran", "skipped" (unchanged) or "failed: <why>". A stage
+    that fails (bad input, a refused comparison) fails the same way again, so it is reported,
+    not retried; only unexpected errors (I/O) raise and get the retry."""
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
@@ -79,9 +77,9 @@ def repro(stage: str) -> bool:
             ran = repo.reproduce(stage, single_item=True)
     except DvcException as exc:
         cause = f": {exc.__cause__}" if exc.__cause__ else ""
-        raise StageFailed(f"stage {stage} failed: {exc}{cause}") from None
+        return f"failed: stage {stage}: {exc}{cause}"
     get_run_logger().info("%s: %s", stage, "ran" if ran else "unchanged, skipped")
-    return bool(ran)
+    return "ran" if ran else "skipped"
 
 
 def _lookup(dotted: str, params: dict):
@@ -119,14 +117,14 @@ def validate(stage: str, params: dict) -> str | None:
 def pipeline(params_path: str = "params.yaml"):
     """prepare → split → candidates → pool → judgments → fuse → evaluate → compare → slices
     → safety → failures → gate → report, each stage's outputs validated before the next.
-    Stops at the first stage whose outputs fail validation; no later stage runs."""
+    Stops at the first stage that fails or whose outputs fail validation; no later stage runs."""
     params = load_params(params_path).model_dump()
     record: dict = {}
     for stage in STAGES:
-        try:
-            record[stage] = "ran" if repro(stage) else "skipped"
-        except StageFailed as exc:  # the stage printed its own one-line error
-            return Failed(message=str(exc))
+        record[stage] = repro(stage)
+        if record[stage].startswith("failed"):  # the stage printed its own one-line error
+            get_run_logger().error(record[stage])
+            return Failed(message=record[stage])
         problem = validate(stage, params)
         if problem:
             get_run_logger().error(problem)
@@ -154,7 +152,7 @@ def main() -> None:
     args = ap.parse_args()
     try:
         state = pipeline(args.params, return_state=True)
-    except (InputError, StageFailed) as exc:
+    except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
     if not state.is_completed():
