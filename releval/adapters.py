@@ -128,7 +128,8 @@ def _read_queries(path: Path, issued_at: pd.Timestamp) -> pd.DataFrame:
     return pd.DataFrame({
         S.QUERY_ID: columns["_id"], S.TEXT: _text_column(columns[S.TEXT]),
         S.ISSUED_AT: _constant(issued_at, n, TIME),
-        S.USER_ID: _constant("unknown", n), S.TENANT: _constant("default", n),
+        S.USER_ID: columns["_id"],  # no users in BEIR: each query is its own user
+        S.TENANT: _constant("default", n),
         S.GROUPS: [[] for _ in range(n)], S.ROLE: _constant("employee", n),
         S.TAGS: [[] for _ in range(n)], S.WEIGHT: np.ones(n)})
 
@@ -195,8 +196,8 @@ def read_beir(folder: str | Path) -> RealData:
     Documents: ``published_at`` from the record (ISO date, UTC) or 1970-01-01, status
     published, no deletion, tenant ``default``, acl [] and source_id = doc_id. Queries:
     ``issued_at`` = the latest ``published_at`` (every document visible; the data has no
-    query times), user ``unknown``, tenant ``default``, groups [], role employee, tags [],
-    weight 1. Splits come from the qrels file names.
+    query times), user_id = query_id (no user data: clustering by user is per query), tenant
+    ``default``, groups [], role employee, tags [], weight 1. Splits come from the qrels file names.
     """
     folder = Path(folder)
     documents = _read_corpus(folder / "corpus.jsonl")
