@@ -102,8 +102,8 @@ def _comparison_section(c: dict) -> list[str]:
     if not c["controlled"]:
         lines += ["**UNCONTROLLED** — conditions differ; read every number below as "
                   "indicative only:", *(f"- {d}" for d in c["differences"]), ""]
-    lines += ["Held fixed: " + "; ".join(f"{k}: {v}" for k, v in
-                                         c["conditions"][c["baseline"]].items()), ""]
+    held = "; ".join(f"{k}: {v}" for k, v in c["conditions"][c["baseline"]].items())
+    lines += [("Held fixed: " if c["controlled"] else "Baseline's conditions: ") + held, ""]
     unit = c.get("unit") or "query"
     rows = [[r["measure"], r["n"], _f(r["mean_baseline"]), _f(r["mean_candidate"]),
              _f(r["mean_diff"], "+.4f"), f"[{_f(r['ci_low'], '+.4f')}, {_f(r['ci_high'], '+.4f')}]",
