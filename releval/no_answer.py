@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from releval import schema as S
@@ -23,6 +24,13 @@ from releval import schema as S
 
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 6) if whole else None
+
+
+def has_tag(queries: pd.DataFrame, tag: str) -> np.ndarray:
+    """Per row of ``queries``: does its tags list hold ``tag`` (no tags: False)."""
+    tags = queries[S.TAGS].explode()
+    return (tags == tag).groupby(level=0).any().reindex(queries.index, fill_value=False
+                                                           ).to_numpy(dtype=bool)
 
 
 def refusals(runs: dict[str, pd.DataFrame], queries: pd.DataFrame, query_ids: Iterable[str], *,
@@ -39,9 +47,7 @@ def refusals(runs: dict[str, pd.DataFrame], queries: pd.DataFrame, query_ids: It
     """
     thresholds = dict(thresholds or {})
     chosen = queries[queries[S.QUERY_ID].isin(pd.Index(list(query_ids)))]
-    tags = chosen[S.TAGS].explode()
-    tagged = (tags == tag).groupby(level=0).any().reindex(chosen.index, fill_value=False)
-    no_answer = tagged.to_numpy(dtype=bool)
+    no_answer = has_tag(chosen, tag)
     out = {}
     for name, run in runs.items():
         threshold = thresholds.get(name)
