@@ -13,6 +13,7 @@ import pandas as pd
 from releval import schema as S
 from releval.errors import InputError
 from releval.metrics import resolve
+from releval.no_answer import has_tag
 from releval.params import Params, load_params
 
 
@@ -33,15 +34,37 @@ def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
             for name in names}
 
 
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A parquet input; InputError (one line) when an earlier stage has not written it."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", str(path))
+    return pd.read_parquet(path)
+
+
+def read_doc(path: str | Path) -> dict:
+    """A JSON object input; InputError (one line) when missing or not a JSON object."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", str(path))
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", str(path)) from None
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object", str(path))
+    return doc
+
+
 def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, pd.DataFrame]:
     """Every evaluated system's run.parquet."""
-    return {name: pd.read_parquet(folder / "run.parquet")
+    return {name: read_table(folder / "run.parquet")
             for name, folder in system_dirs(p, candidates, fused).items()}
 
 
 def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """Every evaluated system's run_stats.json."""
-    return {name: json.loads((folder / "run_stats.json").read_text())
+    return {name: read_doc(folder / "run_stats.json")
             for name, folder in system_dirs(p, candidates, fused).items()}
 
 
@@ -61,8 +84,7 @@ def evaluated_queries(p: Params, split: pd.DataFrame, queries: pd.DataFrame
     """The ``evaluate.splits`` query ids whose relevance is measured, and those left out for
     carrying the ``no_answer.tag`` tag."""
     in_split = split.loc[split[S.SPLIT].isin(p.evaluate.splits), S.QUERY_ID]
-    tagged = queries[S.TAGS].map(lambda tags: tags is not None and p.no_answer.tag in list(tags))
-    no_answer = in_split.isin(queries.loc[tagged.to_numpy(dtype=bool), S.QUERY_ID])
+    no_answer = in_split.isin(queries.loc[has_tag(queries, p.no_answer.tag), S.QUERY_ID])
     return in_split[~no_answer], in_split[no_answer]
 
 

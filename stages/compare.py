@@ -34,6 +34,7 @@ from stages.common import (
     guarded,
     params_of,
     parser,
+    read_table,
     system_stats,
     write_json,
     write_parquet,
@@ -154,10 +155,10 @@ def main() -> None:
     p = params_of(args)
     raw, evaluated, out = Path(args.raw), Path(args.evaluate), Path(args.out)
     stats = system_stats(p, args.candidates, args.fused)
-    doc, diff = run(p, pd.read_parquet(evaluated / "per_query.parquet"),
-                    pd.read_parquet(evaluated / "labels.parquet"),
-                    pd.read_parquet(raw / "queries.parquet"),
-                    pd.read_parquet(raw / "documents.parquet"), pd.read_parquet(args.qrels),
+    doc, diff = run(p, read_table(evaluated / "per_query.parquet"),
+                    read_table(evaluated / "labels.parquet"),
+                    read_table(raw / "queries.parquet"),
+                    read_table(raw / "documents.parquet"), read_table(args.qrels),
                     stats)
     write_json(out / "comparison.json", doc)
     write_parquet(out / "per_query_diff.parquet", diff)

@@ -40,6 +40,7 @@ from stages.common import (
     guarded,
     params_of,
     parser,
+    read_table,
     system_runs,
     system_stats,
     write_json,
@@ -120,12 +121,12 @@ def main() -> None:
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
     stats = system_stats(p, args.candidates, args.fused)
-    result = run(p, runs, stats, pd.read_parquet(args.qrels),
-                 pd.read_parquet(raw / "queries.parquet"),
-                 pd.read_parquet(raw / "documents.parquet"), pd.read_parquet(args.split),
-                 pd.read_parquet(Path(args.evaluate) / "labels.parquet"),
-                 pd.read_parquet(Path(args.safety) / "violations.parquet"),
-                 pd.read_parquet(raw / "answers.parquet"), p.failures.review)
+    result = run(p, runs, stats, read_table(args.qrels),
+                 read_table(raw / "queries.parquet"),
+                 read_table(raw / "documents.parquet"), read_table(args.split),
+                 read_table(Path(args.evaluate) / "labels.parquet"),
+                 read_table(Path(args.safety) / "violations.parquet"),
+                 read_table(raw / "answers.parquet"), p.failures.review)
     write_parquet(out / "failures.parquet", result.failures)
     write_parquet(out / "summary.parquet", result.summary)
     worksheet.write(result.worksheet, out / "worksheet.csv")

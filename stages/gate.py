@@ -8,7 +8,6 @@ Reads the comparison, the slices, the safety report, the metrics and each system
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +15,15 @@ import pandas as pd
 from releval.errors import InputError
 from releval.gate import Evidence, decide
 from releval.params import Params
-from stages.common import guarded, params_of, parser, system_dirs, write_json
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_doc,
+    read_table,
+    system_dirs,
+    write_json,
+)
 
 
 def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
@@ -44,26 +51,13 @@ def summary(decision: dict) -> str:
             f"{', '.join(failed)}){label}")
 
 
-def read_json(path: str | Path) -> dict:
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", str(path))
-    try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", str(path)) from None
-    if not isinstance(doc, dict):
-        raise InputError("expected a JSON object", str(path))
-    return doc
-
-
 def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """system -> latency_ms from each system's run_stats.json (absent: not measured)."""
     latency = {}
     for name, folder in system_dirs(p, candidates, fused).items():
         stats = folder / "run_stats.json"
         if stats.exists():
-            latency[name] = read_json(stats).get("latency_ms") or {}
+            latency[name] = read_doc(stats).get("latency_ms") or {}
     return latency
 
 
@@ -78,10 +72,8 @@ def main() -> None:
     ap.add_argument("--out", default="data/gate")
     args = ap.parse_args()
     p = params_of(args)
-    if not Path(args.slices).exists():
-        raise InputError("file not found", args.slices)
-    decision = run(p, read_json(args.compare), pd.read_parquet(args.slices),
-                   read_json(args.safety), read_json(args.metrics),
+    decision = run(p, read_doc(args.compare), read_table(args.slices),
+                   read_doc(args.safety), read_doc(args.metrics),
                    read_latency(p, args.candidates, args.fused))
     write_json(Path(args.out) / "decision.json", decision)
     print(summary(decision))

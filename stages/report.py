@@ -11,7 +11,14 @@ from pathlib import Path
 import pandas as pd
 
 from releval import worksheet
-from stages.common import guarded, params_of, parser, system_stats
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_doc,
+    read_table,
+    system_stats,
+)
 
 SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")
 
@@ -282,19 +289,19 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     stats = system_stats(p, args.candidates, args.fused)
-    summary = json.loads(Path(args.summary).read_text())
-    judging = {"ingest": json.loads((Path(args.judgments) / "ingest.json").read_text()),
-               "agreement": json.loads((Path(args.judgments) / "agreement.json").read_text()),
+    summary = read_doc(args.summary)
+    judging = {"ingest": read_doc(Path(args.judgments) / "ingest.json"),
+               "agreement": read_doc(Path(args.judgments) / "agreement.json"),
                "unjudged": summary.get("unjudged")}
-    page = render(summary, json.loads(Path(args.split_report).read_text()),
-                  json.loads((Path(args.raw) / "source.json").read_text()), stats, judging)
+    page = render(summary, read_doc(args.split_report),
+                  read_doc(Path(args.raw) / "source.json"), stats, judging)
     decision = render_decision(
-        json.loads(Path(args.compare).read_text()), pd.read_parquet(args.slices),
-        json.loads(Path(args.safety).read_text()),
-        json.loads((Path(args.failures) / "failures.json").read_text()),
+        read_doc(args.compare), read_table(args.slices),
+        read_doc(args.safety),
+        read_doc(Path(args.failures) / "failures.json"),
         worksheet.markdown(pd.read_csv(Path(args.failures) / "worksheet.csv",
                                        keep_default_na=False), limit=8),
-        json.loads(Path(args.gate).read_text()), p.slices.min_n)
+        read_doc(args.gate), p.slices.min_n)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page + "\n" + decision)

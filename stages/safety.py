@@ -25,7 +25,15 @@ from releval.errors import InputError
 from releval.no_answer import refusals
 from releval.params import Params
 from releval.safety import summary, violations
-from stages.common import guarded, params_of, parser, system_dirs, write_json, write_parquet
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_table,
+    system_runs,
+    write_json,
+    write_parquet,
+)
 
 TOP_K = 10  # violations ranked below this are also counted apart (below_top_k)
 UNASSIGNED = "unassigned"
@@ -61,12 +69,6 @@ def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
     return found, report
 
 
-def _read(path: Path) -> pd.DataFrame:
-    if not path.is_file():
-        raise InputError("file not found (written by an earlier stage: run it first)", str(path))
-    return pd.read_parquet(path)
-
-
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--raw", default="data/raw")
@@ -77,11 +79,10 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {name: _read(folder / "run.parquet")
-            for name, folder in system_dirs(p, args.candidates, args.fused).items()}
-    found, report = run(p, runs, _read(raw / "queries.parquet"),
-                        _read(raw / "documents.parquet"), _read(raw / "must_not_return.parquet"),
-                        _read(Path(args.split)))
+    runs = system_runs(p, args.candidates, args.fused)
+    found, report = run(p, runs, read_table(raw / "queries.parquet"),
+                        read_table(raw / "documents.parquet"),
+                        read_table(raw / "must_not_return.parquet"), read_table(args.split))
     write_parquet(out / "violations.parquet", found)
     write_json(out / "safety.json", report)
     worst = {name: s["violations"] for name, s in report["systems"].items() if s["violations"]}

@@ -19,7 +19,15 @@ from releval import schema as S
 from releval.errors import InputError
 from releval.params import Params
 from releval.slices import DIMENSION, SLICE, slice_table
-from stages.common import compared, guarded, params_of, parser, write_json, write_parquet
+from stages.common import (
+    compared,
+    guarded,
+    params_of,
+    parser,
+    read_table,
+    write_json,
+    write_parquet,
+)
 
 CHANGED = ("improved", "regressed")
 
@@ -74,10 +82,7 @@ def main() -> None:
     inputs = {name: evaluated / f"{name}.parquet" for name in ("per_query", "labels")}
     if p.compare.cluster:
         inputs["queries"] = Path(args.raw) / "queries.parquet"
-    for path in inputs.values():
-        if not path.exists():
-            raise InputError("file not found", str(path))
-    frames = {name: pd.read_parquet(path) for name, path in inputs.items()}
+    frames = {name: read_table(path) for name, path in inputs.items()}
     table, report = run(p, frames["per_query"], frames["labels"], frames.get("queries"))
     write_parquet(out / "slices.parquet", table)
     write_json(out / "slices.json", report)
