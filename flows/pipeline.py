@@ -3,8 +3,10 @@
 Stages run through ``dvc repro --single-item`` (so unchanged stages are skipped and
 dvc.lock pins what ran); then the stage's outputs are checked with their Great
 Expectations suites, and a failed check stops the flow with the suite, expectation, column
-and example rows. Validation reports are saved as JSON under data/validation/. Without
-PREFECT_API_URL, Prefect runs on a temporary local server.
+and example rows. Validation reports are saved as JSON under data/validation/. The stages,
+their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends with its
+receipt (flows/receipt.py). Without PREFECT_API_URL, Prefect runs on a temporary local
+server.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
+import yaml
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Failed
 
+from flows.receipt import write_receipt
 from flows.validation import ValidationFailed, check
 from releval.errors import InputError
 from releval.params import load_params
@@ -30,38 +36,49 @@ VALIDATION_DIR = Path("data/validation")
 
 @dataclass(frozen=True)
 class Check:
-    """One suite applied to one output file (``{system}`` expands over candidate systems,
-    ``{fused}`` over fusion systems)."""
+    """One suite for the outputs whose path matches ``pattern`` (fnmatch, as in dvc.yaml
+    after foreach expansion)."""
 
+    pattern: str
     suite: str
-    path: str
     params: tuple[tuple[str, str], ...] = ()  # suite keyword -> params.yaml dotted key
 
 
-STAGES: dict[str, tuple[Check, ...]] = {
-    "prepare": (Check("documents", "data/raw/documents.parquet"),
-                Check("queries", "data/raw/queries.parquet"),
-                Check("qrels", "data/raw/judgments.parquet",
-                      (("max_grade", "prepare.max_grade"),))),
-    "split": (Check("split", "data/split/split.parquet"),),
-    "candidates": (Check("run", "data/candidates/{system}/run.parquet"),),
-    "pool": (Check("pool", "data/pool/pool.parquet"),),
-    "judgments": (Check("qrels", "data/judgments/qrels.parquet",
-                        (("max_grade", "prepare.max_grade"),)),),
-    "fuse": (Check("run", "data/fused/{fused}/run.parquet"),),
-    "evaluate": (Check("metrics", "data/evaluate/per_query.parquet"),
-                 Check("labels", "data/evaluate/labels.parquet")),
-    "compare": (Check("diff", "data/compare/per_query_diff.parquet"),),
-    "slices": (Check("slices", "data/slices/slices.parquet"),),
-    "safety": (Check("violations", "data/safety/violations.parquet"),),
-    "failures": (Check("failures", "data/failures/failures.parquet"),),
-    "gate": (),
-    "report": (),
-}
+MAX_GRADE = (("max_grade", "prepare.max_grade"),)
+CHECKS: tuple[Check, ...] = (
+    Check("data/raw/documents.parquet", "documents"),
+    Check("data/raw/queries.parquet", "queries"),
+    Check("data/raw/judgments.parquet", "qrels", MAX_GRADE),
+    Check("data/split/split.parquet", "split"),
+    Check("data/candidates/*/run.parquet", "run"),
+    Check("data/pool/pool.parquet", "pool"),
+    Check("data/judgments/qrels.parquet", "qrels", MAX_GRADE),
+    Check("data/fused/*/run.parquet", "run"),
+    Check("data/evaluate/per_query.parquet", "metrics"),
+    Check("data/evaluate/labels.parquet", "labels"),
+    Check("data/compare/per_query_diff.parquet", "diff"),
+    Check("data/slices/slices.parquet", "slices"),
+    Check("data/safety/violations.parquet", "violations"),
+    Check("data/failures/failures.parquet", "failures"),
+)
+
+
+def dvc_stages(root: str | Path = ".") -> dict[str, list[str]]:
+    """dvc.yaml's stages in order (a foreach group under its own name) with their outputs'
+    paths after expansion: the one source of the DAG."""
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        stages: dict[str, list[str]] = {}
+        for stage in repo.index.stages:
+            group = stage.name.split("@")[0]
+            stages.setdefault(group, []).extend(o.def_path for o in stage.outs)
+    order = yaml.safe_load((Path(root) / "dvc.yaml").read_text())["stages"]
+    return {name: stages[name] for name in order if name in stages}
 
 
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
-def repro(stage: str) -> str:
+def repro(stage: str, force: bool = False) -> str:
     """Run one stage through DVC: "ran", "skipped" (unchanged) or "failed: <why>". A stage
     that fails (bad input, a refused comparison) fails the same way again, so it is reported,
     not retried; only unexpected errors (I/O) raise and get the retry."""
@@ -74,7 +91,7 @@ def repro(stage: str) -> str:
     logging.getLogger("dvc").propagate = False  # DVC prints its own lines; no echo
     try:
         with Repo(".") as repo:
-            ran = repo.reproduce(stage, single_item=True)
+            ran = repo.reproduce(stage, single_item=True, force=force)
     except DvcException as exc:
         cause = f": {exc.__cause__}" if exc.__cause__ else ""
         return f"failed: stage {stage}: {exc}{cause}"
@@ -88,44 +105,63 @@ def _lookup(dotted: str, params: dict):
     return params
 
 
-def _targets(stage: str, params: dict) -> list[tuple[Check, Path, dict]]:
-    out = []
-    for c in STAGES[stage]:
-        kwargs = {k: _lookup(dotted, params) for k, dotted in c.params}
-        names = {"{system}": params["candidates"]["systems"],
-                 "{fused}": params["fusion"]["systems"]}
-        key = next((k for k in names if k in c.path), None)
-        paths = [c.path.replace(key, s) for s in names[key]] if key else [c.path]
-        out += [(c, Path(p), kwargs) for p in paths]
-    return out
-
-
 @task(task_run_name="validate {stage}")
-def validate(stage: str, params: dict) -> str | None:
-    """Check every output of ``stage``; the first failure's message, or None if all pass."""
-    for c, path, kwargs in _targets(stage, params):
-        name = path.parent.name if "{" in c.path else path.stem
+def validate(stage: str, outs: list[str], params: dict) -> tuple[int, str | None]:
+    """Check every output of ``stage`` that has a suite: (checks passed, the first failure's
+    message or None)."""
+    passed = 0
+    for out in outs:
+        for c in (c for c in CHECKS if fnmatch(out, c.pattern)):
+            path = Path(out)
+            name = path.parent.name if "*" in c.pattern else path.stem
+            kwargs = {k: _lookup(dotted, params) for k, dotted in c.params}
+            try:
+                check(c.suite, pd.read_parquet(path),
+                      VALIDATION_DIR / stage / f"{name}.{c.suite}.json", **kwargs)
+            except ValidationFailed as exc:
+                return passed, f"validation failed after stage {stage} ({path}): {exc}"
+            passed += 1
+    return passed, None
+
+
+@task(task_run_name="dvc push inputs")
+def push_inputs() -> str:
+    """Send the pinned inputs to the default DVC remote, so `releval reproduce` can restore
+    them elsewhere; a project without a remote keeps them in its cache only."""
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    with Repo(".") as repo:
+        if not repo.config["core"].get("remote"):
+            return "no default DVC remote: pinned inputs kept in the local cache only"
         try:
-            check(c.suite, pd.read_parquet(path),
-                  VALIDATION_DIR / stage / f"{name}.{c.suite}.json", **kwargs)
-        except ValidationFailed as exc:
-            return f"validation failed after stage {stage} ({path}): {exc}"
-    return None
+            pushed = repo.push(targets=["inputs"])
+        except DvcException as exc:
+            return f"pinned inputs not pushed: {exc}"
+    return f"pinned inputs pushed to remote {repo.config['core']['remote']!r} ({pushed} new)"
 
 
 @flow(name="releval-pipeline")
-def pipeline(params_path: str = "params.yaml"):
-    """prepare → split → candidates → pool → judgments → fuse → evaluate → compare → slices
-    → safety → failures → gate → report, each stage's outputs validated before the next.
-    Stops at the first stage that fails or whose outputs fail validation; no later stage runs."""
+def pipeline(params_path: str = "params.yaml", force: bool = False,
+             skip: tuple[str, ...] = ()):
+    """Every dvc.yaml stage in order (inputs → prepare → … → report), each stage's outputs
+    validated before the next; then the receipt (reports/receipt.json, kept in the ledger).
+    Stops at the first stage that fails or whose outputs fail validation; no later stage runs.
+    ``force`` re-runs stages that are up to date; ``skip`` leaves stages out (reproduce)."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     params = load_params(params_path).model_dump()
     record: dict = {}
-    for stage in STAGES:
-        record[stage] = repro(stage)
+    validations = 0
+    for stage, outs in dvc_stages().items():
+        if stage in skip:
+            record[stage] = "kept"
+            continue
+        record[stage] = repro(stage, force)
         if record[stage].startswith("failed"):  # the stage printed its own one-line error
             get_run_logger().error(record[stage])
             return Failed(message=record[stage])
-        problem = validate(stage, params)
+        passed, problem = validate(stage, outs, params)
+        validations += passed
         if problem:
             get_run_logger().error(problem)
             return Failed(message=problem)
@@ -140,18 +176,30 @@ def pipeline(params_path: str = "params.yaml"):
                           description=f"release gate: {'PASS' if decision['passed'] else 'FAIL'}"
                                       f" ({decision['candidate']} vs {decision['baseline']})")
     record["decision"] = "PASS" if decision["passed"] else "FAIL"
+    if "inputs" not in skip:
+        get_run_logger().info(push_inputs())
+    try:
+        doc = write_receipt(params_path, validations, started)
+    except InputError as exc:
+        get_run_logger().error(str(exc))
+        return Failed(message=str(exc))
+    record["receipt"] = doc["sha256"][:12]
     return record
 
 
 def main() -> None:
-    """``python -m flows.pipeline [--params params.yaml]``: exit 0 on success, else 1."""
+    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE]``: exit 0
+    on success, else 1."""
     import argparse
 
     ap = argparse.ArgumentParser(description="Run the releval pipeline flow.")
     ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--force", action="store_true", help="re-run up-to-date stages too")
+    ap.add_argument("--skip", action="append", default=[], help="leave a stage out")
     args = ap.parse_args()
     try:
-        state = pipeline(args.params, return_state=True)
+        state = pipeline(args.params, force=args.force, skip=tuple(args.skip),
+                         return_state=True)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)

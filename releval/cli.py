@@ -31,6 +31,11 @@ class Format(StrEnum):
     csv = "csv"
 
 
+class GateFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
 @app.callback()
 def main() -> None:
     """releval: metrics with written definitions and trec_eval parity."""
@@ -204,9 +209,12 @@ def _run_flow(params: Path, overrides: list[str]) -> int:
     except InputError as exc:
         _fail(str(exc))
     if overrides:
-        import yaml
+        from releval.params import write_overrides
 
-        params.write_text(yaml.safe_dump(raw, sort_keys=False))
+        try:
+            write_overrides(params, overrides)
+        except InputError as exc:
+            _fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
     import subprocess
 
@@ -226,6 +234,64 @@ def run_pipeline(
     code = _run_flow(params, overrides or [])
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def reproduce(
+    receipt: Annotated[Path, typer.Argument(help="a run's receipt (reports/receipt.json or "
+                                            "one of reports/runs/)")],
+    pinned: Annotated[bool, typer.Option(
+        "--pinned", help="restore every input from the DVC cache/remote by its pinned "
+        "digest, even where its source is still there")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="keep the temporary worktree")] = False,
+) -> None:
+    """Re-run a past run in a clean worktree at its commit, from its pinned inputs, and
+    compare every digest and metric: exit 0 when identical, 1 when anything differs."""
+    _project_root()
+    import subprocess
+
+    code = subprocess.run([sys.executable, "-m", "flows.reproduce", str(receipt),
+                           *(["--pinned"] if pinned else []),
+                           *(["--keep"] if keep else [])]).returncode
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def runs(
+    ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
+    = Path("reports/runs"),
+    fmt: Annotated[GateFormat, typer.Option("--format", help="table or json")]
+    = GateFormat.table,
+) -> None:
+    """List the runs kept in the ledger: when, receipt, commit, headline figures, decision."""
+    from releval.receipt import ledger as read_ledger
+
+    rows = read_ledger(ledger)
+    if fmt == GateFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    if not rows:
+        err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
+                  highlight=False)
+        return
+    measure = rows[-1].get("measure") or "?"
+    table = Table(title=f"runs kept in {ledger} ({measure} per run)")
+    for col in ("finished (UTC)", "receipt", "commit", "queries", "baseline", "candidate",
+                "decision"):
+        table.add_column(col, justify="right" if col == "queries" else "left")
+    for r in rows:
+        if "problem" in r:
+            table.add_row(r["file"], "[red]" + r["problem"] + "[/red]", *[""] * 5)
+            continue
+        values = r["values"]
+        table.add_row(str(r["finished_at"] or "?")[:16].replace("T", " "), r["sha256"],
+                      r["commit"] + ("+dirty" if r["dirty"] else ""), str(r["queries"]),
+                      f"{r['baseline']} {_num(values.get(r['baseline']))}",
+                      f"{r['candidate']} {_num(values.get(r['candidate']))}",
+                      (r["decision"] or "?") + ("" if r["controlled"] else " UNCONTROLLED"))
+    out = Console()
+    (out if out.is_terminal else Console(width=max(out.width, 120))).print(table)
 
 
 @app.command()
@@ -340,11 +406,6 @@ def compare(
 def _num(value, spec: str = ".4f") -> str:
     return "—" if value is None else format(value, spec)
 
-
-
-class GateFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def _read_decision(path: Path) -> dict:

@@ -6,6 +6,7 @@ default. ``load_params`` applies ``-S key=value`` overrides (as ``dvc exp run -S
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -251,6 +252,13 @@ class Params(Section):
         """Every system evaluated: candidate systems, then fused ones."""
         return [*self.candidates.systems, *self.fusion.systems]
 
+    @property
+    def judges_source(self) -> str:
+        """``judgments.source`` with ``auto`` resolved: simulated for the demo, else the
+        dataset's own qrels."""
+        c = self.judgments.source
+        return c if c != "auto" else ("simulated" if self.prepare.source == "demo" else "dataset")
+
     @model_validator(mode="after")
     def _compared_systems_exist(self) -> Params:
         known = self.systems()
@@ -281,6 +289,95 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
             raise InputError(f"override {item!r} is not key=value", "-S")
         _set(raw, key.strip(), yaml.safe_load(value))
     return raw
+
+
+def _comment_at(line: str, start: int) -> int:
+    """Where the ``#`` comment of ``line`` begins after column ``start`` (len if none),
+    outside quotes."""
+    quote = None
+    for i in range(start, len(line)):
+        ch = line[i]
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return i
+    return len(line)
+
+
+def _inline(raw: str, value) -> str:
+    """The value as one line of YAML: the user's own text when it reads back the same."""
+    try:
+        if yaml.safe_load(f"k: {raw}") == {"k": value}:
+            return raw.strip()
+    except yaml.YAMLError:
+        pass
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _set_text(lines: list[str], tree, dotted: str, text: str) -> None:
+    """Edit ``lines`` so ``dotted`` holds ``text``: the value in place on its key's line (a
+    block value below it is replaced), or a new key line under its parent."""
+    *parents, leaf = dotted.split(".")
+    node, indent, after = tree, 0, len(lines) - 1  # a new top-level key goes last
+    for i, key in enumerate(parents):
+        if key not in node:
+            child = " " * indent + key + ":"
+            lines.insert(after + 1, child)
+            for j, rest in enumerate([*parents[i + 1:], leaf]):
+                pad = " " * (indent + 2 * (j + 1))
+                lines.insert(after + 2 + j, pad + rest + (":" if j < len(parents) - i - 1
+                                                           else ": " + text))
+            return
+        after = node.lc.key(key)[0]
+        node = node[key]
+        first = next(iter(node), None) if hasattr(node, "lc") else None
+        indent = node.lc.key(first)[1] if first is not None else indent + 2
+    if leaf not in node:
+        lines.insert(after + 1, " " * indent + f"{leaf}: {text}")
+        return
+    row, col = node.lc.key(leaf)
+    vrow, vcol = node.lc.value(leaf)
+    line = lines[row]
+    if vrow == row:  # scalar or flow value on the key's line: keep its comment's column
+        cut = _comment_at(line, vcol)
+        comment = line[cut:]
+        head = line[:vcol] + text
+        pad = max(1, cut - len(head)) if comment else 0
+        lines[row] = head + (" " * pad + comment if comment else "")
+        return
+    colon = line.index(":", col) + 1  # a block value: the lines below, deeper than the key
+    end = row + 1
+    while end < len(lines) and (not lines[end].strip() or
+                                len(lines[end]) - len(lines[end].lstrip()) > col):
+        end += 1
+    while end > row + 1 and not lines[end - 1].strip():
+        end -= 1
+    cut = _comment_at(line, colon)
+    lines[row] = line[:colon] + " " + text + (" " + line[cut:] if cut < len(line) else "")
+    del lines[row + 1:end]
+
+
+def write_overrides(path: str | Path, overrides: list[str]) -> None:
+    """Set ``key=value`` overrides in the params file itself, changing only those values:
+    every comment, blank line, key order and quoting stays as the user wrote it (as
+    ``dvc exp run -S`` does)."""
+    from ruamel.yaml import YAML
+
+    path = Path(path)
+    text = path.read_text()
+    expected = apply_overrides(read_raw(path), overrides)
+    for item in overrides:
+        key, _, raw = item.partition("=")
+        tree = YAML().load(text) or {}
+        lines = text.splitlines()
+        _set_text(lines, tree, key.strip(), _inline(raw, yaml.safe_load(raw)))
+        text = "\n".join(lines) + "\n"
+    if (yaml.safe_load(text) or {}) != expected:
+        raise InputError("could not set the overrides in place (unusual layout); edit the "
+                         "file by hand", str(path))
+    path.write_text(text)
 
 
 def parse_params(raw: dict, source: str = "params.yaml") -> Params:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from releval import schema as S
 from releval.errors import InputError
+from releval.inputs import pinned
 from releval.params import Params
 from releval.retrievers import make_retriever
 from releval.retrievers.base import latency_table, run_stats
@@ -28,6 +29,8 @@ def run(p: Params, system: str, documents: pd.DataFrame,
                          f"({', '.join(p.candidates.systems)})", "params")
     config = p.candidates.systems[system].model_dump()
     route = config.pop("route")
+    if "path" in config:  # an external run: read the pinned copy (releval.inputs)
+        config["path"] = str(pinned(p, f"candidates.systems.{system}.path"))
     retriever = make_retriever(route, **config)
     retriever.index(documents)
     found = retriever.search(queries, p.candidates.depth, Visibility(documents))

@@ -34,6 +34,7 @@ from releval.failures import (
     safety_failures,
     summary,
 )
+from releval.inputs import pinned
 from releval.params import Params
 from stages.common import (
     evaluated_queries,
@@ -126,7 +127,7 @@ def main() -> None:
                  read_table(raw / "documents.parquet"), read_table(args.split),
                  read_table(Path(args.evaluate) / "labels.parquet"),
                  read_table(Path(args.safety) / "violations.parquet"),
-                 read_table(raw / "answers.parquet"), p.failures.review)
+                 read_table(raw / "answers.parquet"), pinned(p, "failures.review"))
     write_parquet(out / "failures.parquet", result.failures)
     write_parquet(out / "summary.parquet", result.summary)
     worksheet.write(result.worksheet, out / "worksheet.csv")

@@ -20,6 +20,7 @@ import pandas as pd
 
 from releval import schema as S
 from releval.errors import InputError
+from releval.inputs import pinned
 from releval.judgments import adjudicate, agreement, ingest, read_judgments
 from releval.params import Params
 from releval.simulated_judges import corrupt, simulate
@@ -41,7 +42,7 @@ def _simulated(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
 def _files(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
            accepted: pd.DataFrame | None) -> pd.DataFrame:
     """Every judges' file in the folder; rows already accepted count as such, not twice."""
-    folder = Path(p.judgments.files)
+    folder = pinned(p, "judgments.files")
     files = sorted([*folder.glob("*.csv"), *folder.glob("*.json")]) if folder.is_dir() else []
     if not files:
         raise InputError("no judges' files (*.csv, *.json) found", str(folder))
@@ -52,11 +53,6 @@ SOURCES = {"simulated": _simulated, "files": _files}
 LABELS = {"simulated": "pooled judgments from simulated judges (demo simulation)",
           "files": "pooled judgments from judges' files",
           "dataset": "the dataset's own qrels"}
-
-
-def source_of(p: Params) -> str:
-    c = p.judgments.source
-    return c if c != "auto" else ("simulated" if p.prepare.source == "demo" else "dataset")
 
 
 def _dataset(truth: pd.DataFrame) -> dict:
@@ -79,14 +75,15 @@ def carried_over(previous: pd.DataFrame | None, identity: dict) -> pd.DataFrame 
 
 def run(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
         accepted: pd.DataFrame | None) -> dict:
-    source = source_of(p)
+    source = p.judges_source
     if source == "dataset":
         return _dataset(truth)
     rows = SOURCES[source](p, pool, truth, accepted)
     ingested = ingest(rows, pool, pool_id=identity["pool_id"], max_grade=p.prepare.max_grade,
                       guideline=identity["guideline"], accepted=accepted)
     c = p.judgments
-    adjudicator = (read_judgments(Path(c.adjudicator)) if c.adjudicator else None)
+    adjudicator = (read_judgments(pinned(p, "judgments.adjudicator")) if c.adjudicator
+                   else None)
     result = adjudicate(ingested.accepted, method=c.method, max_spread=c.max_spread,
                         adjudicator=adjudicator, pool_id=identity["pool_id"],
                         guideline=identity["guideline"])
@@ -117,10 +114,10 @@ def main() -> None:
     result["quarantine"].to_csv(out / "quarantine.csv", index=False)
     result["queue"].to_csv(out / "adjudication.csv", index=False)
     write_json(out / "agreement.json", result["agreement"])
-    write_json(out / "ingest.json", result["counts"] | {"source": source_of(p),
-                                                        "qrels": LABELS[source_of(p)]})
+    write_json(out / "ingest.json", result["counts"] | {"source": p.judges_source,
+                                                        "qrels": LABELS[p.judges_source]})
     c = result["counts"]
-    print(f"judgments ({LABELS[source_of(p)]}): rows in {c['rows_in']:,} = accepted "
+    print(f"judgments ({LABELS[p.judges_source]}): rows in {c['rows_in']:,} = accepted "
           f"{c['accepted_new']:,} + already accepted {c['already_accepted']:,} + quarantined "
           f"{c['quarantined']:,}; qrels {len(result['qrels']):,} pairs")
 

@@ -23,6 +23,7 @@ from releval.adapters import read_beir, read_tables
 from releval.demo_data import generate, simulate_external_run
 from releval.errors import InputError
 from releval.failures import answer_map
+from releval.inputs import pinned
 from releval.params import Params
 from releval.readers import write_trec_run
 from stages.common import guarded, params_of, parser, write_json, write_parquet
@@ -66,12 +67,12 @@ def _real(reader, label: str):
     def load(p: Params) -> Prepared:
         if not p.prepare.path:
             raise InputError(f"prepare.source={p.prepare.source} needs prepare.path", "params")
-        path = Path(p.prepare.path)
+        path = pinned(p, "prepare.path")
         data = reader(path)
         given = getattr(data, "splits", None)
         return Prepared(data.documents, data.queries, data.qrels,
                         NO_SPLIT if given is None else given,
-                        {"source": f"{label} {path}", "qrels": f"{label} qrels",
+                        {"source": f"{label} {p.prepare.path}", "qrels": f"{label} qrels",
                          "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN,
                         data.must_not_return, NO_ANSWERS)
     return load

@@ -99,6 +99,10 @@ def validate_qrels(qrels: pd.DataFrame, max_grade: int) -> np.ndarray:
     return grade
 
 
+TIE_POLICY = ("by the rank column when the run has one; otherwise score descending, ties by "
+              "doc_id descending (trec_eval's order)")
+
+
 class Ranking:
     """A run joined with its qrels for the evaluated queries.
 

@@ -1,0 +1,68 @@
+"""The run's receipt, written after every stage ran: reports/receipt.json and a copy in the
+ledger (reports/runs/), from the pipeline's outputs and dvc.lock (releval.receipt)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from releval import receipt
+from releval.embeddings import model_digest, resolve_model
+from releval.params import load_params, read_raw
+from stages.common import evaluated_queries, read_doc, read_table, system_dirs
+
+RECEIPT = Path("reports/receipt.json")
+LEDGER = Path("reports/runs")
+
+
+def _results(p, queries: pd.Series) -> dict[str, dict[str, str]]:
+    return {name: receipt.result_digests(read_table(folder / "run.parquet"), queries)
+            for name, folder in system_dirs(p, "data/candidates", "data/fused").items()}
+
+
+def _headline(p, metrics: dict, decision: dict) -> dict:
+    first = p.compare.measures[0]
+    return {"measure": first,
+            "systems": {s: m.get(first) for s, m in metrics.items()},
+            "baseline": p.compare.baseline, "candidate": p.compare.candidate,
+            "decision": "PASS" if decision.get("passed") else "FAIL",
+            "failed": decision.get("failed") or [],
+            "controlled": decision.get("controlled", True)}
+
+
+def collect(params_path: str, validations: int, ran: dict) -> dict:
+    """The receipt document of the run whose outputs are in the working directory."""
+    p = load_params(params_path)
+    lock = yaml.safe_load(Path("dvc.lock").read_text())
+    split, queries = read_table("data/split/split.parquet"), read_table(
+        "data/raw/queries.parquet")
+    evaluated, _ = evaluated_queries(p, split, queries)
+    metrics = read_doc("data/evaluate/metrics.json")
+    models = {name: model_digest(resolve_model(s.model))
+              for name, s in p.candidates.systems.items() if s.route == "dense"}
+    work = receipt.work(p, read_doc("data/evaluate/summary.json"),
+                        len(read_table("data/judgments/qrels.parquet")),
+                        read_doc("data/slices/slices.json"),
+                        read_doc("data/compare/comparison.json"), validations)
+    decision = read_doc("data/gate/decision.json")
+    return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
+                         code=receipt.code_state(Path(".")), metrics=metrics,
+                         results=_results(p, evaluated), models=models, work_done=work,
+                         ran=ran | {"headline": _headline(p, metrics, decision)})
+
+
+def write_receipt(params_path: str, validations: int, started: str) -> dict:
+    """Write reports/receipt.json and keep it in the ledger as
+    reports/runs/<finished>-<sha256[:12]>.json (never overwritten)."""
+    finished = datetime.now(UTC)
+    doc = collect(params_path, validations, {
+        "started_at": started, "finished_at": finished.isoformat(timespec="seconds")})
+    receipt.write(RECEIPT, doc)
+    receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)
+    print(f"receipt: {RECEIPT} (sha256 {doc['sha256'][:12]}; "
+          f"{json.dumps(doc['receipt']['work'])})")
+    return doc

@@ -1,0 +1,175 @@
+"""``releval reproduce RECEIPT``: re-run a past run from its pinned inputs and compare.
+
+In a clean temporary git worktree at the receipt's commit, with the receipt's params, the
+pipeline runs again from scratch (every stage forced). Inputs come from their sources when
+those are still there (so a changed input is named), else from the DVC cache or the default
+remote by the digests the run pinned; ``pinned=True`` always restores them. The DVC cache
+and the content-keyed embedding cache are shared with the project (both are addressed by
+content, so sharing cannot change a number). Every digest and metric of the new receipt is
+compared with the old one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from releval import receipt
+from releval.errors import InputError
+from releval.inputs import INPUT_DIR, inputs, pinned
+from releval.params import parse_params
+
+
+@dataclass
+class Outcome:
+    identical: bool
+    digests: int
+    metrics: int
+    differences: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    log: Path | None = None
+
+
+def _run(cmd: list[str], cwd: Path, what: str, **kw) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
+    if done.returncode:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise InputError(f"{what} failed: {tail[0]}", " ".join(cmd[:3]))
+    return done
+
+
+def _dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return _run([sys.executable, "-m", "dvc", *args], cwd, f"dvc {args[0]}")
+
+
+def _share_dvc(root: Path, tree: Path) -> None:
+    """The worktree reads the project's DVC cache, and its remote when that is a local
+    folder given relative to the project."""
+    _dvc("cache", "dir", "--local", str((root / ".dvc" / "cache").resolve()), cwd=tree)
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        default = repo.config["core"].get("remote")
+        url = repo.config["remote"].get(default, {}).get("url") if default else None
+    if url and "://" not in url and not Path(url).is_absolute():
+        _dvc("remote", "modify", "--local", default, "url",
+             str((root / ".dvc" / url).resolve()), cwd=tree)
+
+
+def _restore_pinned(tree: Path, old: dict) -> list[str]:
+    """Check the pinned inputs out of the DVC cache (or pull them from the remote) by the
+    digests in the receipt, as the ``inputs`` stage's lock entry."""
+    outs = [{"path": p, "hash": "md5", "md5": h}
+            for p, h in old["receipt"]["inputs"].items() if p.startswith(f"{INPUT_DIR}/")]
+    lock = {"schema": "2.0", "stages": {"inputs": {
+        "cmd": "python -m stages.inputs --params params.yaml --out data/input", "outs": outs}}}
+    (tree / "dvc.lock").write_text(yaml.safe_dump(lock, sort_keys=False))
+    try:
+        _dvc("checkout", "inputs", cwd=tree)
+        where = "the DVC cache"
+    except InputError:
+        _dvc("pull", "inputs", cwd=tree)
+        where = "the DVC remote"
+    return [f"pinned inputs restored from {where} ({len(outs)} slots)"]
+
+
+def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool = False,
+              progress: Callable[[str], None] = print) -> Outcome:
+    old = receipt.read(path)
+    code = old["receipt"]["code"]
+    if not code.get("commit"):
+        raise InputError("the receipt names no git commit: the run was not in a git "
+                         "repository", str(path))
+    raw = old["receipt"]["params"]["values"]
+    p = parse_params(raw, f"{path} (params)")
+    notes = []
+    if code.get("dirty"):
+        notes.append(f"the run's code differed from commit {code['commit'][:12]} (diff "
+                     f"sha256 {code['diff_sha256'][:12]}); the worktree has the commit only")
+    given = [i for i in inputs(p) if pinned(p, i.key) and i.path and
+             pinned(p, i.key).is_relative_to(INPUT_DIR)]
+    missing = [i.key for i in given if not (root / i.path).exists()]
+    if missing and not pinned_only:
+        notes.append(f"source gone ({', '.join(missing)}): using the pinned copies")
+    restore = pinned_only or bool(missing)
+    tree = Path(tempfile.mkdtemp(prefix="releval-reproduce-"))
+    try:
+        _run(["git", "worktree", "add", "--detach", str(tree), code["commit"]], root,
+             "git worktree add")
+        progress(f"worktree at {code['commit'][:12]}: {tree}")
+        (tree / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+        _share_dvc(root, tree)
+        (tree / "data").mkdir(exist_ok=True)
+        cache = root / "data" / "cache"
+        if cache.is_dir():
+            (tree / "data" / "cache").symlink_to(cache.resolve(), target_is_directory=True)
+        if restore:
+            notes += _restore_pinned(tree, old)
+        progress("running the pipeline (every stage, from scratch) ...")
+        env = os.environ | {"PYTHONPATH": str(tree), "RELEVAL_INPUT_BASE": str(root.resolve())}
+        log = tree / "data" / "reproduce.log"
+        cmd = [sys.executable, "-m", "flows.pipeline", "--params", "params.yaml", "--force",
+               *(["--skip", "inputs"] if restore else [])]
+        with log.open("w") as handle:
+            code_ = subprocess.run(cmd, cwd=tree, env=env, stdout=handle,
+                                   stderr=subprocess.STDOUT).returncode
+        if code_:
+            lines = [x for x in log.read_text().splitlines() if x.startswith("error:")]
+            raise InputError(f"the pipeline failed in the worktree: "
+                             f"{lines[-1] if lines else 'see ' + str(log)}", str(path))
+        new = receipt.read(tree / "reports" / "receipt.json")
+        digests, metrics = receipt.counted(old)
+        diffs = receipt.differences(old, new)
+        kept = None
+        if keep or diffs:
+            kept = root / "reports" / "reproduce.log"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(log, kept)
+            receipt.write(root / "reports" / "reproduced.json", new)
+        return Outcome(not diffs, digests, metrics, diffs, notes, kept)
+    finally:
+        if not keep:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root,
+                           capture_output=True)
+            shutil.rmtree(tree, ignore_errors=True)
+            subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True)
+
+
+def main() -> None:
+    """``python -m flows.reproduce RECEIPT [--pinned] [--keep]``: exit 0 when identical,
+    1 when something differs, 2 on bad input."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("receipt", type=Path)
+    ap.add_argument("--pinned", action="store_true",
+                    help="restore every input from the DVC cache/remote, ignore the sources")
+    ap.add_argument("--keep", action="store_true", help="keep the worktree and its log")
+    args = ap.parse_args()
+    try:
+        out = reproduce(args.receipt, Path.cwd(), pinned_only=args.pinned, keep=args.keep)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    for note in out.notes:
+        print(f"note: {note}")
+    if out.identical:
+        print(f"reproduced: identical ({out.digests} digests, {out.metrics} metrics)")
+        return
+    print(f"reproduced: DIFFERENT ({len(out.differences)} differences; the new receipt is "
+          "reports/reproduced.json, the log reports/reproduce.log)")
+    for line in out.differences:
+        print(f"  {line}")
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

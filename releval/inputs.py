@@ -1,0 +1,143 @@
+"""Inputs from outside the pipeline, pinned by content under ``data/input/``.
+
+Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
+adjudicator's file, a reviewed worksheet, an external system's run) is copied by the
+``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which DVC tracks as an
+output: its content digest, not the path's name, decides whether later stages re-run, and
+the copy is kept in the DVC cache (and remote) so a past run's inputs can be restored.
+Stages read the pinned copy (``pinned``), never the user's path. Paths inside the project's
+``data/`` folder are pipeline outputs (the demo's simulated team run): DVC already pins
+them, so they are read in place.
+
+Each slot holds ``pinned.json`` (the params key and whether a path was given) beside the
+copy, so a slot is never an empty folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from releval.errors import InputError
+from releval.params import Params
+
+INPUT_DIR = Path("data/input")
+PIPELINE_DATA = Path("data")
+MANIFEST = "pinned.json"
+BASE_ENV = "RELEVAL_INPUT_BASE"  # relative input paths resolve from here (default: cwd)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One pinned input: its slot under data/input/, the params key naming it, its path."""
+
+    slot: str
+    key: str
+    path: str | None
+
+
+def _fixed(slot: str, key: str, get: Callable[[Params], str | None]):
+    return lambda p: [Input(slot, key, get(p))]
+
+
+def _runs(p: Params) -> list[Input]:
+    return [Input(f"runs/{name}", f"candidates.systems.{name}.path",
+                  getattr(system, "path", None))
+            for name, system in p.candidates.systems.items()]
+
+
+# slot -> the inputs it holds; every stage that reads one lists its slot in dvc.yaml
+SLOTS: dict[str, Callable[[Params], list[Input]]] = {
+    "prepare": _fixed("prepare", "prepare.path",
+                      lambda p: p.prepare.path if p.prepare.source != "demo" else None),
+    "judgments": _fixed("judgments", "judgments.files",
+                        lambda p: p.judgments.files if p.judges_source == "files" else None),
+    "adjudicator": _fixed("adjudicator", "judgments.adjudicator",
+                          lambda p: p.judgments.adjudicator),
+    "review": _fixed("review", "failures.review", lambda p: p.failures.review),
+    "runs": _runs,
+}
+
+
+def inputs(p: Params) -> list[Input]:
+    """Every input slot of these params, in a fixed order (given or not)."""
+    return [item for slot in SLOTS.values() for item in slot(p)]
+
+
+def _in_pipeline(path: str) -> bool:
+    return not Path(path).is_absolute() and Path(os.path.normpath(path)).parts[:1] == \
+        PIPELINE_DATA.parts
+
+
+def pinned(p: Params, key: str, out: Path = INPUT_DIR) -> Path | None:
+    """The path a stage reads for the input under params ``key`` (None when not given)."""
+    item = next((i for i in inputs(p) if i.key == key), None)
+    if item is None:
+        raise KeyError(f"no pinned input for {key}")
+    if item.path is None:
+        return None
+    if _in_pipeline(item.path):
+        return Path(item.path)
+    return out / item.slot / Path(os.path.normpath(item.path)).name
+
+
+def _files(root: Path) -> Iterator[Path]:
+    yield from (root,) if root.is_file() else (f for f in sorted(root.rglob("*"))
+                                               if f.is_file())
+
+
+def _sync(source: Path, target: Path) -> int:
+    """Make ``target`` an exact copy of ``source`` (file or folder); files whose size and
+    modification time already match are not copied again. Returns the files copied."""
+    if source.is_file():
+        pairs = {target: source}
+    else:
+        pairs = {target / f.relative_to(source): f for f in _files(source)}
+    if target.exists() and (target.is_file() != source.is_file()):
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    if target.is_dir():
+        for stale in [f for f in _files(target) if f not in pairs]:
+            stale.unlink()
+    copied = 0
+    for dest, src in pairs.items():
+        st = src.stat()
+        if dest.is_file() and (dest.stat().st_size, dest.stat().st_mtime_ns) == \
+                (st.st_size, st.st_mtime_ns):
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+        copied += 1
+    return copied
+
+
+def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict]:
+    """Copy every given input into its slot under ``out`` (relative paths resolve from
+    ``base``, else $RELEVAL_INPUT_BASE, else the working directory); an absent path is a
+    one-line error naming its params key. Returns one line of report per input."""
+    base = Path(base or os.environ.get(BASE_ENV) or ".")
+    report = []
+    slots = {item.slot: item for item in inputs(p)}
+    for stray in [d for d in out.glob("runs/*") if d.is_dir() and f"runs/{d.name}" not in slots]:
+        shutil.rmtree(stray)
+    for item in slots.values():
+        folder = out / item.slot
+        folder.mkdir(parents=True, exist_ok=True)
+        given = item.path is not None and not _in_pipeline(item.path)
+        keep = {MANIFEST}
+        if given:
+            source = base / item.path
+            if not source.exists():
+                raise InputError(f"input not found: {source}", "params", item.key)
+            target = pinned(p, item.key, out)
+            keep.add(target.name)
+            copied = _sync(source, target)
+            report.append({"key": item.key, "slot": item.slot, "files": sum(
+                1 for _ in _files(target)), "copied": copied})
+        for extra in [e for e in folder.iterdir() if e.name not in keep]:
+            shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
+        (folder / MANIFEST).write_text(json.dumps({"key": item.key, "given": given}) + "\n")
+    return report
