@@ -19,6 +19,15 @@ RECEIPT = Path("reports/receipt.json")
 LEDGER = Path("reports/runs")
 
 
+def _current(lock: dict) -> dict:
+    """dvc.lock without entries of stages dvc.yaml no longer has (a system since removed)."""
+    from dvc.repo import Repo
+
+    with Repo(".") as repo:
+        names = {stage.name for stage in repo.index.stages}
+    return lock | {"stages": {k: v for k, v in lock.get("stages", {}).items() if k in names}}
+
+
 def _results(p, queries: pd.Series) -> dict[str, dict[str, str]]:
     return {name: receipt.result_digests(read_table(folder / "run.parquet"), queries)
             for name, folder in system_dirs(p, "data/candidates", "data/fused").items()}
@@ -37,7 +46,7 @@ def _headline(p, metrics: dict, decision: dict) -> dict:
 def collect(params_path: str, validations: int, ran: dict) -> dict:
     """The receipt document of the run whose outputs are in the working directory."""
     p = load_params(params_path)
-    lock = yaml.safe_load(Path("dvc.lock").read_text())
+    lock = _current(yaml.safe_load(Path("dvc.lock").read_text()))
     split, queries = read_table("data/split/split.parquet"), read_table(
         "data/raw/queries.parquet")
     evaluated, _ = evaluated_queries(p, split, queries)
@@ -52,7 +61,8 @@ def collect(params_path: str, validations: int, ran: dict) -> dict:
     return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
                          code=receipt.code_state(Path(".")), metrics=metrics,
                          results=_results(p, evaluated), models=models, work_done=work,
-                         ran=ran | {"headline": _headline(p, metrics, decision)})
+                         ran=ran | {"headline": _headline(p, metrics, decision),
+                                    "inputs_lock": lock["stages"].get("inputs")})
 
 
 def write_receipt(params_path: str, validations: int, started: str) -> dict:

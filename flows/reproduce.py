@@ -66,11 +66,11 @@ def _share_dvc(root: Path, tree: Path) -> None:
 
 def _restore_pinned(tree: Path, old: dict) -> list[str]:
     """Check the pinned inputs out of the DVC cache (or pull them from the remote) by the
-    digests in the receipt, as the ``inputs`` stage's lock entry."""
-    outs = [{"path": p, "hash": "md5", "md5": h}
-            for p, h in old["receipt"]["inputs"].items() if p.startswith(f"{INPUT_DIR}/")]
-    lock = {"schema": "2.0", "stages": {"inputs": {
-        "cmd": "python -m stages.inputs --params params.yaml --out data/input", "outs": outs}}}
+    ``inputs`` stage's lock entry the run kept."""
+    entry = old.get("run", {}).get("inputs_lock")
+    if not entry:
+        raise InputError("the receipt keeps no lock entry of the inputs stage", "receipt")
+    lock = {"schema": "2.0", "stages": {"inputs": entry}}
     (tree / "dvc.lock").write_text(yaml.safe_dump(lock, sort_keys=False))
     try:
         _dvc("checkout", "inputs", cwd=tree)
@@ -78,7 +78,7 @@ def _restore_pinned(tree: Path, old: dict) -> list[str]:
     except InputError:
         _dvc("pull", "inputs", cwd=tree)
         where = "the DVC remote"
-    return [f"pinned inputs restored from {where} ({len(outs)} slots)"]
+    return [f"pinned inputs restored from {where} ({len(entry.get('outs', []))} slots)"]
 
 
 def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool = False,

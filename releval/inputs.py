@@ -40,32 +40,37 @@ class Input:
     path: str | None
 
 
-def _fixed(slot: str, key: str, get: Callable[[Params], str | None]):
-    return lambda p: [Input(slot, key, get(p))]
-
-
-def _runs(p: Params) -> list[Input]:
-    return [Input(f"runs/{name}", f"candidates.systems.{name}.path",
-                  getattr(system, "path", None))
-            for name, system in p.candidates.systems.items()]
-
-
-# slot -> the inputs it holds; every stage that reads one lists its slot in dvc.yaml
-SLOTS: dict[str, Callable[[Params], list[Input]]] = {
-    "prepare": _fixed("prepare", "prepare.path",
-                      lambda p: p.prepare.path if p.prepare.source != "demo" else None),
-    "judgments": _fixed("judgments", "judgments.files",
-                        lambda p: p.judgments.files if p.judges_source == "files" else None),
-    "adjudicator": _fixed("adjudicator", "judgments.adjudicator",
-                          lambda p: p.judgments.adjudicator),
-    "review": _fixed("review", "failures.review", lambda p: p.failures.review),
-    "runs": _runs,
+# params key -> (slot, the path it names for these params, or None when not used)
+FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
+    "prepare.path": ("prepare", lambda p: p.prepare.path if p.prepare.source != "demo"
+                     else None),
+    "judgments.files": ("judgments", lambda p: p.judgments.files
+                        if p.judges_source == "files" else None),
+    "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
+    "failures.review": ("review", lambda p: p.failures.review),
 }
+RUNS = "runs"  # runs/<system>: an external system's run file, candidates.systems.<s>.path
+
+
+def _run_input(p: Params, name: str) -> Input:
+    return Input(f"{RUNS}/{name}", f"candidates.systems.{name}.path",
+                 getattr(p.candidates.systems[name], "path", None))
+
+
+def _input(p: Params, key: str) -> Input:
+    if key in FIXED:
+        slot, get = FIXED[key]
+        return Input(slot, key, get(p))
+    parts = key.split(".")
+    if len(parts) == 4 and parts[:2] == ["candidates", "systems"] and parts[3] == "path":
+        return _run_input(p, parts[2])
+    raise KeyError(f"no pinned input for {key}")
 
 
 def inputs(p: Params) -> list[Input]:
     """Every input slot of these params, in a fixed order (given or not)."""
-    return [item for slot in SLOTS.values() for item in slot(p)]
+    return [_input(p, key) for key in FIXED] + [_run_input(p, name)
+                                                for name in p.candidates.systems]
 
 
 def _in_pipeline(path: str) -> bool:
@@ -75,9 +80,7 @@ def _in_pipeline(path: str) -> bool:
 
 def pinned(p: Params, key: str, out: Path = INPUT_DIR) -> Path | None:
     """The path a stage reads for the input under params ``key`` (None when not given)."""
-    item = next((i for i in inputs(p) if i.key == key), None)
-    if item is None:
-        raise KeyError(f"no pinned input for {key}")
+    item = _input(p, key)
     if item.path is None:
         return None
     if _in_pipeline(item.path):
@@ -116,12 +119,13 @@ def _sync(source: Path, target: Path) -> int:
 
 def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict]:
     """Copy every given input into its slot under ``out`` (relative paths resolve from
-    ``base``, else $RELEVAL_INPUT_BASE, else the working directory); an absent path is a
+    ``base``, else ``$RELEVAL_INPUT_BASE``, else the working directory); an absent path is a
     one-line error naming its params key. Returns one line of report per input."""
     base = Path(base or os.environ.get(BASE_ENV) or ".")
     report = []
     slots = {item.slot: item for item in inputs(p)}
-    for stray in [d for d in out.glob("runs/*") if d.is_dir() and f"runs/{d.name}" not in slots]:
+    for stray in [d for d in out.glob(f"{RUNS}/*") if d.is_dir()
+                  and f"{RUNS}/{d.name}" not in slots]:
         shutil.rmtree(stray)
     for item in slots.values():
         folder = out / item.slot

@@ -101,8 +101,8 @@ def definitions_digest() -> str:
 def lock_digests(lock: dict) -> tuple[dict, dict, dict]:
     """(inputs, outputs, apart) from a parsed dvc.lock: path -> md5. Inputs are the
     ``inputs`` stage's pinned copies and the deps no stage produces (code); outputs every
-    other stage's outs except those matching ``APART``. A dep that is a folder of outputs (or a part of
-    one) is covered by those outputs and left out."""
+    other stage's outs except those matching ``APART``. A dep that is a folder of outputs
+    (or a part of one) is covered by those outputs and left out."""
     stages = lock.get("stages", {})
     outs = {o["path"]: o.get("md5") for st in stages.values() for o in st.get("outs", [])}
     pinned = {o["path"]: o.get("md5") for o in stages.get("inputs", {}).get("outs", [])}

@@ -23,7 +23,7 @@ from releval.adapters import read_beir, read_tables
 from releval.demo_data import generate, simulate_external_run
 from releval.errors import InputError
 from releval.failures import answer_map
-from releval.inputs import pinned
+from releval.inputs import INPUT_DIR, pinned
 from releval.params import Params
 from releval.readers import write_trec_run
 from stages.common import guarded, params_of, parser, write_json, write_parquet
@@ -50,7 +50,7 @@ NO_RUN = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.DOC_ID: pd.Series
                        S.SCORE: pd.Series([], dtype=float)})
 
 
-def _demo(p: Params) -> Prepared:
+def _demo(p: Params, inputs: Path) -> Prepared:
     c = p.prepare
     data = generate(n_docs=c.n_docs, n_queries=c.n_queries, seed=p.base.seed, start=c.start,
                     months=c.months, tenants=c.tenants)
@@ -64,10 +64,10 @@ def _demo(p: Params) -> Prepared:
 
 
 def _real(reader, label: str):
-    def load(p: Params) -> Prepared:
+    def load(p: Params, inputs: Path) -> Prepared:
         if not p.prepare.path:
             raise InputError(f"prepare.source={p.prepare.source} needs prepare.path", "params")
-        path = pinned(p, "prepare.path")
+        path = pinned(p, "prepare.path", inputs)
         data = reader(path)
         given = getattr(data, "splits", None)
         return Prepared(data.documents, data.queries, data.qrels,
@@ -81,8 +81,9 @@ def _real(reader, label: str):
 SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"), "tables": _real(read_tables, "tables")}
 
 
-def run(p: Params) -> Prepared:
-    return SOURCES[p.prepare.source](p)
+def run(p: Params, inputs: Path = INPUT_DIR) -> Prepared:
+    """The prepared tables; real data is read from its pinned copy under ``inputs``."""
+    return SOURCES[p.prepare.source](p, inputs)
 
 
 def main() -> None:

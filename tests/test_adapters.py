@@ -8,8 +8,9 @@ from releval import demo_data
 from releval import schema as S
 from releval.adapters import read_beir, read_tables
 from releval.errors import InputError
+from releval.inputs import pin
 from releval.params import Params
-from stages.prepare import run as prepare
+from stages.prepare import run
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -242,6 +243,10 @@ def test_bad_must_not_return_names_file_row_and_rule(tmp_path, demo, rows, colum
 
 
 def test_prepare_writes_must_not_return_for_every_source(tmp_path, demo):
+    def prepare(p: Params):
+        pin(p, tmp_path / "input")
+        return run(p, tmp_path / "input")
+
     folder = write_tables(tmp_path / "tables", demo)
     tables = Params.model_validate({"prepare": {"source": "tables", "path": str(folder)}})
     assert_empty_must_not_return(prepare(tables).must_not_return)

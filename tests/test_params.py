@@ -25,3 +25,42 @@ def test_project_params_validate_and_overrides_apply():
 def test_unknown_keys_and_bad_values_are_errors_naming_the_key(override, rule):
     with pytest.raises(InputError, match=rule):
         load_params(PARAMS, [override])
+
+
+def test_set_overrides_change_only_the_values_and_keep_every_comment(tmp_path):
+    from pathlib import Path
+
+    from releval.params import read_raw, write_overrides
+
+    original = (Path(__file__).resolve().parents[1] / "params.yaml").read_text()
+    path = tmp_path / "params.yaml"
+    path.write_text(original)
+    write_overrides(path, ["prepare.source=beir", "prepare.path=../shared/data/cacm",
+                           "gate.rules=[]", "candidates.systems.bm25.k1=0.9",
+                           "failures.k=5"])
+    lines, before = path.read_text().splitlines(), original.splitlines()
+    assert "  source: beir          # demo | beir | tables" in lines
+    assert any(line.startswith("  path: ../shared/data/cacm") and line.endswith(
+        "# BEIR folder or folder of parquet tables (for beir / tables)") for line in lines)
+    changed = [b for b in before if b not in lines]
+    assert len(changed) == 4 + 15  # four value lines, and the rules block now `[]`
+    comments = [line.split("# ", 1)[1] for line in before if "# " in line]
+    lost = [c for c in comments if c not in path.read_text()]
+    assert lost == ["zero tolerance, anywhere in any route's window"]  # inside the old rules
+    raw = read_raw(path)
+    assert raw["gate"]["rules"] == [] and raw["candidates"]["systems"]["bm25"]["k1"] == 0.9
+    assert raw["failures"]["k"] == 5 and raw["prepare"]["source"] == "beir"
+
+
+def test_set_overrides_add_missing_keys_and_leave_an_unchanged_file_byte_identical(tmp_path):
+    from releval.params import read_raw, write_overrides
+
+    path = tmp_path / "params.yaml"
+    text = "# team notes\nbase:\n  seed: 3   # lucky\n\nsplit:\n  method: given\n"
+    path.write_text(text)
+    write_overrides(path, [])
+    assert path.read_text() == text
+    write_overrides(path, ["base.seed=3", "split.quantiles=[0.6, 0.8]", "pool.depth=20"])
+    assert path.read_text().startswith("# team notes\nbase:\n  seed: 3   # lucky\n\nsplit:\n")
+    assert read_raw(path) == {"base": {"seed": 3}, "split": {"method": "given",
+                              "quantiles": [0.6, 0.8]}, "pool": {"depth": 20}}

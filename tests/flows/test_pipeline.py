@@ -58,9 +58,11 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert first.is_completed(), first.message
     record = dict(first.result())
     assert record.pop("decision") in {"PASS", "FAIL"}
-    assert record == {s: "ran" for s in ("prepare", "split", "candidates", "pool", "judgments",
-                                         "fuse", "evaluate", "compare", "slices", "safety",
-                                         "failures", "gate", "report")}
+    assert record.pop("receipt") == json.loads(
+        (root / "reports/receipt.json").read_text())["sha256"][:12]
+    assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates", "pool",
+                                         "judgments", "fuse", "evaluate", "compare", "slices",
+                                         "safety", "failures", "gate", "report")}
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
@@ -145,7 +147,8 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     _, _, second = project
     assert second.is_completed(), second.message
     record = dict(second.result())
-    record.pop("decision")
+    record.pop("decision"), record.pop("receipt")
+    assert record.pop("inputs") == "ran"  # always: it re-reads every input's content
     assert set(record.values()) == {"skipped"}
 
 
@@ -202,3 +205,59 @@ def test_releval_demo_end_to_end_prints_the_table(tmp_path):
                    "Release gate: "):
         assert column in done.stdout
     assert "reports" in done.stdout and (root / "reports/summary.md").exists()
+
+
+def test_every_stage_lists_every_params_key_it_reads(project, tmp_path, monkeypatch):
+    """Each stage's main() runs again with params that record every key read (outputs go to
+    a scratch folder); dvc.yaml must list each key, or a section holding it."""
+    import importlib
+    import shlex
+
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    from tests.dag import recording
+
+    root, _, _ = project
+    monkeypatch.chdir(root)
+    with Repo(str(root)) as repo:
+        stages = [(s.name, s.cmd, [k for d in s.deps if isinstance(d, ParamsDependency)
+                                   for k in d.params]) for s in repo.index.stages]
+    unlisted = {}
+    for name, cmd, listed in stages:
+        argv = shlex.split(cmd)
+        module = importlib.import_module(argv[argv.index("-m") + 1])
+        args = argv[argv.index("-m") + 2:]
+        out = args.index("--out") + 1
+        args[out] = str(tmp_path / name / args[out])
+        proxy, reads = recording(load_params(root / "params.yaml"))
+        monkeypatch.setattr(module, "params_of", lambda _args, proxy=proxy: proxy)
+        monkeypatch.setattr(sys, "argv", [name, *args])
+        module.main()
+        if reads.missing(listed):
+            unlisted[name] = reads.missing(listed)
+        assert reads.values, f"{name}: no params read at all (the recorder saw nothing)"
+    assert unlisted == {}, f"dvc.yaml misses params: {unlisted}"
+
+
+def test_editing_a_shared_stage_module_makes_dvc_report_the_stages_changed(project):
+    root, _, _ = project
+    common = root / "stages/common.py"
+    text = common.read_text()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def status() -> dict:
+        done = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=root,
+                              capture_output=True, text=True, check=True, env=env)
+        return json.loads(done.stdout)
+
+    assert set(status()) == {"inputs"}  # always re-run; nothing else is stale
+    try:
+        common.write_text(text + "\n# a change\n")
+        changed = status()
+    finally:
+        common.write_text(text)
+    assert {"prepare", "split", "pool", "evaluate", "compare", "gate", "report",
+            "candidates@bm25", "fuse@hybrid"} <= set(changed)
+    assert changed["split"] == [{"changed deps": {"stages/common.py": "modified"}}]
+    assert set(status()) == {"inputs"}
