@@ -128,12 +128,10 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
         new = receipt.read(tree / "reports" / "receipt.json")
         digests, metrics = receipt.counted(old)
         diffs = receipt.differences(old, new)
-        kept = None
-        if keep or diffs:
-            kept = root / "reports" / "reproduce.log"
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(log, kept)
-            receipt.write(root / "reports" / "reproduced.json", new)
+        kept = root / "reports" / "reproduce.log"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, kept)
+        receipt.write(root / "reports" / "reproduced.json", new)
         return Outcome(not diffs, digests, metrics, diffs, notes, kept)
     finally:
         if not keep:
@@ -165,7 +163,7 @@ def main() -> None:
         print(f"reproduced: identical ({out.digests} digests, {out.metrics} metrics)")
         return
     print(f"reproduced: DIFFERENT ({len(out.differences)} differences; the new receipt is "
-          "reports/reproduced.json, the log reports/reproduce.log)")
+          f"reports/reproduced.json, the log {out.log})")
     for line in out.differences:
         print(f"  {line}")
     sys.exit(1)
