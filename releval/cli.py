@@ -324,6 +324,12 @@ def demo(
         wide = out if out.is_terminal else Console(width=max(out.width, 140))
         wide.print(Markdown(decision.read_text()))
     out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
+    receipt = root / "reports" / "receipt.json"
+    if receipt.exists():
+        digest = json.loads(receipt.read_text())["sha256"]
+        out.print(f"receipt: {receipt} (sha256 {digest[:12]}); check it with `releval "
+                  "reproduce reports/receipt.json`, list past runs with `releval runs`",
+                  highlight=False)
 
 
 @app.command()
