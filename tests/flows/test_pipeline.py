@@ -152,61 +152,6 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     assert set(record.values()) == {"skipped"}
 
 
-def run_changed(root: Path, change) -> object:
-    """The flow once with ``change(params)`` applied to the project's params, then restored."""
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    change(params)
-    good = (root / "params.yaml").read_text()
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    cwd = Path.cwd()
-    os.chdir(root)
-    try:
-        return pipeline("params.yaml", return_state=True)
-    finally:
-        os.chdir(cwd)
-        (root / "params.yaml").write_text(good)
-
-
-def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_path):
-    root, _, _ = project
-    raw = root / "data/raw"
-    tables = tmp_path / "tables"
-    tables.mkdir()
-    docs = pd.read_parquet(raw / "documents.parquet")
-    pd.concat([docs, docs.iloc[[3]]], ignore_index=True).to_parquet(tables / "documents.parquet")
-    shutil.copy(raw / "queries.parquet", tables)
-    shutil.copy(raw / "judgments.parquet", tables)
-    later = root / "data/split/split.parquet"
-    before = later.stat().st_mtime_ns
-    state = run_changed(root, lambda p: p["prepare"].update(source="tables", path=str(tables)))
-    assert state.is_failed()
-    assert "stage prepare" in state.message and "doc_id" in state.message
-    assert "unique" in state.message
-    assert later.stat().st_mtime_ns == before  # split never ran on the bad data
-
-
-def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project, capfd):
-    root, _, _ = project
-    # an external run does not enforce the visibility rule the baseline enforces
-    state = run_changed(root, lambda p: p["compare"].update(candidate="prod_v2"))
-    assert state.is_failed()
-    err = capfd.readouterr().err
-    assert "not a controlled comparison, refused" in err
-    assert "visibility: baseline 'enforced by the route' ≠ candidate 'not enforced" in err
-
-
-def test_releval_demo_end_to_end_prints_the_table(tmp_path):
-    root = make_project(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",
-                   "Comparison: hybrid vs bm25", "Slices", "No-answer", "Safety",
-                   "Release gate: "):
-        assert column in done.stdout
-    assert "reports" in done.stdout and (root / "reports/summary.md").exists()
-
-
 def test_every_stage_lists_every_params_key_it_reads(project, tmp_path, monkeypatch):
     """Each stage's main() runs again with params that record every key read (outputs go to
     a scratch folder); dvc.yaml must list each key, or a section holding it."""
@@ -261,3 +206,60 @@ def test_editing_a_shared_stage_module_makes_dvc_report_the_stages_changed(proje
             "candidates@bm25", "fuse@hybrid"} <= set(changed)
     assert changed["split"] == [{"changed deps": {"stages/common.py": "modified"}}]
     assert set(status()) == {"inputs"}
+
+
+def run_changed(root: Path, change) -> object:
+    """The flow once with ``change(params)`` applied to the project's params, then restored."""
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    change(params)
+    good = (root / "params.yaml").read_text()
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        return pipeline("params.yaml", return_state=True)
+    finally:
+        os.chdir(cwd)
+        (root / "params.yaml").write_text(good)
+
+
+def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_path):
+    root, _, _ = project
+    raw = root / "data/raw"
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    docs = pd.read_parquet(raw / "documents.parquet")
+    pd.concat([docs, docs.iloc[[3]]], ignore_index=True).to_parquet(tables / "documents.parquet")
+    shutil.copy(raw / "queries.parquet", tables)
+    shutil.copy(raw / "judgments.parquet", tables)
+    later = root / "data/split/split.parquet"
+    before = later.stat().st_mtime_ns
+    state = run_changed(root, lambda p: p["prepare"].update(source="tables", path=str(tables)))
+    assert state.is_failed()
+    assert "stage prepare" in state.message and "doc_id" in state.message
+    assert "unique" in state.message
+    assert later.stat().st_mtime_ns == before  # split never ran on the bad data
+
+
+def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project, capfd):
+    root, _, _ = project
+    # an external run does not enforce the visibility rule the baseline enforces
+    state = run_changed(root, lambda p: p["compare"].update(candidate="prod_v2"))
+    assert state.is_failed()
+    err = capfd.readouterr().err
+    assert "not a controlled comparison, refused" in err
+    assert "visibility: baseline 'enforced by the route' ≠ candidate 'not enforced" in err
+
+
+def test_releval_demo_end_to_end_prints_the_table(tmp_path):
+    root = make_project(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",
+                   "Comparison: hybrid vs bm25", "Slices", "No-answer", "Safety",
+                   "Release gate: "):
+        assert column in done.stdout
+    assert "reports" in done.stdout and (root / "reports/summary.md").exists()
+    assert "receipt: " in done.stdout and (root / "reports/receipt.json").exists()
+

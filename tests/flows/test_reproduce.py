@@ -123,3 +123,20 @@ def test_reproducing_a_run_whose_input_changed_names_it_and_the_metrics_that_mov
     assert moved == [f"metric bm25 nDCG@10: {runs['metrics_1']['bm25']['nDCG@10']:.6g} → "
                      + moved[0].rsplit(" → ", 1)[1]]
 
+
+
+@pytest.mark.slow
+def test_the_demo_in_a_fresh_clone_reproduces_identically(tmp_path):
+    """README's promise, as a new user runs it: clone, `releval demo`, `releval reproduce`."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    demo = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert "receipt: " in demo.stdout
+    again = subprocess.run([sys.executable, "-m", "releval.cli", "reproduce",
+                            "reports/receipt.json"], cwd=clone, env=env, capture_output=True,
+                           text=True, timeout=900)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "reproduced: identical (" in again.stdout
