@@ -23,6 +23,7 @@ import pandas as pd
 
 from releval import schema as S
 from releval.errors import InputError
+from releval.readers import read_parquet
 
 EPOCH = pd.Timestamp(0, tz="UTC")
 TIME = "datetime64[us, UTC]"  # every timestamp column, as pandas parses ISO strings
@@ -190,6 +191,19 @@ def _read_qrels(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(qrels, ignore_index=True), split
 
 
+def dangling(data: RealData) -> dict:
+    """Judgments that point nowhere: of documents not in the corpus, of unknown queries
+    (counts, and the first example of each)."""
+    q = data.qrels
+    docs = ~q[S.DOC_ID].isin(data.documents[S.DOC_ID])
+    queries = ~q[S.QUERY_ID].isin(data.queries[S.QUERY_ID])
+    first = lambda mask: (f"{q[S.QUERY_ID][mask].iloc[0]}/{q[S.DOC_ID][mask].iloc[0]}"  # noqa: E731
+                          if mask.any() else None)
+    return {"judgments": len(q), "unknown_documents": int(docs.sum()),
+            "unknown_queries": int(queries.sum()), "first_unknown_document": first(docs),
+            "first_unknown_query": first(queries)}
+
+
 def read_beir(folder: str | Path) -> RealData:
     """A BEIR folder as contract tables.
 
@@ -210,12 +224,7 @@ def read_beir(folder: str | Path) -> RealData:
 
 def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
     """The contract ``columns`` of a parquet file, in that order (position i is row i + 1)."""
-    if not path.is_file():
-        raise InputError("file not found", str(path))
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"not a readable parquet file: {exc}", str(path)) from None
+    frame = read_parquet(path)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", str(path))

@@ -92,6 +92,10 @@ def metrics(
                           max_grade=max_grade, common_only=common_only)
     except InputError as exc:
         _fail(str(exc))
+    if result.counts["queries_evaluated"] == 0:
+        _fail(f"{qrels}: nothing evaluated: no query of the qrels "
+              + ("is in the run" if common_only and len(result.summary) else
+                 "has a judgment") + " (zero work is not a pass)")
     tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
         run_frame) else run.stem
     trec_names = {m.name: (MEASURES[m.family].trec(m) if m.rel == rel else None) or m.name
@@ -352,25 +356,33 @@ def compare(
         "instead of refusing")] = False,
     min_effect: Annotated[float, typer.Option("--min-effect", help="minimum consequential "
                                               "effect")] = 0.0,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0)] = 0,
+    common_measures: Annotated[bool, typer.Option(
+        "--common-measures", help="compare the measures both tables have, when one has more "
+        "(else that is an error)")] = False,
     resamples: Annotated[int, typer.Option("--resamples")] = 10_000,
     max_grade: Annotated[int, typer.Option("--max-grade")] = 3,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
 ) -> None:
     """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
     Holm), or, for different query sets, refused unless --allow-uncontrolled."""
+    from releval.compare import check_coverage, read_map, read_side
     from releval.compare import compare as run_compare
-    from releval.compare import read_map, read_side
 
     try:
         truth = read_qrels(qrels) if qrels else None
         sides = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
+        queries = set(sides[0][S.QUERY_ID]) | set(sides[1][S.QUERY_ID])
+        maps = {}
+        for kind, path in (("slice", slices), ("weight", weights), ("user_id", cluster)):
+            if path:
+                maps[kind] = read_map(path, kind)
+                check_coverage(maps[kind], queries, kind)
         result = run_compare(
-            *sides, measure, slices=read_map(slices, "slice") if slices else None,
-            weights=read_map(weights, "weight") if weights else None,
-            clusters=read_map(cluster, "user_id") if cluster else None,
-            allow_uncontrolled=allow_uncontrolled, min_effect=min_effect, seed=seed,
-            resamples=resamples)
+            *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
+            clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
+            min_effect=min_effect, seed=seed, resamples=resamples,
+            common_measures=common_measures)
     except InputError as exc:
         _fail(str(exc))
     if fmt == Format.json:
@@ -426,6 +438,11 @@ def _read_decision(path: Path) -> dict:
             or not all(isinstance(r, dict) for r in doc["rules"]):
         _fail(f"{path}: not a gate decision (needs a boolean 'passed' and a 'rules' list of "
               "objects)")
+    failed = [str(r.get("name", r.get("rule", "?"))) for r in doc["rules"]
+              if r.get("passed") is not True]
+    if doc["passed"] == bool(failed):
+        _fail(f"{path}: inconsistent decision: 'passed' is {str(doc['passed']).lower()} but "
+              + (f"rule(s) failed: {', '.join(failed)}" if failed else "every rule passed"))
     return doc
 
 

@@ -21,7 +21,7 @@ from releval import schema as S
 from releval.aggregation import aggregates, decompose
 from releval.errors import InputError
 from releval.metrics import evaluate, resolve
-from releval.readers import read_run
+from releval.readers import existing, read_delimited, read_parquet, read_run
 from releval.stats import compare_table, holm, holm_verdicts
 
 SIDES = ("baseline", "candidate")
@@ -32,17 +32,21 @@ class Uncontrolled(InputError):
     """The two sides do not answer the same queries: no paired comparison is possible."""
 
 
+def _line(frame: pd.DataFrame, mask) -> str:
+    return f"line {frame.index[np.flatnonzero(np.asarray(mask))[0]]}"
+
+
 def read_side(path: str | Path, qrels: pd.DataFrame | None, measures: list[str] | None,
               rel: int = 1, max_grade: int = 3) -> pd.DataFrame:
     """A per-query table (query_id, measure, value) from a metrics CSV/parquet, or from a
-    run evaluated against ``qrels``."""
-    path = Path(path)
+    run evaluated against ``qrels``. A value is a number or empty (undefined), never
+    infinite; one (query, measure) appears once."""
+    path = existing(path)
     if path.suffix.lower() in {".csv", ".parquet", ".tsv"}:
-        table = (pd.read_parquet(path) if path.suffix.lower() == ".parquet"
-                 else pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
-                                  dtype={S.QUERY_ID: str}))
+        table = (read_parquet(path) if path.suffix.lower() == ".parquet"
+                 else read_delimited(path, "\t" if path.suffix.lower() == ".tsv" else ","))
         if {S.QUERY_ID, S.MEASURE, S.VALUE} <= set(table.columns):
-            return table[[S.QUERY_ID, S.MEASURE, S.VALUE]]
+            return _per_query(table[[S.QUERY_ID, S.MEASURE, S.VALUE]], str(path))
     if qrels is None:
         raise InputError("a run needs --qrels (or give a per-query table: query_id, measure, "
                          "value)", str(path))
@@ -51,13 +55,42 @@ def read_side(path: str | Path, qrels: pd.DataFrame | None, measures: list[str] 
                     max_grade=max_grade).per_query
 
 
+def _per_query(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    values = pd.to_numeric(table[S.VALUE], errors="coerce")
+    bad = values.isna() & table[S.VALUE].notna()
+    if bad.any():
+        raise InputError(f"value must be a number (or empty: undefined), got "
+                         f"{table[S.VALUE][bad].iloc[0]!r}", source, _line(table, bad))
+    if np.isinf(values).any():
+        raise InputError("value must be finite", source, _line(table, np.isinf(values)))
+    dup = table.duplicated([S.QUERY_ID, S.MEASURE])
+    if dup.any():
+        first = table[dup].iloc[0]
+        raise InputError(f"query {first[S.QUERY_ID]!r} has two {first[S.MEASURE]} values",
+                         source, _line(table, dup))
+    return table.assign(**{S.QUERY_ID: table[S.QUERY_ID].astype(str), S.VALUE: values})
+
+
+def _weight(values: pd.Series) -> tuple[pd.Series, pd.Series, str]:
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna() | np.isinf(numbers) | (numbers < 0)
+    return numbers, bad, "a weight must be a finite number ≥ 0"
+
+
+def _label(values: pd.Series) -> tuple[pd.Series, pd.Series, str]:
+    return values.astype(str), values.isna() | (values.astype(str).str.strip() == ""), \
+        "a label must not be empty"
+
+
+MAP_KINDS = {"weight": _weight, "slice": _label, "user_id": _label}
+
+
 def read_map(path: str | Path, column: str) -> pd.Series:
     """query_id → value from a CSV/TSV with a header: query_id and ``column`` (or exactly one
-    other column)."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", str(path))
-    table = pd.read_csv(path, sep=None, engine="python", dtype={S.QUERY_ID: str})
+    other column), each value checked for its kind (``MAP_KINDS``); the Series carries the
+    file in ``attrs['source']``."""
+    path = existing(path)
+    table = read_delimited(path, "\t" if path.suffix.lower() in (".tsv", ".txt") else ",")
     others = [c for c in table.columns if c != S.QUERY_ID]
     value = column if column in others else (others[0] if len(others) == 1 else None)
     if S.QUERY_ID not in table.columns or value is None:
@@ -65,8 +98,27 @@ def read_map(path: str | Path, column: str) -> pd.Series:
     dup = table[S.QUERY_ID].duplicated()
     if dup.any():
         raise InputError(f"query_id {table[S.QUERY_ID][dup].iloc[0]!r} appears twice",
-                         str(path), f"line {int(np.flatnonzero(dup)[0]) + 2}")
-    return table.set_index(S.QUERY_ID)[value]
+                         str(path), _line(table, dup))
+    values, bad, rule = MAP_KINDS[column](table[value])
+    if bad.any():
+        raise InputError(f"{rule}, got {str(table[value][bad].iloc[0])!r}", str(path),
+                         _line(table, bad))
+    out = pd.Series(values.to_numpy(), index=table[S.QUERY_ID].astype(str), name=value)
+    out.attrs["source"] = str(path)
+    return out
+
+
+def check_coverage(mapping: pd.Series, queries: set[str], what: str) -> None:
+    """Every compared query has a value in ``mapping`` (a file read by read_map); a user map
+    needs at least two users to resample over."""
+    source = mapping.attrs.get("source", what)
+    absent = sorted(queries - set(mapping.index))
+    if absent and what != "slice":
+        raise InputError(f"no {what} for {len(absent)} compared queries (first: "
+                         f"{absent[0]!r})", source)
+    if what == "user_id" and mapping[mapping.index.isin(queries)].nunique() < 2:
+        raise InputError("the compared queries belong to one user_id: resampling over users "
+                         "needs at least two", source)
 
 
 CONDITIONS = ("queries", "qrels", "budget", "time_window", "visibility")
@@ -124,11 +176,18 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str]
             *, slices: pd.Series | None = None, weights: pd.Series | None = None,
             clusters: pd.Series | None = None, allow_uncontrolled: bool = False,
             min_effect: float | dict[str, float] = 0.0, resamples: int = 10_000,
-            alpha: float = 0.05, seed: int = 0) -> dict:
+            alpha: float = 0.05, seed: int = 0, common_measures: bool = False) -> dict:
     """The comparison as a JSON-ready dict: ``controlled`` and either ``paired`` rows (one
     per measure × slice, Holm-corrected) or ``uncontrolled`` rows (rate/mix per measure)."""
     common = sorted(set(baseline[S.MEASURE]) & set(candidate[S.MEASURE]))
+    one_side = sorted(set(baseline[S.MEASURE]) ^ set(candidate[S.MEASURE]))
+    if not measures and one_side and not common_measures:
+        raise InputError(f"measure(s) {', '.join(one_side)} in only one of the two tables; "
+                         "name the measures with -m, or pass --common-measures to compare "
+                         f"{', '.join(common) or 'none'}", "compare")
     measures = [m.name for m in resolve(measures)] if measures else common
+    if not measures:
+        raise InputError("the two tables share no measure", "compare")
     missing = [m for m in measures if m not in common]
     if missing:
         raise InputError(f"measure(s) {', '.join(missing)} not in both tables "

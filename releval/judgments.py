@@ -26,6 +26,7 @@ from releval.errors import InputError
 BLIND_ID = "blind_id"
 POOL_ID = "pool_id"
 CANCELLED = "cancelled"
+MALFORMED = "malformed"  # a CSV line with more fields than its header
 SOURCE = "source"
 ROW = "row"
 REASON = "reason"
@@ -35,7 +36,8 @@ ADJUDICATED = "adjudicated"
 GRADES = "grades"
 NEEDS_ADJUDICATION = "needs_adjudication"
 
-READ_COLUMNS = (BLIND_ID, POOL_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT, CANCELLED, SOURCE, ROW)
+READ_COLUMNS = (BLIND_ID, POOL_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT, CANCELLED, MALFORMED,
+                SOURCE, ROW)
 RAW_COLUMNS = (S.QUERY_ID, S.DOC_ID, BLIND_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT, S.GUIDELINE,
                POOL_ID)
 QRELS_CONTRACT = (S.QUERY_ID, S.DOC_ID, S.GRADE, N_JUDGES, AGREEMENT, ADJUDICATED, POOL_ID,
@@ -46,6 +48,7 @@ JUDGMENT_KEY = [S.QUERY_ID, S.DOC_ID, S.ANNOTATOR]
 ID_COLUMNS = (S.QUERY_ID, S.DOC_ID, BLIND_ID, S.ANNOTATOR, S.GUIDELINE, POOL_ID)
 
 # Quarantine reasons, in the order they are checked: a row gets the first that applies.
+MALFORMED_ROW = "more fields than the header"
 WRONG_POOL = "row for another pool"
 UNKNOWN_BLIND_ID = "unknown blind id"
 MISSING_ANNOTATOR = "missing annotator"
@@ -55,8 +58,8 @@ NOT_AN_INTEGER = "grade not an integer"
 OUT_OF_RANGE = "grade outside 0..max_grade"
 BAD_TIMESTAMP = "judged_at not a timestamp"
 CONFLICT = "conflicting grades from one annotator"
-REASONS = (WRONG_POOL, UNKNOWN_BLIND_ID, MISSING_ANNOTATOR, CANCELLED_ANNOTATION, MISSING_GRADE,
-           NOT_AN_INTEGER, OUT_OF_RANGE, BAD_TIMESTAMP, CONFLICT)
+REASONS = (MALFORMED_ROW, WRONG_POOL, UNKNOWN_BLIND_ID, MISSING_ANNOTATOR, CANCELLED_ANNOTATION,
+           MISSING_GRADE, NOT_AN_INTEGER, OUT_OF_RANGE, BAD_TIMESTAMP, CONFLICT)
 
 # Why a pair goes to the adjudication queue.
 TIE = "majority tie"
@@ -111,17 +114,15 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise InputError(f"missing column(s) {', '.join(missing)}; found {header}", str(path))
     body = [(start, record) for start, (_, record) in zip(starts[1:], records[1:], strict=True)
             if any(field.strip() for field in record)]
-    long = [start for start, record in body if len(record) > len(header)]
-    if long:
-        raise InputError(f"more fields than the header's {len(header)}", str(path),
-                         f"line {long[0]}")
-    table = pd.DataFrame([record for _, record in body], columns=header, dtype=object)
+    long = [len(record) > len(header) for _, record in body]  # quarantined, not refused
+    table = pd.DataFrame([record[:len(header)] for _, record in body], columns=header,
+                         dtype=object)
     table = table.where(table.notna() & (table != ""), None)
     extra = [c for c in header if c not in READ_COLUMNS]
     frame = pd.DataFrame({
         **{c: table[c] if c in table else None for c in (BLIND_ID, POOL_ID, S.ANNOTATOR,
                                                         S.GRADE, S.JUDGED_AT)},
-        CANCELLED: False, SOURCE: str(path),
+        CANCELLED: False, MALFORMED: long, SOURCE: str(path),
         ROW: [f"line {start}" for start, _ in body]}, index=table.index)
     return pd.concat([frame, table[extra]], axis=1)
 
@@ -207,6 +208,7 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
     when = _text(_column(rows, S.JUDGED_AT))
     judged_at = pd.to_datetime(when, utc=True, errors="coerce", format="mixed")
     checks = {
+        MALFORMED_ROW: _column(rows, MALFORMED).fillna(False).astype(bool),
         WRONG_POOL: row_pool.notna() & (row_pool != str(pool_id)),
         UNKNOWN_BLIND_ID: ~blind.isin(pairs.index),
         MISSING_ANNOTATOR: annotator.isna(),

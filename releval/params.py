@@ -33,6 +33,8 @@ class Prepare(Section):
     months: int = Field(12, ge=1)
     tenants: int = Field(2, ge=1)
     max_grade: int = Field(3, ge=1)  # the declared grade scale is 0..max_grade
+    # judgments of documents not in the corpus above this share refuse the data (wrong corpus?)
+    max_unknown_docs: float = Field(0.0, ge=0, le=1)
 
 
 class Split(Section):

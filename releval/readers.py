@@ -3,14 +3,23 @@
 Every frame returned carries ``attrs['source']`` (the path) and ``attrs['unit']``
 (``line`` or ``row``) and is indexed by that line/row number, so later validation can
 name the exact place of a bad record.
+
+One gate for every file any command reads (``existing``, ``text_of``, ``read_parquet``):
+a missing path, a folder where a file belongs, text that is not UTF-8 (a UTF-8 BOM is
+fine), a NUL byte and an unreadable parquet file are each one InputError naming the file
+and, for text, the byte offset and line. Ids are strings: ``NA``, ``null``, ``None`` are
+ids like any other, never "missing". TREC lines may carry more fields than the format's:
+as trec_eval does, fields after the last one are ignored.
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from releval import schema as S
 from releval.errors import InputError
@@ -30,26 +39,79 @@ def _tag(frame: pd.DataFrame, source: str, unit: str, first: int) -> pd.DataFram
     return frame
 
 
-def _read_whitespace(path: Path, names: tuple[str, ...]) -> pd.DataFrame:
+def existing(path: str | Path) -> Path:
+    """``path`` when it is a file; InputError when it is missing or a folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder, expected a file", str(path))
+    if not path.exists():
+        raise InputError("file not found", str(path))
+    return path
+
+
+def text_of(path: str | Path) -> str:
+    """A text file's content as UTF-8 (a leading BOM dropped); InputError naming the byte
+    offset and line of the first byte that is not UTF-8, or of a NUL byte."""
+    path = existing(path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(names), dtype=str,
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line "
+            f"{line}); releval reads UTF-8"
+            + (" (this file looks UTF-16: convert it, e.g. iconv -f UTF-16 -t UTF-8)"
+               if utf16 else ""), str(path)) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        raise InputError(f"a NUL byte at offset {nul} (line {text.count(chr(10), 0, nul) + 1}):"
+                         " a binary file, not text", str(path))
+    return text
+
+
+def read_parquet(path: str | Path) -> pd.DataFrame:
+    """A parquet table; InputError when missing, a folder or not readable as parquet."""
+    path = existing(path)
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a readable parquet file ({first})", str(path)) from None
+
+
+def _read_whitespace(path: Path, names: tuple[str, ...]) -> pd.DataFrame:
+    """Whitespace-separated fields, the first ``len(names)`` of each line (later ones are
+    ignored, as trec_eval ignores them); ids read as strings, never as missing."""
+    text = text_of(path)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, names=list(names),
+                            usecols=range(len(names)), dtype=str, na_filter=False,
                             skip_blank_lines=False, engine="c")
-    except pd.errors.ParserError as exc:  # e.g. "Expected 4 fields in line 7, saw 5"
-        raise InputError(f"expected {len(names)} whitespace-separated fields "
-                         f"({' '.join(names)}): {exc}".rstrip(), str(path)) from None
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame(columns=list(names), dtype=str)
+    except pd.errors.ParserError:  # every line is short of the format's fields
+        number, line = next((i, x) for i, x in enumerate(text.splitlines(), 1) if x.strip())
+        raise InputError(f"expected {len(names)} fields ({' '.join(names)}), saw "
+                         f"{len(line.split())}", str(path), f"line {number}") from None
     frame.index = frame.index + 1  # 1-based line numbers
-    frame = frame.dropna(how="all")
-    short = frame[frame[names[-1]].isna()]
+    frame = frame[(frame != "").any(axis=1)]
+    short = frame[frame[names[-1]] == ""]
     if len(short):
-        raise InputError(f"expected {len(names)} fields ({' '.join(names)})", str(path),
-                         f"line {short.index[0]}")
+        first = short.index[0]
+        seen = int((short.loc[first] != "").sum())
+        raise InputError(f"expected {len(names)} fields ({' '.join(names)}), saw {seen}",
+                         str(path), f"line {first}")
     return _tag(frame, str(path), "line", 1)
 
 
 def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
     values = pd.to_numeric(frame[column], errors="coerce")
     raw = frame[column]
-    bad = values.isna() & raw.notna() & (raw.astype(str).str.lower() != "nan")
+    bad = values.isna() & raw.notna() & ((raw.astype(str).str.lower() != "nan") | integer)
     if integer:
         bad |= values.notna() & (values != np.floor(values))
     if bad.any():
@@ -60,15 +122,46 @@ def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
     frame[column] = values.astype("int64") if integer and values.notna().all() else values
 
 
+IDS = (S.QUERY_ID, S.DOC_ID, "query-id", "corpus-id")  # BEIR names the ids differently
+BEIR_QRELS = ("query-id", "corpus-id", "score")
+
+
+def read_delimited(path: str | Path, sep: str = ",", header: bool = True,
+                   names: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """A CSV/TSV table through the gate: only an empty field is missing (``NA`` is a
+    value); a line with more fields than the header is an InputError naming it. Indexed by
+    line number."""
+    path = existing(path)
+    try:
+        frame = pd.read_csv(io.StringIO(text_of(path)), sep=sep, dtype=dict.fromkeys(IDS, str),
+                            keep_default_na=False, na_values=[""],
+                            header=0 if header else None, names=list(names) if names else None)
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame(columns=list(names or ()))
+    except pd.errors.ParserError as exc:  # "Expected 3 fields in line 7, saw 4"
+        raise InputError(f"{str(exc).strip().splitlines()[-1].rstrip('.')} (more fields "
+                         "than the header)", str(path)) from None
+    first = 2 if header else 1
+    frame.index = frame.index + first
+    return _tag(frame, str(path), "line", first)
+
+
 def _read_table(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        return _tag(pd.read_parquet(path), str(path), "row", 1)
-    sep = "\t" if suffix == ".tsv" else ","
-    ids = (S.QUERY_ID, S.DOC_ID, "query-id", "corpus-id")  # BEIR names the ids differently
-    frame = pd.read_csv(path, sep=sep, dtype=dict.fromkeys(ids, str))
-    frame.index = frame.index + 2  # header is line 1
-    return _tag(frame, str(path), "line", 2)
+        return _tag(read_parquet(path), str(path), "row", 1)
+    return read_delimited(path, "\t" if suffix == ".tsv" else ",")
+
+
+def _headerless_beir(frame: pd.DataFrame) -> bool:
+    """A TSV whose first line is a judgment, not BEIR's header (3 fields, integer grade)."""
+    cols = [str(c) for c in frame.columns]
+    if len(cols) != 3 or set(cols) & {*IDS, "score", S.GRADE}:
+        return False
+    try:
+        return float(cols[2]) == int(float(cols[2]))
+    except ValueError:
+        return False
 
 
 def _require(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
@@ -85,11 +178,12 @@ def _is_table(path: Path) -> bool:
 def read_qrels(path: str | Path) -> pd.DataFrame:
     """qrels as (query_id, doc_id, grade): TREC ``qid iter docid grade``, BEIR TSV
     (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", str(path))
+    path = existing(path)
     if _is_table(path):
-        frame = _read_table(path).rename(
+        frame = _read_table(path)
+        if path.suffix.lower() == ".tsv" and _headerless_beir(frame):  # read line 1 as data
+            frame = read_delimited(path, "\t", header=False, names=BEIR_QRELS)
+        frame = frame.rename(
             columns={"query-id": S.QUERY_ID, "corpus-id": S.DOC_ID, "score": S.GRADE})
         frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
     else:
@@ -106,9 +200,7 @@ def read_run(path: str | Path) -> pd.DataFrame:
     orders them by score descending, ties by doc_id descending, and so does releval.
     Tables (CSV/parquet) keep an explicit ``rank`` when they have one.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", str(path))
+    path = existing(path)
     if _is_table(path):
         frame = _read_table(path)
         _require(frame, (S.QUERY_ID, S.DOC_ID))

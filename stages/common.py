@@ -15,6 +15,7 @@ from releval.errors import InputError
 from releval.metrics import resolve
 from releval.no_answer import has_tag
 from releval.params import Params, load_params
+from releval.readers import read_parquet, text_of
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -35,20 +36,15 @@ def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A parquet input; InputError (one line) when an earlier stage has not written it."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", str(path))
-    return pd.read_parquet(path)
+    """A parquet input; InputError (one line) when an earlier stage has not written it or it
+    is not readable (releval.readers)."""
+    return read_parquet(path)
 
 
 def read_doc(path: str | Path) -> dict:
     """A JSON object input; InputError (one line) when missing or not a JSON object."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", str(path))
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(text_of(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", str(path)) from None
     if not isinstance(doc, dict):

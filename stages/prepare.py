@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval import schema as S
-from releval.adapters import read_beir, read_tables
+from releval.adapters import dangling, read_beir, read_tables
 from releval.demo_data import generate, simulate_external_run
 from releval.errors import InputError
 from releval.failures import answer_map
@@ -69,11 +69,20 @@ def _real(reader, label: str):
             raise InputError(f"prepare.source={p.prepare.source} needs prepare.path", "params")
         path = pinned(p, "prepare.path", inputs)
         data = reader(path)
+        points = dangling(data)
+        share = points["unknown_documents"] / max(points["judgments"], 1)
+        if share > p.prepare.max_unknown_docs:
+            raise InputError(
+                f"{points['unknown_documents']} of {points['judgments']} judgments "
+                f"({share:.1%}) name documents not in the corpus (first: "
+                f"{points['first_unknown_document']}): the wrong corpus? (allowed share: "
+                f"prepare.max_unknown_docs={p.prepare.max_unknown_docs})", str(path))
         given = getattr(data, "splits", None)
         return Prepared(data.documents, data.queries, data.qrels,
                         NO_SPLIT if given is None else given,
                         {"source": f"{label} {p.prepare.path}", "qrels": f"{label} qrels",
-                         "query_times": bool(getattr(data, "has_query_times", True))}, NO_RUN,
+                         "query_times": bool(getattr(data, "has_query_times", True)),
+                         "qrels_pointing_nowhere": points}, NO_RUN,
                         data.must_not_return, NO_ANSWERS)
     return load
 
@@ -102,8 +111,12 @@ def main() -> None:
     write_json(out / "source.json", prepared.source | {
         "documents": len(prepared.documents), "queries": len(prepared.queries),
         "judgments": len(prepared.judgments), "must_not_return": len(prepared.must_not_return)})
+    nowhere = prepared.source.get("qrels_pointing_nowhere") or {}
+    note = "".join(f", {nowhere[k]:,} judgments of {what}" for k, what in (
+        ("unknown_documents", "documents not in the corpus"),
+        ("unknown_queries", "queries not in the queries file (not evaluated)")) if nowhere.get(k))
     print(f"prepare: {len(prepared.documents):,} documents, {len(prepared.queries):,} queries, "
-          f"{len(prepared.judgments):,} judgments ({prepared.source['source']})")
+          f"{len(prepared.judgments):,} judgments ({prepared.source['source']}){note}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Stage ``split``: queries into train / validation / test, forward in time.
 
 Outputs (data/split/): split.parquet (query_id, split) and split_report.json (cut points,
-counts per split and tag, leakage findings).
+counts per split and tag, leakage findings, and the judgments that point nowhere as
+prepare counted them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pandas as pd
 
 from releval.params import Params
 from releval.split import split_queries, split_report
-from stages.common import guarded, params_of, parser, write_json, write_parquet
+from stages.common import guarded, params_of, parser, read_doc, write_json, write_parquet
 
 
 def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd.DataFrame,
@@ -34,7 +35,8 @@ def main() -> None:
                         pd.read_parquet(raw / "judgments.parquet"),
                         pd.read_parquet(raw / "given_split.parquet"))
     write_parquet(out / "split.parquet", table)
-    write_json(out / "split_report.json", report)
+    nowhere = read_doc(raw / "source.json").get("qrels_pointing_nowhere")
+    write_json(out / "split_report.json", report | {"qrels_pointing_nowhere": nowhere})
     print("split: " + ", ".join(f"{k} {v}" for k, v in table["split"].value_counts().items()))
 
 

@@ -258,3 +258,22 @@ def test_prepare_writes_must_not_return_for_every_source(tmp_path, demo):
     small = Params.model_validate({"prepare": {"n_docs": 300, "n_queries": 60}})
     generated = prepare(small).must_not_return
     assert len(generated) and demo_data.GUEST_RUNBOOK_QUERY_ID in set(generated[S.QUERY_ID])
+
+
+def test_judgments_that_point_nowhere_are_counted_and_unknown_documents_refused(tmp_path):
+    beir = write_beir(tmp_path / "beir", CORPUS, QUERIES,
+                      {"test.tsv": HEADER + "q1\td1\t1\nq1\td7\t1\nq9\td2\t1\n"})
+
+    def prepare(**extra):
+        p = Params.model_validate({"prepare": {"source": "beir", "path": str(beir), **extra}})
+        pin(p, tmp_path / "input")
+        return run(p, tmp_path / "input")
+
+    with pytest.raises(InputError) as info:
+        prepare()
+    assert "1 of 3 judgments (33.3%) name documents not in the corpus (first: q1/d7)" in str(
+        info.value) and "prepare.max_unknown_docs=0" in str(info.value)
+    prepared = prepare(max_unknown_docs=0.5)
+    assert prepared.source["qrels_pointing_nowhere"] == {
+        "judgments": 3, "unknown_documents": 1, "unknown_queries": 1,
+        "first_unknown_document": "q1/d7", "first_unknown_query": "q9/d2"}

@@ -70,7 +70,6 @@ def test_csv_rows_are_traceable_to_their_lines(tmp_path):
 
 @pytest.mark.parametrize("name,text,rule", [
     ("j.csv", "blind_id,annotator\nb1,ann\n", "missing column.*grade"),
-    ("j.csv", "blind_id,grade\nb1,2,extra\n", "j.csv:line 2: more fields"),
     ("j.json", '[{"id": 1, "data": ', "not valid JSON"),
     ("j.json", '{"tasks": []}', "a JSON list of task objects"),
     ("j.json", '[{"data": {"pool_id": "p1"}, "annotations": []}]', "task 0: .*blind_id"),
@@ -80,6 +79,18 @@ def test_unreadable_files_name_file_and_rule(tmp_path, name, text, rule):
     (tmp_path / name).write_text(text)
     with pytest.raises(InputError, match=rule):
         read_judgments(tmp_path / name)
+
+
+def test_a_judges_csv_line_with_extra_fields_is_quarantined_and_the_rest_kept(tmp_path, pool):
+    path = tmp_path / "judge.csv"
+    path.write_text("blind_id,annotator,grade\nb000,ann,2\nb001,ann,1,oops\nb002,ann,3\n")
+    rows = read_judgments(path)
+    result = ingest(rows, pool, pool_id="p1", guideline="g1")
+    assert result.accepted["blind_id"].tolist() == ["b000", "b002"]
+    assert result.quarantine[["row", "reason"]].values.tolist() == [
+        ["line 3", "more fields than the header"]]
+    counts = result.counts
+    assert counts["rows_in"] == 3 == counts["accepted_new"] + counts["quarantined"]
 
 
 def label_studio(tmp_path):
