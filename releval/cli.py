@@ -220,10 +220,26 @@ def _run_flow(params: Path, overrides: list[str]) -> int:
         except InputError as exc:
             _fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
-    import subprocess
+    return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params)])
 
-    return subprocess.run([sys.executable, "-m", "flows.pipeline", "--params",
-                           str(params)]).returncode
+
+def _child(cmd: list[str]) -> int:
+    """Run a project process: one at a time per project, stale DVC locks cleared first, and
+    a SIGTERM/SIGINT stops it whole (releval.runner)."""
+    from releval.runner import Stopped, clear_stale_dvc_locks, one_run, run_child
+
+    try:
+        with one_run():
+            cleared = clear_stale_dvc_locks()
+            if cleared:
+                err.print(f"cleared DVC locks left by ended processes {cleared}",
+                          highlight=False)
+            return run_child(cmd)
+    except InputError as exc:
+        _fail(str(exc))
+    except Stopped as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(128 + exc.signum) from None
 
 
 @app.command("run")
@@ -252,11 +268,8 @@ def reproduce(
     """Re-run a past run in a clean worktree at its commit, from its pinned inputs, and
     compare every digest and metric: exit 0 when identical, 1 when anything differs."""
     _project_root()
-    import subprocess
-
-    code = subprocess.run([sys.executable, "-m", "flows.reproduce", str(receipt),
-                           *(["--pinned"] if pinned else []),
-                           *(["--keep"] if keep else [])]).returncode
+    code = _child([sys.executable, "-m", "flows.reproduce", str(receipt),
+                   *(["--pinned"] if pinned else []), *(["--keep"] if keep else [])])
     if code:
         raise typer.Exit(code)
 
