@@ -23,7 +23,7 @@ import pandas as pd
 
 from releval import schema as S
 from releval.errors import InputError
-from releval.readers import read_parquet
+from releval.readers import existing, read_parquet
 
 EPOCH = pd.Timestamp(0, tz="UTC")
 TIME = "datetime64[us, UTC]"  # every timestamp column, as pandas parses ISO strings
@@ -72,8 +72,7 @@ def _constant(value, n: int, dtype: str = "str") -> pd.Series:
 def _read_jsonl(path: Path, fields: tuple[str, ...]) -> tuple[dict[str, list], np.ndarray]:
     """The ``_id`` and ``fields`` (None where absent) of each record of a JSON-lines file,
     and each record's line number; blank lines are skipped."""
-    if not path.is_file():
-        raise InputError("file not found", str(path))
+    existing(path)
     columns: dict[str, list] = {name: [] for name in ("_id", *fields)}
     lines = []
     with path.open("rb") as handle:
@@ -108,6 +107,8 @@ def _text_column(values: list) -> pd.Series:
 def _read_corpus(path: Path) -> pd.DataFrame:
     """corpus.jsonl as the documents contract (see ``read_beir``)."""
     columns, lines = _read_jsonl(path, (S.TITLE, S.TEXT, S.PUBLISHED_AT))
+    if not len(lines):
+        raise InputError("no documents: the corpus is empty", str(path))
     raw = pd.Series(columns[S.PUBLISHED_AT], dtype="str")
     published = pd.to_datetime(raw, utc=True, format="ISO8601", errors="coerce").astype(TIME)
     _reject(published.isna() & raw.notna(),

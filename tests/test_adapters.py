@@ -277,3 +277,13 @@ def test_judgments_that_point_nowhere_are_counted_and_unknown_documents_refused(
     assert prepared.source["qrels_pointing_nowhere"] == {
         "judgments": 3, "unknown_documents": 1, "unknown_queries": 1,
         "first_unknown_document": "q1/d7", "first_unknown_query": "q9/d2"}
+
+
+def test_an_empty_corpus_or_a_folder_in_its_place_is_named(tmp_path):
+    beir = write_beir(tmp_path / "beir", "", QUERIES, {"test.tsv": HEADER + "q1\td1\t1\n"})
+    with pytest.raises(InputError, match=r"corpus.jsonl: no documents: the corpus is empty"):
+        read_beir(beir)
+    (beir / "corpus.jsonl").unlink()
+    (beir / "corpus.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"corpus.jsonl: is a folder, expected a file"):
+        read_beir(beir)
