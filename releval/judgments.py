@@ -10,6 +10,7 @@ grades per (query_id, doc_id) into one qrels row and queues the pairs a person m
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from releval import schema as S
 from releval.errors import InputError
+from releval.readers import existing, text_of
 
 BLIND_ID = "blind_id"
 POOL_ID = "pool_id"
@@ -85,9 +87,7 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
 
     Unreadable files (bad JSON, no blind_id or grade column) raise ``InputError``.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", str(path))
+    path = existing(path)
     readers = {".csv": _read_csv, ".tsv": _read_csv, ".json": _read_label_studio}
     reader = readers.get(path.suffix.lower())
     if reader is None:
@@ -99,10 +99,9 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
 def _read_csv(path: Path) -> pd.DataFrame:
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle, delimiter=delimiter)
-            records = [(reader.line_num, record) for record in reader]
-    except (UnicodeDecodeError, csv.Error) as exc:
+        reader = csv.reader(io.StringIO(text_of(path), newline=""), delimiter=delimiter)
+        records = [(reader.line_num, record) for record in reader]
+    except csv.Error as exc:
         raise InputError(f"not a readable CSV file: {exc}", str(path)) from None
     if not records:
         raise InputError("empty file: expected a header with blind_id and grade", str(path))
@@ -129,8 +128,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 def _read_label_studio(path: Path) -> pd.DataFrame:
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        tasks = json.loads(text_of(path))
+    except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", str(path)) from None
     if not isinstance(tasks, list) or not all(isinstance(task, dict) for task in tasks):
         raise InputError("expected a Label Studio export: a JSON list of task objects",

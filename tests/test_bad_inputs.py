@@ -194,3 +194,23 @@ def test_a_decision_whose_verdict_contradicts_its_rules_is_refused(tmp_path, pas
     result = invoke("gate", "--decision", path)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert all(w in result.output for w in words), result.output
+
+
+def test_judges_files_and_stage_inputs_pass_the_same_gate(tmp_path):
+    from releval.errors import InputError
+    from releval.judgments import read_judgments
+    from stages.common import read_doc, read_table
+
+    latin = tmp_path / "judge.csv"
+    latin.write_bytes("blind_id,grade\nb1,2\ncaf\xe9,1\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"judge.csv: not UTF-8 text: .* \(line 3\)"):
+        read_judgments(latin)
+    (tmp_path / "tasks.json").write_bytes("[]".encode("utf-16"))
+    with pytest.raises(InputError, match="UTF-16"):
+        read_judgments(tmp_path / "tasks.json")
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1")
+    with pytest.raises(InputError, match="broken.parquet: not a readable parquet file"):
+        read_table(tmp_path / "broken.parquet")
+    (tmp_path / "stats.json").mkdir()
+    with pytest.raises(InputError, match="stats.json: is a folder"):
+        read_doc(tmp_path / "stats.json")
