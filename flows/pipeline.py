@@ -63,16 +63,16 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def dvc_stages(root: str | Path = ".") -> dict[str, list[str]]:
-    """dvc.yaml's stages in order (a foreach group under its own name) with their outputs'
-    paths after expansion: the one source of the DAG."""
+def dvc_stages(root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
+    """dvc.yaml's stages in order, each a group (a foreach stage's items, or the stage
+    alone) of stage name -> its outputs' paths after expansion: the one source of the DAG."""
     from dvc.repo import Repo
 
     with Repo(str(root)) as repo:
-        stages: dict[str, list[str]] = {}
+        stages: dict[str, dict[str, list[str]]] = {}
         for stage in repo.index.stages:
-            group = stage.name.split("@")[0]
-            stages.setdefault(group, []).extend(o.def_path for o in stage.outs)
+            stages.setdefault(stage.name.split("@")[0], {})[stage.name] = [
+                o.def_path for o in stage.outs]
     order = yaml.safe_load((Path(root) / "dvc.yaml").read_text())["stages"]
     return {name: stages[name] for name in order if name in stages}
 
@@ -152,7 +152,9 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     params = load_params(params_path).model_dump()
     record: dict = {}
     validations = 0
-    for stage, outs in dvc_stages().items():
+    dag = dvc_stages()
+    for stage, items in dag.items():
+        outs = [out for paths in items.values() for out in paths]
         if stage in skip:
             record[stage] = "kept"
             continue
@@ -179,7 +181,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     if "inputs" not in skip:
         get_run_logger().info(push_inputs())
     try:
-        doc = write_receipt(params_path, validations, started)
+        doc = write_receipt(params_path, validations, started,
+                            {name for items in dag.values() for name in items})
     except InputError as exc:
         get_run_logger().error(str(exc))
         return Failed(message=str(exc))

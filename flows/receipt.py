@@ -19,12 +19,8 @@ RECEIPT = Path("reports/receipt.json")
 LEDGER = Path("reports/runs")
 
 
-def _current(lock: dict) -> dict:
+def _current(lock: dict, names: set[str]) -> dict:
     """dvc.lock without entries of stages dvc.yaml no longer has (a system since removed)."""
-    from dvc.repo import Repo
-
-    with Repo(".") as repo:
-        names = {stage.name for stage in repo.index.stages}
     return lock | {"stages": {k: v for k, v in lock.get("stages", {}).items() if k in names}}
 
 
@@ -43,10 +39,10 @@ def _headline(p, metrics: dict, decision: dict) -> dict:
             "controlled": decision.get("controlled", True)}
 
 
-def collect(params_path: str, validations: int, ran: dict) -> dict:
+def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> dict:
     """The receipt document of the run whose outputs are in the working directory."""
     p = load_params(params_path)
-    lock = _current(yaml.safe_load(Path("dvc.lock").read_text()))
+    lock = _current(yaml.safe_load(Path("dvc.lock").read_text()), stages)
     split, queries = read_table("data/split/split.parquet"), read_table(
         "data/raw/queries.parquet")
     evaluated, _ = evaluated_queries(p, split, queries)
@@ -65,12 +61,13 @@ def collect(params_path: str, validations: int, ran: dict) -> dict:
                                     "inputs_lock": lock["stages"].get("inputs")})
 
 
-def write_receipt(params_path: str, validations: int, started: str) -> dict:
+def write_receipt(params_path: str, validations: int, started: str, stages: set[str]) -> dict:
     """Write reports/receipt.json and keep it in the ledger as
-    reports/runs/<finished>-<sha256[:12]>.json (never overwritten)."""
+    reports/runs/<finished>-<sha256[:12]>.json (never overwritten); ``stages`` are the
+    names of dvc.yaml's stages."""
     finished = datetime.now(UTC)
     doc = collect(params_path, validations, {
-        "started_at": started, "finished_at": finished.isoformat(timespec="seconds")})
+        "started_at": started, "finished_at": finished.isoformat(timespec="seconds")}, stages)
     receipt.write(RECEIPT, doc)
     receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)
     print(f"receipt: {RECEIPT} (sha256 {doc['sha256'][:12]}; "

@@ -24,7 +24,7 @@ import yaml
 
 from releval import receipt
 from releval.errors import InputError
-from releval.inputs import INPUT_DIR, inputs, pinned
+from releval.inputs import inputs
 from releval.params import parse_params
 
 
@@ -94,9 +94,7 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
     if code.get("dirty"):
         notes.append(f"the run's code differed from commit {code['commit'][:12]} (diff "
                      f"sha256 {code['diff_sha256'][:12]}); the worktree has the commit only")
-    given = [i for i in inputs(p) if pinned(p, i.key) and i.path and
-             pinned(p, i.key).is_relative_to(INPUT_DIR)]
-    missing = [i.key for i in given if not (root / i.path).exists()]
+    missing = [i.key for i in inputs(p) if i.external and not (root / i.path).exists()]
     if missing and not pinned_only:
         notes.append(f"source gone ({', '.join(missing)}): using the pinned copies")
     restore = pinned_only or bool(missing)

@@ -192,14 +192,20 @@ def _read_qrels(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(qrels, ignore_index=True), split
 
 
-def dangling(data: RealData) -> dict:
+def dangling(data: RealData, max_unknown_docs: float, source: str) -> dict:
     """Judgments that point nowhere: of documents not in the corpus, of unknown queries
-    (counts, and the first example of each)."""
+    (counts, and the first example of each). More than ``max_unknown_docs`` of them naming
+    unknown documents is an InputError: the corpus is usually the wrong one."""
     q = data.qrels
     docs = ~q[S.DOC_ID].isin(data.documents[S.DOC_ID])
     queries = ~q[S.QUERY_ID].isin(data.queries[S.QUERY_ID])
     first = lambda mask: (f"{q[S.QUERY_ID][mask].iloc[0]}/{q[S.DOC_ID][mask].iloc[0]}"  # noqa: E731
                           if mask.any() else None)
+    share = docs.sum() / max(len(q), 1)
+    if share > max_unknown_docs:
+        raise InputError(f"{int(docs.sum())} of {len(q)} judgments ({share:.1%}) name documents "
+                         f"not in the corpus (first: {first(docs)}): the wrong corpus? "
+                         f"(allowed share: prepare.max_unknown_docs={max_unknown_docs})", source)
     return {"judgments": len(q), "unknown_documents": int(docs.sum()),
             "unknown_queries": int(queries.sum()), "first_unknown_document": first(docs),
             "first_unknown_query": first(queries)}

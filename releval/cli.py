@@ -31,7 +31,7 @@ class Format(StrEnum):
     csv = "csv"
 
 
-class GateFormat(StrEnum):
+class TableOrJson(StrEnum):
     table = "table"
     json = "json"
 
@@ -278,14 +278,14 @@ def reproduce(
 def runs(
     ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
     = Path("reports/runs"),
-    fmt: Annotated[GateFormat, typer.Option("--format", help="table or json")]
-    = GateFormat.table,
+    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
+    = TableOrJson.table,
 ) -> None:
     """List the runs kept in the ledger: when, receipt, commit, headline figures, decision."""
     from releval.receipt import ledger as read_ledger
 
     rows = read_ledger(ledger)
-    if fmt == GateFormat.json:
+    if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     if not rows:
@@ -473,8 +473,8 @@ def _gate_value(value) -> str:
 def gate(
     decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
     = Path("data/gate/decision.json"),
-    fmt: Annotated[GateFormat, typer.Option("--format", help="table or json")]
-    = GateFormat.table,
+    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
+    = TableOrJson.table,
 ) -> None:
     """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
     decision file is missing or invalid."""
@@ -482,7 +482,7 @@ def gate(
 
     doc = _read_decision(decision)
     controlled = doc.get("controlled", True) is not False
-    if fmt == GateFormat.json:
+    if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         out = Console()

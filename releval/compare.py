@@ -12,6 +12,8 @@ from query_id to a slice label, a traffic weight and a cluster (user) id.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +84,19 @@ def _label(values: pd.Series) -> tuple[pd.Series, pd.Series, str]:
         "a label must not be empty"
 
 
-MAP_KINDS = {"weight": _weight, "slice": _label, "user_id": _label}
+@dataclass(frozen=True)
+class MapKind:
+    """How one kind of query map is checked: its values (parsed, bad mask, rule), whether
+    every compared query needs one, and how many distinct values the compared queries need."""
+
+    parse: Callable[[pd.Series], tuple[pd.Series, pd.Series, str]]
+    every_query: bool
+    at_least: int = 1
+
+
+MAP_KINDS = {"weight": MapKind(_weight, every_query=True),
+             "slice": MapKind(_label, every_query=False),  # others count in "all" only
+             "user_id": MapKind(_label, every_query=True, at_least=2)}  # to resample over
 
 
 def read_map(path: str | Path, column: str) -> pd.Series:
@@ -99,7 +113,7 @@ def read_map(path: str | Path, column: str) -> pd.Series:
     if dup.any():
         raise InputError(f"query_id {table[S.QUERY_ID][dup].iloc[0]!r} appears twice",
                          str(path), _line(table, dup))
-    values, bad, rule = MAP_KINDS[column](table[value])
+    values, bad, rule = MAP_KINDS[column].parse(table[value])
     if bad.any():
         raise InputError(f"{rule}, got {str(table[value][bad].iloc[0])!r}", str(path),
                          _line(table, bad))
@@ -109,16 +123,17 @@ def read_map(path: str | Path, column: str) -> pd.Series:
 
 
 def check_coverage(mapping: pd.Series, queries: set[str], what: str) -> None:
-    """Every compared query has a value in ``mapping`` (a file read by read_map); a user map
-    needs at least two users to resample over."""
-    source = mapping.attrs.get("source", what)
+    """The compared queries against a map read by read_map, as its kind (``MAP_KINDS``)
+    requires: a value for each, and enough distinct values."""
+    kind, source = MAP_KINDS[what], mapping.attrs.get("source", what)
     absent = sorted(queries - set(mapping.index))
-    if absent and what != "slice":
+    if absent and kind.every_query:
         raise InputError(f"no {what} for {len(absent)} compared queries (first: "
                          f"{absent[0]!r})", source)
-    if what == "user_id" and mapping[mapping.index.isin(queries)].nunique() < 2:
-        raise InputError("the compared queries belong to one user_id: resampling over users "
-                         "needs at least two", source)
+    distinct = mapping[mapping.index.isin(queries)].nunique()
+    if distinct < kind.at_least:
+        raise InputError(f"the compared queries belong to {'one' if distinct == 1 else distinct}"
+                         f" {what}: resampling over them needs at least {kind.at_least}", source)
 
 
 CONDITIONS = ("queries", "qrels", "budget", "time_window", "visibility")

@@ -39,6 +39,11 @@ class Input:
     key: str
     path: str | None
 
+    @property
+    def external(self) -> bool:
+        """Given, and outside the pipeline's data/ (so it is copied into its slot)."""
+        return self.path is not None and not _in_pipeline(self.path)
+
 
 # params key -> (slot, the path it names for these params, or None when not used)
 FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
@@ -93,9 +98,9 @@ def _files(root: Path) -> Iterator[Path]:
                                                if f.is_file())
 
 
-def _sync(source: Path, target: Path) -> int:
+def _sync(source: Path, target: Path) -> tuple[int, int]:
     """Make ``target`` an exact copy of ``source`` (file or folder); files whose size and
-    modification time already match are not copied again. Returns the files copied."""
+    modification time already match are not copied again. Returns (files, files copied)."""
     if source.is_file():
         pairs = {target: source}
     else:
@@ -114,7 +119,7 @@ def _sync(source: Path, target: Path) -> int:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest)
         copied += 1
-    return copied
+    return len(pairs), copied
 
 
 def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict]:
@@ -130,18 +135,17 @@ def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict
     for item in slots.values():
         folder = out / item.slot
         folder.mkdir(parents=True, exist_ok=True)
-        given = item.path is not None and not _in_pipeline(item.path)
         keep = {MANIFEST}
-        if given:
+        if item.external:
             source = base / item.path
             if not source.exists():
                 raise InputError(f"input not found: {source}", "params", item.key)
             target = pinned(p, item.key, out)
             keep.add(target.name)
-            copied = _sync(source, target)
-            report.append({"key": item.key, "slot": item.slot, "files": sum(
-                1 for _ in _files(target)), "copied": copied})
+            files, copied = _sync(source, target)
+            report.append({"key": item.key, "slot": item.slot, "files": files,
+                           "copied": copied})
         for extra in [e for e in folder.iterdir() if e.name not in keep]:
             shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
-        (folder / MANIFEST).write_text(json.dumps({"key": item.key, "given": given}) + "\n")
+        (folder / MANIFEST).write_text(json.dumps({"key": item.key, "given": item.external}) + "\n")
     return report

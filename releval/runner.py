@@ -121,7 +121,7 @@ def _stop_group(child: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGTERM)
     deadline = time.monotonic() + GRACE_S
-    while time.monotonic() < deadline and _group_alive(child.pid):
+    while time.monotonic() < deadline and group_alive(child.pid):
         child.poll()
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
@@ -129,7 +129,8 @@ def _stop_group(child: subprocess.Popen) -> None:
     child.wait()
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group ``pgid`` still runs."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

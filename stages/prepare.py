@@ -69,14 +69,7 @@ def _real(reader, label: str):
             raise InputError(f"prepare.source={p.prepare.source} needs prepare.path", "params")
         path = pinned(p, "prepare.path", inputs)
         data = reader(path)
-        points = dangling(data)
-        share = points["unknown_documents"] / max(points["judgments"], 1)
-        if share > p.prepare.max_unknown_docs:
-            raise InputError(
-                f"{points['unknown_documents']} of {points['judgments']} judgments "
-                f"({share:.1%}) name documents not in the corpus (first: "
-                f"{points['first_unknown_document']}): the wrong corpus? (allowed share: "
-                f"prepare.max_unknown_docs={p.prepare.max_unknown_docs})", str(path))
+        points = dangling(data, p.prepare.max_unknown_docs, str(path))
         given = getattr(data, "splits", None)
         return Prepared(data.documents, data.queries, data.qrels,
                         NO_SPLIT if given is None else given,

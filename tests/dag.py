@@ -24,7 +24,7 @@ def _module_file(module: str, root: Path = ROOT) -> Path | None:
 
 def _imported(path: Path, root: Path) -> set[str]:
     rel = path.relative_to(root).with_suffix("")
-    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    package = list(rel.parts[:-1])  # a module's package; for __init__ the package itself
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from releval.runner import clear_stale_dvc_locks, one_run
+from releval.runner import clear_stale_dvc_locks, group_alive, one_run
 from tests.flows.test_pipeline import make_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,14 +51,6 @@ def test_dvc_locks_of_ended_processes_are_cleared_and_live_ones_kept(tmp_path):
     assert clear_stale_dvc_locks(tmp_path) == []
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.mark.slow
 def test_sigterm_stops_the_whole_run_and_a_rerun_completes(tmp_path):
     root = make_project(tmp_path)
@@ -73,7 +65,7 @@ def test_sigterm_stops_the_whole_run_and_a_rerun_completes(tmp_path):
     assert run.returncode == 128 + signal.SIGTERM, errors[-2000:]
     assert errors.strip().splitlines()[-1] == "error: stopped by signal SIGTERM"
     time.sleep(1)
-    assert not _group_alive(run.pid)  # no child survived: flow, Prefect server, stage
+    assert not group_alive(run.pid)  # no child survived: flow, Prefect server, stage
     again = releval(root, "run")
     out, errors = again.communicate(timeout=900)
     assert again.returncode == 0, errors[-2000:]
