@@ -214,3 +214,21 @@ def test_judges_files_and_stage_inputs_pass_the_same_gate(tmp_path):
     (tmp_path / "stats.json").mkdir()
     with pytest.raises(InputError, match="stats.json: is a folder"):
         read_doc(tmp_path / "stats.json")
+
+
+def test_a_run_with_trailing_fields_gives_trec_evals_numbers(clean):
+    import pytrec_eval
+
+    folder, _ = clean
+    (folder / "long.txt").write_text(RUN.replace(" sys\n", " sys trailing comment\n"))
+    qrels = {}
+    for q, _, d, g in (line.split() for line in QRELS.splitlines()):
+        qrels.setdefault(q, {})[d] = int(g)
+    run = {}
+    for q, _, d, _, s, *_ in (line.split() for line in RUN.splitlines()):
+        run.setdefault(q, {})[d] = float(s)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map"}).evaluate(run)
+    ours = metrics_json(folder / "qrels.txt", folder / "long.txt", "-m", "nDCG@10", "-m", "AP")
+    for ours_name, trec_name in (("nDCG@10", "ndcg_cut_10"), ("AP", "map")):
+        mean = sum(v[trec_name] for v in per_query.values()) / len(per_query)
+        assert ours[ours_name]["value"] == pytest.approx(mean, abs=1e-12)
