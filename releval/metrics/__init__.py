@@ -1,8 +1,16 @@
 """The metrics engine: one registry of measures with written definitions, trec_eval parity."""
 
-from releval.metrics.engine import DEFAULT_MEASURES, Evaluation, evaluate, resolve
+from releval.metrics.engine import (
+    DEFAULT_MEASURES,
+    Evaluation,
+    Systems,
+    evaluate,
+    evaluate_systems,
+    resolve,
+)
 from releval.metrics.measures import MEASURES
-from releval.metrics.names import Measure, parse_measure, parse_measures
+from releval.metrics.names import parse_measure, parse_measures
+from releval.metrics.spec import Measure
 
-__all__ = ["DEFAULT_MEASURES", "MEASURES", "Evaluation", "Measure", "evaluate",
-           "parse_measure", "parse_measures", "resolve"]
+__all__ = ["DEFAULT_MEASURES", "MEASURES", "Evaluation", "Measure", "Systems", "evaluate",
+           "evaluate_systems", "parse_measure", "parse_measures", "resolve"]

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from releval import schema as S
+from releval.data import contracts as S
 from releval.metrics.measures import MEASURES
-from releval.metrics.names import Measure, parse_measures
+from releval.metrics.names import parse_measures
 from releval.metrics.ranking import Ranking
+from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
 
@@ -88,3 +89,43 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
         "run_queries_not_in_qrels": ranking.not_in_qrels,
     }
     return Evaluation(per_query, summary, counts)
+
+
+@dataclass(frozen=True)
+class Systems:
+    """Result of ``evaluate_systems``.
+
+    per_query: (system, query_id, measure, value); means: system -> measure -> mean (6
+    decimals, None where undefined for every query: ``dvc metrics``); summary: system ->
+    measure -> {value, n, undefined, empty} (``Evaluation.summary``); skipped: the systems
+    whose run is empty (no rows for this data), reported, not scored.
+    """
+
+    per_query: pd.DataFrame
+    means: dict[str, dict[str, float | None]]
+    summary: dict[str, dict[str, dict]]
+    skipped: list[str]
+
+
+def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
+                     measures: Iterable[str | Measure], *, rel: int = 1, max_grade: int = 3,
+                     queries: Iterable[str] | None = None) -> Systems:
+    """``evaluate`` for each system's run on the same qrels and evaluated ``queries``."""
+    queries = None if queries is None else list(queries)
+    frames, means, summary = [], {}, {}
+    skipped = sorted(name for name, run in runs.items() if run.empty)
+    for system, run in runs.items():
+        if run.empty:
+            continue
+        result = evaluate(run, qrels, measures, rel=rel, max_grade=max_grade, queries=queries)
+        frames.append(result.per_query.assign(**{S.SYSTEM: system}))
+        rows = result.summary.set_index(S.MEASURE)
+        means[system] = {m: None if pd.isna(v) else round(float(v), 6)
+                         for m, v in rows[S.VALUE].items()}
+        summary[system] = {m: {"value": means[system][m], "n": int(r["n"]),
+                               "undefined": int(r["undefined"]), "empty": int(r["empty"])}
+                           for m, r in rows.iterrows()}
+    columns = [S.SYSTEM, *S.PER_QUERY_COLUMNS]
+    table = (pd.concat(frames, ignore_index=True)[columns] if frames
+             else pd.DataFrame(columns=columns))
+    return Systems(table, means, summary, skipped)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from releval.errors import InputError
-from releval.metrics.names import Measure
 from releval.metrics.ranking import Ranking
+from releval.metrics.spec import Measure
 
 Compute = Callable[[Ranking, Measure], np.ndarray]
 

@@ -12,36 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from releval.errors import InputError
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measure with all its parameters; ``name`` is its canonical string."""
-
-    family: str
-    cutoff: int | None = None
-    rel: int = 1
-    dcg: str = "log2"
-    gains: tuple[tuple[int, float], ...] | None = None
-
-    @property
-    def name(self) -> str:
-        params = []
-        if self.rel != 1:
-            params.append(f"rel={self.rel}")
-        if self.dcg != "log2":
-            params.append(f"dcg='{self.dcg}'")
-        if self.gains is not None:
-            params.append("gains={" + ", ".join(f"{g}: {v:g}" for g, v in self.gains) + "}")
-        head = self.family + (f"({', '.join(params)})" if params else "")
-        return head + (f"@{self.cutoff}" if self.cutoff is not None else "")
-
-    def __str__(self) -> str:
-        return self.name
-
+from releval.metrics.measures import MEASURES
+from releval.metrics.spec import Measure
 
 # trec_eval base name -> (family, default cutoffs when a cut family is named bare)
 TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
@@ -83,8 +57,6 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     ``rel`` is the default relevance threshold for measures that take one and name none.
     ``families`` is the registry used to check names and parameters.
     """
-    from releval.metrics.measures import MEASURES
-
     families = MEASURES if families is None else families
     text = text.strip()
     m = _IRM.match(text)

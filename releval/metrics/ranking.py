@@ -12,31 +12,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from releval import schema as S
+from releval.data import contracts as S
 from releval.errors import InputError
-from releval.readers import where
-
-
-def _source(frame: pd.DataFrame, default: str) -> str:
-    return frame.attrs.get("source", default)
-
-
-def _fail(frame: pd.DataFrame, default: str, mask: np.ndarray, rule) -> None:
-    """Raise an InputError for the first row where ``mask`` is true (``rule`` may be a
-    callable of that row's position)."""
-    if mask.any():
-        i = int(np.argmax(mask))
-        raise InputError(rule(i) if callable(rule) else rule, _source(frame, default),
-                         where(frame, frame.index[i]))
 
 
 def _strings(frame: pd.DataFrame, column: str, default: str) -> pa.Array:
     """A column of ids as one Arrow string array (numbers are written as strings)."""
-    if column not in frame.columns:
-        raise InputError(f"missing column {column}; found {list(frame.columns)}",
-                         _source(frame, default))
-    values = frame[column]
-    _fail(frame, default, values.isna().to_numpy(), f"{column} is missing")
+    values = S.ids(frame, column, default)
     if not pd.api.types.is_string_dtype(values):
         values = values.astype(str)
     arr = pa.array(values.array) if len(values) else pa.array([], pa.large_string())
@@ -65,40 +47,6 @@ def _lookup(values: pa.Array, uniques: pa.Array) -> np.ndarray:
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
-    """Row positions (first, repeat) of the first repeated key, or None."""
-    ordered = np.sort(keys)
-    same = ordered[1:] == ordered[:-1]
-    if not same.any():
-        return None
-    value = ordered[1:][same]
-    rows = np.flatnonzero(np.isin(keys, value))
-    seen: dict[int, int] = {}
-    for i in rows:  # only the handful of rows that repeat
-        if keys[i] in seen:
-            return seen[keys[i]], int(i)
-        seen[keys[i]] = int(i)
-    return None
-
-
-def validate_qrels(qrels: pd.DataFrame, max_grade: int) -> np.ndarray:
-    """Check qrels grades; return them as float64.
-
-    Rules: integer grades ≤ ``max_grade``; negative grades are allowed and mean judged
-    non-relevant, as in trec_eval.
-    """
-    if S.GRADE not in qrels.columns:
-        raise InputError(f"missing column {S.GRADE}; found {list(qrels.columns)}",
-                         _source(qrels, "qrels"))
-    grade = pd.to_numeric(qrels[S.GRADE], errors="coerce").to_numpy(dtype=float)
-    _fail(qrels, "qrels", np.isnan(grade) | (grade != np.floor(grade)),
-          lambda i: f"grade must be an integer, got {qrels[S.GRADE].iloc[i]!r}")
-    _fail(qrels, "qrels", grade > max_grade,
-          lambda i: f"grade {int(grade[i])} is above the declared scale's maximum {max_grade} "
-          "(declare the scale: max_grade, --max-grade)")
-    return grade
-
-
 TIE_POLICY = ("by the rank column when the run has one; otherwise score descending, ties by "
               "doc_id descending (trec_eval's order)")
 
@@ -117,7 +65,7 @@ class Ranking:
 
     def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame, *, max_grade: int = 3,
                  common_only: bool = False, queries=None):
-        qgrade = validate_qrels(qrels, max_grade)
+        qgrade = S.check_grades(qrels, max_grade)
         run_qs, run_ds = _strings(run, S.QUERY_ID, "run"), _strings(run, S.DOC_ID, "run")
         qrels_qs, qrels_ds = _strings(qrels, S.QUERY_ID, "qrels"), _strings(qrels, S.DOC_ID,
                                                                            "qrels")
@@ -154,18 +102,16 @@ class Ranking:
         duniq, dc = _encode(pa.concat_arrays([qrels_ds, run_ds]))
         n_docs = max(len(duniq), 1)
         qrels_dc, run_dc = dc[: len(qrels_ds)], dc[len(qrels_ds):]
-        dup = _first_duplicate(qrels_qc * n_docs + qrels_dc)
+        dup = S.first_duplicate(qrels_qc * n_docs + qrels_dc)
         if dup:
             i, j = dup
             raise InputError(f"duplicate judgment for query {qrels_qs[j].as_py()!r} doc "
-                             f"{qrels_ds[j].as_py()!r} (first at {where(qrels, qrels.index[i])})",
-                             _source(qrels, "qrels"), where(qrels, qrels.index[j]))
-        dup = _first_duplicate(run_qc * n_docs + run_dc)
+                             f"{qrels_ds[j].as_py()!r} (first at "
+                             f"{S.where(qrels, qrels.index[i])})",
+                             S.source_of(qrels, "qrels"), S.where(qrels, qrels.index[j]))
+        dup = S.first_duplicate(run_qc * n_docs + run_dc)
         if dup:
-            i, j = dup
-            raise InputError(f"duplicate doc_id {run_ds[j].as_py()!r} in the ranked list of "
-                             f"query {run_qs[j].as_py()!r} (first at {where(run, run.index[i])})",
-                             _source(run, "run"), where(run, run.index[j]))
+            S.duplicate_doc(run, dup, run_qs[dup[1]].as_py(), run_ds[dup[1]].as_py())
 
         # ranked rows of evaluated queries, grouped by query, by position within it
         row_q = remap[run_to_qrels[run_qc]]
@@ -199,27 +145,15 @@ class Ranking:
         """Row positions of the run grouped by query, in ranked order within a query;
         None when the rows already are in that order."""
         if S.RANK in run.columns:
-            rank = run[S.RANK].to_numpy()
-            if not pd.api.types.is_integer_dtype(rank):
-                rank = pd.to_numeric(run[S.RANK], errors="coerce").to_numpy(dtype=float)
-                _fail(run, "run", np.isnan(rank) | (rank != np.floor(rank)),
-                      lambda i: f"rank must be an integer, got {run[S.RANK].iloc[i]!r}")
-            rank = rank.astype(np.int64)
-            _fail(run, "run", rank < 1, lambda i: f"rank must be ≥ 1, got {rank[i]}")
+            rank = S.check_ranks(run)
             key = run_qc * (int(rank.max(initial=0)) + 1) + rank
             if len(key) < 2 or (key[1:] > key[:-1]).all():
                 return None  # already in order, ranks distinct
-            dup = _first_duplicate(key)
+            dup = S.first_duplicate(key)
             if dup:
-                raise InputError(f"rank {int(rank[dup[1]])} repeated in query "
-                                 f"{run[S.QUERY_ID].iloc[dup[1]]!r} (first at "
-                                 f"{where(run, run.index[dup[0]])})", _source(run, "run"),
-                                 where(run, run.index[dup[1]]))
+                S.repeated_rank(run, rank, dup)
             return np.argsort(key, kind="stable")
-        if S.SCORE not in run.columns:
-            raise InputError("a run needs a rank or a score column", _source(run, "run"))
-        score = pd.to_numeric(run[S.SCORE], errors="coerce").to_numpy(dtype=float)
-        _fail(run, "run", np.isnan(score), "score is NaN or missing")
+        score = S.check_scores(run)
         order = np.lexsort((-score, run_qc))
         tied = np.r_[False, (run_qc[order][1:] == run_qc[order][:-1])
                      & (score[order][1:] == score[order][:-1])]

@@ -1,0 +1,340 @@
+"""Readers that turn real data into the documents / queries / qrels contracts
+(docs/architecture.md).
+
+- ``read_beir(folder)``: a BEIR folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``,
+  optional ``published_at``), ``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv``
+  (header ``query-id corpus-id score``; ``train``, ``dev`` -> validation, ``test``).
+- ``read_tables(folder)``: contract tables ``documents.parquet``, ``queries.parquet`` and the
+  optional ``judgments.parquet`` (query_id, doc_id, grade) and ``must_not_return.parquet``
+  (query_id, doc_id, reason).
+
+Ids are str, grades int64, timestamps UTC. Bad input raises ``InputError`` naming the file,
+the line (text files) or row (parquet, 1-based) and the rule; nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.data.readers import existing, read_parquet
+from releval.errors import InputError
+
+EPOCH = pd.Timestamp(0, tz="UTC")
+TIME = "datetime64[us, UTC]"  # every timestamp column, as pandas parses ISO strings
+QRELS_SPLITS = {"train": "train", "dev": "validation", "validation": "validation",
+                "test": "test"}
+QRELS_HEADER = ["query-id", "corpus-id", "score"]
+SPLIT_COLUMNS = (S.QUERY_ID, S.SPLIT)
+
+
+def no_must_not_return() -> pd.DataFrame:
+    """An empty must_not_return table with the contract's columns and dtypes (all str)."""
+    return pd.DataFrame({c: pd.Series(dtype="str") for c in S.MUST_NOT_RETURN_COLUMNS})
+
+
+@dataclass(frozen=True)
+class RealData:
+    """Documents and queries (contract columns), qrels (query_id, doc_id, grade), the splits
+    the data itself defines (query_id, split; empty when it defines none), whether the
+    queries carry real issue times (False: ``issued_at`` is a stand-in) and the pairs that
+    must never be returned (``S.MUST_NOT_RETURN_COLUMNS``; empty when the data has none)."""
+
+    documents: pd.DataFrame
+    queries: pd.DataFrame
+    qrels: pd.DataFrame
+    splits: pd.DataFrame
+    has_query_times: bool
+    must_not_return: pd.DataFrame = field(default_factory=no_must_not_return)
+
+
+def _reject(bad: pd.Series | np.ndarray, rule, source: Path, where) -> None:
+    """Raise InputError for the first True in ``bad``: ``rule(i)`` at ``where(i)``."""
+    hits = np.flatnonzero(np.asarray(bad))
+    if len(hits):
+        raise InputError(rule(hits[0]), str(source), where(hits[0]))
+
+
+def _row(i: int) -> str:
+    """Where row i (0-based position) of a parquet table is: 'row i+1'."""
+    return f"row {i + 1}"
+
+
+def _constant(value, n: int, dtype: str = "str") -> pd.Series:
+    return pd.Series([value] * n, dtype=dtype)
+
+
+def _read_jsonl(path: Path, fields: tuple[str, ...]) -> tuple[dict[str, list], np.ndarray]:
+    """The ``_id`` and ``fields`` (None where absent) of each record of a JSON-lines file,
+    and each record's line number; blank lines are skipped."""
+    existing(path)
+    columns: dict[str, list] = {name: [] for name in ("_id", *fields)}
+    lines = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", str(path), f"line {number}") from None
+            except UnicodeDecodeError:
+                raise InputError("not UTF-8 text", str(path), f"line {number}") from None
+            if not isinstance(record, dict) or record.get("_id") in (None, ""):
+                raise InputError("expected a JSON object with a non-empty _id", str(path),
+                                 f"line {number}")
+            for name, values in columns.items():
+                values.append(record.get(name))
+            lines.append(number)
+    ids = pd.Series(columns["_id"], dtype="str")
+    lines = np.array(lines, dtype=int)
+    _reject(ids.duplicated(), lambda i: f"duplicate _id {ids[i]!r}", path,
+            lambda i: f"line {lines[i]}")
+    columns["_id"] = ids
+    return columns, lines
+
+
+def _text_column(values: list) -> pd.Series:
+    """Optional text as pandas strings, absent -> ''."""
+    return pd.Series(values, dtype="str").fillna("")
+
+
+def _read_corpus(path: Path) -> pd.DataFrame:
+    """corpus.jsonl as the documents contract (see ``read_beir``)."""
+    columns, lines = _read_jsonl(path, (S.TITLE, S.TEXT, S.PUBLISHED_AT))
+    if not len(lines):
+        raise InputError("no documents: the corpus is empty", str(path))
+    raw = pd.Series(columns[S.PUBLISHED_AT], dtype="str")
+    published = pd.to_datetime(raw, utc=True, format="ISO8601", errors="coerce").astype(TIME)
+    _reject(published.isna() & raw.notna(),
+            lambda i: f"published_at must be an ISO date, got {raw[i]!r}", path,
+            lambda i: f"line {lines[i]}")
+    n = len(lines)
+    return pd.DataFrame({
+        S.DOC_ID: columns["_id"], S.TITLE: _text_column(columns[S.TITLE]),
+        S.TEXT: _text_column(columns[S.TEXT]), S.SOURCE_ID: columns["_id"],
+        S.PUBLISHED_AT: published.fillna(EPOCH), S.STATUS: _constant("published", n),
+        S.DELETED_AT: _constant(pd.NaT, n, TIME), S.TENANT: _constant("default", n),
+        S.ACL: [[] for _ in range(n)]})
+
+
+def _read_queries(path: Path, issued_at: pd.Timestamp) -> pd.DataFrame:
+    """queries.jsonl as the queries contract, all issued at ``issued_at`` (see ``read_beir``)."""
+    columns, lines = _read_jsonl(path, (S.TEXT,))
+    n = len(lines)
+    return pd.DataFrame({
+        S.QUERY_ID: columns["_id"], S.TEXT: _text_column(columns[S.TEXT]),
+        S.ISSUED_AT: _constant(issued_at, n, TIME),
+        S.USER_ID: columns["_id"],  # no users in BEIR: each query is its own user
+        S.TENANT: _constant("default", n),
+        S.GROUPS: [[] for _ in range(n)], S.ROLE: _constant("employee", n),
+        S.TAGS: [[] for _ in range(n)], S.WEIGHT: np.ones(n)})
+
+
+def _read_qrels_tsv(path: Path) -> pd.DataFrame:
+    """One BEIR qrels file as (query_id, doc_id, grade), indexed by line number."""
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False,
+                            quoting=csv.QUOTE_NONE, skip_blank_lines=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"empty file; expected the header {' '.join(QRELS_HEADER)}",
+                         str(path)) from None
+    except pd.errors.ParserError as exc:  # e.g. "Expected 3 fields in line 7, saw 4"
+        raise InputError(f"expected 3 tab-separated fields: {exc}".rstrip(), str(path)) from None
+    if list(frame.columns) != QRELS_HEADER:
+        raise InputError(f"expected the header {' '.join(QRELS_HEADER)}, got "
+                         f"{' '.join(frame.columns)}", str(path), "line 1")
+    frame.index = frame.index + 2  # the header is line 1
+    frame = frame[~(frame.isna() | (frame == "")).all(axis=1)]
+    lines = frame.index.to_numpy()
+    _reject((frame.isna() | (frame == "")).any(axis=1),
+            lambda i: "expected 3 tab-separated fields: query-id, corpus-id, score", path,
+            lambda i: f"line {lines[i]}")
+    score = pd.to_numeric(frame["score"], errors="coerce")
+    _reject(score.isna() | (score != np.floor(score)),
+            lambda i: f"score must be an integer, got {frame['score'].iloc[i]!r}", path,
+            lambda i: f"line {lines[i]}")
+    qrels = pd.DataFrame({S.QUERY_ID: frame["query-id"].astype("str"),
+                          S.DOC_ID: frame["corpus-id"].astype("str"),
+                          S.GRADE: score.astype(np.int64)})
+    _reject(qrels.duplicated([S.QUERY_ID, S.DOC_ID]),
+            lambda i: f"duplicate judgment of query {qrels[S.QUERY_ID].iloc[i]!r}, "
+                      f"document {qrels[S.DOC_ID].iloc[i]!r}", path,
+            lambda i: f"line {lines[i]}")
+    return qrels.reset_index(drop=True)
+
+
+def _read_qrels(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """All qrels/<split>.tsv files: qrels and the split of each judged query."""
+    paths = sorted(folder.glob("*.tsv"))
+    if not paths:
+        raise InputError("no qrels/<split>.tsv file", str(folder))
+    qrels, splits = [], []
+    for path in paths:
+        if path.stem not in QRELS_SPLITS:
+            raise InputError(f"unknown qrels split {path.stem!r}; expected one of "
+                             f"{', '.join(QRELS_SPLITS)}", str(path))
+        frame = _read_qrels_tsv(path)
+        qrels.append(frame)
+        splits.append(pd.DataFrame({S.QUERY_ID: frame[S.QUERY_ID].unique(),
+                                    S.SPLIT: QRELS_SPLITS[path.stem]}, dtype="str"))
+    split = pd.concat(splits, ignore_index=True)
+    twice = split[S.QUERY_ID].duplicated(keep=False)
+    if twice.any():
+        raise InputError(f"query {split[S.QUERY_ID][twice].iloc[0]!r} is judged in more than "
+                         f"one split ({', '.join(split[S.SPLIT][twice].unique())}); a query "
+                         "belongs to exactly one split", str(folder))
+    return pd.concat(qrels, ignore_index=True), split
+
+
+def dangling(data: RealData, max_unknown_docs: float, source: str) -> dict:
+    """Judgments that point nowhere: of documents not in the corpus, of unknown queries
+    (counts, and the first example of each). More than ``max_unknown_docs`` of them naming
+    unknown documents is an InputError: the corpus is usually the wrong one."""
+    q = data.qrels
+    docs = ~q[S.DOC_ID].isin(data.documents[S.DOC_ID])
+    queries = ~q[S.QUERY_ID].isin(data.queries[S.QUERY_ID])
+    first = lambda mask: (f"{q[S.QUERY_ID][mask].iloc[0]}/{q[S.DOC_ID][mask].iloc[0]}"  # noqa: E731
+                          if mask.any() else None)
+    share = docs.sum() / max(len(q), 1)
+    if share > max_unknown_docs:
+        raise InputError(f"{int(docs.sum())} of {len(q)} judgments ({share:.1%}) name documents "
+                         f"not in the corpus (first: {first(docs)}): the wrong corpus? "
+                         f"(allowed share: prepare.max_unknown_docs={max_unknown_docs})", source)
+    return {"judgments": len(q), "unknown_documents": int(docs.sum()),
+            "unknown_queries": int(queries.sum()), "first_unknown_document": first(docs),
+            "first_unknown_query": first(queries)}
+
+
+def read_beir(folder: str | Path) -> RealData:
+    """A BEIR folder as contract tables.
+
+    Documents: ``published_at`` from the record (ISO date, UTC) or 1970-01-01, status
+    published, no deletion, tenant ``default``, acl [] and source_id = doc_id. Queries:
+    ``issued_at`` = the latest ``published_at`` (every document visible; the data has no
+    query times), user_id = query_id (no user data: clustering by user is per query), tenant
+    ``default``, groups [], role employee, tags [], weight 1. Splits come from the qrels file names.
+    """
+    folder = Path(folder)
+    documents = _read_corpus(folder / "corpus.jsonl")
+    latest = documents[S.PUBLISHED_AT].max() if len(documents) else EPOCH
+    queries = _read_queries(folder / "queries.jsonl", latest)
+    qrels, splits = _read_qrels(folder / "qrels")
+    return RealData(documents, queries, qrels, splits, has_query_times=False,
+                    must_not_return=no_must_not_return())
+
+
+def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The contract ``columns`` of a parquet file, in that order (position i is row i + 1)."""
+    frame = read_parquet(path)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", str(path))
+    frame = frame.loc[:, list(columns)].reset_index(drop=True)
+    for column in (c for c in columns if c != S.DELETED_AT):
+        _reject(frame[column].isna(), lambda i, c=column: f"{c} is missing", path, _row)
+    return frame
+
+
+def _times(frame: pd.DataFrame, column: str, path: Path) -> None:
+    """A timestamp column, in place, as UTC; naive timestamps are taken to be UTC already."""
+    values = frame[column]
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        parsed = values.dt.tz_convert("UTC")
+    elif pd.api.types.is_datetime64_dtype(values):
+        parsed = values.dt.tz_localize("UTC")
+    else:
+        parsed = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
+        _reject(parsed.isna() & values.notna(),
+                lambda i: f"{column} must be a timestamp, got {values[i]!r}", path, _row)
+    frame[column] = parsed.astype(TIME)
+
+
+def _strings(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    """Columns, in place, as pandas strings."""
+    for column in columns:
+        frame[column] = frame[column].astype("str")
+
+
+def _lists(frame: pd.DataFrame, column: str, path: Path) -> None:
+    """A list[str] column as Python lists (parquet gives arrays)."""
+    values = frame[column]
+    _reject(~values.map(lambda v: isinstance(v, list | tuple | np.ndarray)),
+            lambda i: f"{column} must be a list of strings, got {values[i]!r}", path, _row)
+    frame[column] = values.map(lambda v: [str(x) for x in v])
+
+
+def _grades(frame: pd.DataFrame, path: Path) -> None:
+    """The grade column, in place, as int64; non-integers and negatives are rejected."""
+    grade = pd.to_numeric(frame[S.GRADE], errors="coerce")
+    _reject(grade.isna() | (grade != np.floor(grade)) | (grade < 0),
+            lambda i: f"grade must be an integer >= 0, got {frame[S.GRADE][i]!r}", path, _row)
+    frame[S.GRADE] = grade.astype(np.int64)
+
+
+def _read_must_not_return(path: Path) -> pd.DataFrame:
+    """must_not_return.parquet (query_id, doc_id, reason: all required, non-null, str); a
+    (query_id, doc_id) pair at most once. Empty when the file is absent."""
+    if not path.is_file():
+        return no_must_not_return()
+    frame = _read_table(path, S.MUST_NOT_RETURN_COLUMNS)
+    _strings(frame, S.MUST_NOT_RETURN_COLUMNS)
+    query, doc = frame[S.QUERY_ID], frame[S.DOC_ID]
+
+    def rule(i: int) -> str:
+        first = int(np.flatnonzero((query == query[i]) & (doc == doc[i]))[0])
+        return (f"duplicate pair query {query[i]!r}, document {doc[i]!r} (first at row "
+                f"{first + 1}): a pair is listed at most once")
+
+    _reject(frame.duplicated([S.QUERY_ID, S.DOC_ID]), rule, path, _row)
+    return frame
+
+
+def read_tables(folder: str | Path) -> RealData:
+    """Contract tables from ``folder``: documents.parquet, queries.parquet and, if present,
+    judgments.parquet (query_id, doc_id, grade; else no qrels) and must_not_return.parquet
+    (query_id, doc_id, reason; else none); defines no splits.
+
+    Checks what reading needs: the required columns, non-null values (deleted_at may be
+    null) and types (str ids, UTC timestamps, lists, weight >= 0, integer grades >= 0), and
+    that must_not_return lists a (query_id, doc_id) pair at most once.
+    Row invariants (unique keys, status values, deleted_at >= published_at) are left to the
+    validation suite that runs after the prepare stage.
+    """
+    folder = Path(folder)
+    path = folder / "documents.parquet"
+    documents = _read_table(path, S.DOCUMENT_COLUMNS)
+    _strings(documents, (S.DOC_ID, S.TITLE, S.TEXT, S.SOURCE_ID, S.STATUS, S.TENANT))
+    _times(documents, S.PUBLISHED_AT, path)
+    _times(documents, S.DELETED_AT, path)
+    _lists(documents, S.ACL, path)
+
+    path = folder / "queries.parquet"
+    queries = _read_table(path, S.QUERY_COLUMNS)
+    _strings(queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE))
+    _times(queries, S.ISSUED_AT, path)
+    _lists(queries, S.GROUPS, path)
+    _lists(queries, S.TAGS, path)
+    weight = pd.to_numeric(queries[S.WEIGHT], errors="coerce")
+    _reject(~(weight >= 0), lambda i: f"weight must be a number >= 0, got "
+            f"{queries[S.WEIGHT][i]!r}", path, _row)
+    queries[S.WEIGHT] = weight.astype(float)
+
+    path = folder / "judgments.parquet"
+    if path.is_file():
+        qrels = _read_table(path, S.QRELS_COLUMNS)
+        _strings(qrels, (S.QUERY_ID, S.DOC_ID))
+        _grades(qrels, path)
+    else:
+        qrels = pd.DataFrame({S.QUERY_ID: pd.Series(dtype="str"),
+                              S.DOC_ID: pd.Series(dtype="str"),
+                              S.GRADE: pd.Series(dtype=np.int64)})
+    splits = pd.DataFrame({c: pd.Series(dtype="str") for c in SPLIT_COLUMNS})
+    return RealData(documents, queries, qrels, splits, has_query_times=True,
+                    must_not_return=_read_must_not_return(folder / "must_not_return.parquet"))

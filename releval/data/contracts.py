@@ -1,0 +1,272 @@
+"""The data contracts (docs/architecture.md): every table's columns, and the rules that readers,
+stages, routes and the Great Expectations suites hold tables to.
+
+Readers tag a frame with ``attrs["source"]`` (its file) and ``attrs["unit"]`` (line or row) and
+index it by that number, so a broken rule is one InputError naming the file, the row and the
+rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from releval.errors import InputError
+
+QUERY_ID = "query_id"
+DOC_ID = "doc_id"
+RANK = "rank"
+SCORE = "score"
+GRADE = "grade"
+SYSTEM = "system"
+ROUTE = "route"
+MEASURE = "measure"
+VALUE = "value"
+
+RUN_COLUMNS = (SYSTEM, ROUTE, QUERY_ID, DOC_ID, RANK, SCORE)
+LIST_KEY = [SYSTEM, QUERY_ID]  # one ranked list of a runs table
+QRELS_COLUMNS = (QUERY_ID, DOC_ID, GRADE)
+PER_QUERY_COLUMNS = (QUERY_ID, MEASURE, VALUE)
+
+# documents
+TITLE = "title"
+TEXT = "text"
+SOURCE_ID = "source_id"
+PUBLISHED_AT = "published_at"
+STATUS = "status"
+DELETED_AT = "deleted_at"
+TENANT = "tenant"
+ACL = "acl"
+DOCUMENT_COLUMNS = (DOC_ID, TITLE, TEXT, SOURCE_ID, PUBLISHED_AT, STATUS, DELETED_AT, TENANT, ACL)
+STATUSES = ("published", "draft", "expired", "deleted")
+
+# queries
+ISSUED_AT = "issued_at"
+USER_ID = "user_id"
+GROUPS = "groups"
+ROLE = "role"
+TAGS = "tags"
+WEIGHT = "weight"
+QUERY_COLUMNS = (QUERY_ID, TEXT, ISSUED_AT, USER_ID, TENANT, GROUPS, ROLE, TAGS, WEIGHT)
+ROLES = ("guest", "employee", "admin")
+TAG_VALUES = ("head", "tail", "no_answer", "authz_boundary", "typo", "error_code", "paraphrase",
+              "numeric", "negation")
+
+# split
+SPLIT = "split"
+SPLITS = ("train", "validation", "test")
+
+# must_not_return: pairs a policy forbids returning, whatever visibility says
+REASON = "reason"
+MUST_NOT_RETURN_COLUMNS = (QUERY_ID, DOC_ID, REASON)
+
+# judgments (raw) and qrels provenance
+ANNOTATOR = "annotator"
+JUDGED_AT = "judged_at"
+GUIDELINE = "guideline"
+
+# answer map (answers.parquet): the document holding each query's answer, by source
+ANSWER_COLUMNS = (QUERY_ID, SOURCE_ID, DOC_ID)
+
+# deep window (failure analysis): each route's exact ranking, far deeper than its window
+ROUTE_SYSTEM = "route_system"
+DEEP_COLUMNS = (ROUTE_SYSTEM, QUERY_ID, DOC_ID, RANK)
+
+# slice labels (labels.parquet): the slices each evaluated query belongs to
+DIMENSION = "dimension"
+SLICE = "slice"
+ALL = "all"  # the dimension and slice of an overall row
+LABEL_COLUMNS = (QUERY_ID, DIMENSION, SLICE)
+
+# pool (pool.parquet): one row per pooled (query_id, doc_id), blind for judges
+POOL_ID = "pool_id"
+BLIND_ID = "blind_id"
+SYSTEMS = "systems"
+MIN_RANK = "min_rank"
+ROUND = "round"
+POOL_COLUMNS = (POOL_ID, QUERY_ID, DOC_ID, BLIND_ID, SYSTEMS, MIN_RANK, ROUND)
+
+# accepted judgments (data/judgments/judgments.parquet): one grade per (pair, annotator)
+RAW_JUDGMENT_COLUMNS = (QUERY_ID, DOC_ID, BLIND_ID, ANNOTATOR, GRADE, JUDGED_AT, GUIDELINE,
+                        POOL_ID)
+
+# judged qrels (data/judgments/qrels.parquet): the qrels columns, then their provenance
+N_JUDGES = "n_judges"
+AGREEMENT = "agreement"
+ADJUDICATED = "adjudicated"
+JUDGED_QRELS_COLUMNS = (*QRELS_COLUMNS, N_JUDGES, AGREEMENT, ADJUDICATED, POOL_ID, GUIDELINE)
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+
+def where(frame: pd.DataFrame, label) -> str:
+    """'line 12' / 'row 3' for a frame a reader tagged; 'index 5' for any other."""
+    return f"{frame.attrs.get('unit', 'index')} {label}"
+
+
+def source_of(frame: pd.DataFrame, default: str) -> str:
+    return frame.attrs.get("source", default)
+
+
+def fail_first(frame: pd.DataFrame, default: str, mask: np.ndarray, rule) -> None:
+    """InputError at the first row where ``mask`` holds (``rule``: the message, or a callable
+    of that row's position)."""
+    if mask.any():
+        i = int(np.argmax(mask))
+        raise InputError(rule(i) if callable(rule) else rule, source_of(frame, default),
+                         where(frame, frame.index[i]))
+
+
+def require_columns(frame: pd.DataFrame | None, columns: Iterable[str],
+                    source: str) -> pd.DataFrame:
+    """``frame`` when it has every one of ``columns``; else InputError naming the missing and
+    the present ones (a frame's own source first)."""
+    if frame is None:
+        raise InputError("table is required", source)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}; found {list(frame.columns)}",
+                         source_of(frame, source))
+    return frame
+
+
+def require_unique(frame: pd.DataFrame, column: str, source: str) -> None:
+    """InputError naming the first repeated value of ``column`` and where it is."""
+    dup = frame[column].duplicated()
+    if dup.any():
+        label = dup.idxmax()
+        raise InputError(f"{column} {frame[column][label]!r} is not unique",
+                         source_of(frame, source), where(frame, label))
+
+
+def integer(name: str, value, low: int | None = 1, source: str = "params") -> int:
+    """``value`` as an int (≥ ``low`` unless None), else InputError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or (
+            low is not None and value < low):
+        bound = f" ≥ {low}" if low is not None else ""
+        raise InputError(f"{name} must be an integer{bound}, got {value!r}", source)
+    return int(value)
+
+
+def first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
+    """Row positions (first, repeat) of the first repeated key, or None."""
+    ordered = np.sort(keys)
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return None
+    rows = np.flatnonzero(np.isin(keys, ordered[1:][same]))
+    seen: dict[int, int] = {}
+    for i in rows:  # only the handful of rows that repeat
+        if keys[i] in seen:
+            return seen[keys[i]], int(i)
+        seen[keys[i]] = int(i)
+    return None
+
+
+def duplicate_doc(run: pd.DataFrame, dup: tuple[int, int], query: str, doc: str) -> None:
+    i, j = dup
+    raise InputError(f"duplicate doc_id {doc!r} in the ranked list of query {query!r} (first "
+                     f"at {where(run, run.index[i])})", source_of(run, "run"),
+                     where(run, run.index[j]))
+
+
+def check_grades(qrels: pd.DataFrame, max_grade: int) -> np.ndarray:
+    """Qrels grades as float64: integers ≤ ``max_grade`` (negative grades are allowed and
+    mean judged non-relevant, as in trec_eval)."""
+    if GRADE not in qrels.columns:
+        raise InputError(f"missing column {GRADE}; found {list(qrels.columns)}",
+                         source_of(qrels, "qrels"))
+    grade = pd.to_numeric(qrels[GRADE], errors="coerce").to_numpy(dtype=float)
+    fail_first(qrels, "qrels", np.isnan(grade) | (grade != np.floor(grade)),
+               lambda i: f"grade must be an integer, got {qrels[GRADE].iloc[i]!r}")
+    fail_first(qrels, "qrels", grade > max_grade,
+               lambda i: f"grade {int(grade[i])} is above the declared scale's maximum "
+               f"{max_grade} (declare the scale: max_grade, --max-grade)")
+    return grade
+
+
+def check_ranks(run: pd.DataFrame) -> np.ndarray:
+    """A run's rank column as int64: integers ≥ 1."""
+    rank = run[RANK].to_numpy()
+    if not pd.api.types.is_integer_dtype(rank):
+        rank = pd.to_numeric(run[RANK], errors="coerce").to_numpy(dtype=float)
+        fail_first(run, "run", np.isnan(rank) | (rank != np.floor(rank)),
+                   lambda i: f"rank must be an integer, got {run[RANK].tolist()[i]!r}")
+    rank = rank.astype(np.int64)
+    fail_first(run, "run", rank < 1, lambda i: f"rank must be ≥ 1, got {rank[i]}")
+    return rank
+
+
+def repeated_rank(run: pd.DataFrame, rank: np.ndarray, dup: tuple[int, int]) -> None:
+    raise InputError(f"rank {int(rank[dup[1]])} repeated in query "
+                     f"{run[QUERY_ID].iloc[dup[1]]!r} (first at "
+                     f"{where(run, run.index[dup[0]])})", source_of(run, "run"),
+                     where(run, run.index[dup[1]]))
+
+
+def check_scores(run: pd.DataFrame) -> np.ndarray:
+    """A run's score column as float64: a number on every row, never NaN."""
+    if SCORE not in run.columns:
+        raise InputError("a run needs a rank or a score column", source_of(run, "run"))
+    score = pd.to_numeric(run[SCORE], errors="coerce").to_numpy(dtype=float)
+    fail_first(run, "run", np.isnan(score), "score is NaN or missing")
+    return score
+
+
+def ids(frame: pd.DataFrame, column: str, default: str) -> pd.Series:
+    """An id column (query_id, doc_id): present, with a value on every row."""
+    if column not in frame.columns:
+        raise InputError(f"missing column {column}; found {list(frame.columns)}",
+                         source_of(frame, default))
+    values = frame[column]
+    fail_first(frame, default, values.isna().to_numpy(), f"{column} is missing")
+    return values
+
+
+def check_run(run: pd.DataFrame) -> None:
+    """The run contract every evaluated run meets (trec_eval's rules): a query_id and a doc_id
+    on every row, a doc_id at most once per query; with a rank column, ranks integers ≥ 1 and
+    distinct per query; without one, a score on every row, never NaN. The evaluator
+    (``releval.metrics.ranking``) applies the same rules while it encodes the run."""
+    query_ids = ids(run, QUERY_ID, "run").astype(str)
+    doc_ids = ids(run, DOC_ID, "run").astype(str)
+    queries = pd.factorize(query_ids)[0].astype(np.int64)
+    docs, names = pd.factorize(doc_ids)
+    dup = first_duplicate(queries * max(len(names), 1) + docs)
+    if dup:
+        duplicate_doc(run, dup, query_ids.iloc[dup[1]], doc_ids.iloc[dup[1]])
+    if RANK in run.columns:
+        rank = check_ranks(run)
+        dup = first_duplicate(queries * (int(rank.max(initial=0)) + 1) + rank)
+        if dup:
+            repeated_rank(run, rank, dup)
+    else:
+        check_scores(run)
+
+
+# a candidate window (the runs the stages write): ranks 1..n per list, scores non-increasing
+
+
+def _in_rank_order(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    """``column`` (as numbers) sorted by rank within each ranked list, and its change from the
+    list's previous row (NaN on the list's first row); both indexed by row position."""
+    ranked = frame[list(dict.fromkeys([*LIST_KEY, RANK, column]))].reset_index(drop=True)
+    for c in dict.fromkeys([RANK, column]):
+        ranked[c] = pd.to_numeric(ranked[c], errors="coerce")
+    ranked = ranked.sort_values([*LIST_KEY, RANK], kind="stable")
+    return ranked[column], ranked.groupby(LIST_KEY, sort=False, dropna=False)[column].diff()
+
+
+def rank_contiguous(frame: pd.DataFrame) -> np.ndarray:
+    """False where a rank does not continue its list's 1, 2, 3, ... (gap, repeat, bad start)."""
+    rank, step = _in_rank_order(frame, RANK)
+    return (step.eq(1) | (step.isna() & rank.eq(1))).sort_index().to_numpy()
+
+
+def score_order_ok(frame: pd.DataFrame) -> np.ndarray:
+    """False where a score is higher than the score one rank above it in the same list."""
+    _, step = _in_rank_order(frame, SCORE)
+    return (~step.gt(0)).sort_index().to_numpy()

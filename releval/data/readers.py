@@ -1,0 +1,217 @@
+"""Read qrels and runs from TREC files, BEIR qrels TSV, CSV or parquet (and write TREC runs).
+
+Every frame returned carries ``attrs['source']`` (the path) and ``attrs['unit']``
+(``line`` or ``row``) and is indexed by that line/row number, so later validation can
+name the exact place of a bad record.
+
+One gate for every file any command reads (``existing``, ``text_of``, ``read_parquet``):
+a missing path, a folder where a file belongs, text that is not UTF-8 (a UTF-8 BOM is
+fine), a NUL byte and an unreadable parquet file are each one InputError naming the file
+and, for text, the byte offset and line. Ids are strings: ``NA``, ``null``, ``None`` are
+ids like any other, never "missing". TREC lines may carry more fields than the format's:
+as trec_eval does, fields after the last one are ignored.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from releval.data import contracts as S
+from releval.errors import InputError
+
+TREC_QRELS = (S.QUERY_ID, "iteration", S.DOC_ID, S.GRADE)
+TREC_RUN = (S.QUERY_ID, "q0", S.DOC_ID, S.RANK, S.SCORE, S.SYSTEM)
+
+
+def _tag(frame: pd.DataFrame, source: str, unit: str, first: int) -> pd.DataFrame:
+    frame.index = pd.RangeIndex(first, first + len(frame)) if unit == "row" else frame.index
+    frame.attrs.update(source=source, unit=unit)
+    return frame
+
+
+def existing(path: str | Path) -> Path:
+    """``path`` when it is a file; InputError when it is missing or a folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder, expected a file", str(path))
+    if not path.exists():
+        raise InputError("file not found", str(path))
+    return path
+
+
+def text_of(path: str | Path) -> str:
+    """A text file's content as UTF-8 (a leading BOM dropped); InputError naming the byte
+    offset and line of the first byte that is not UTF-8, or of a NUL byte."""
+    path = existing(path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line "
+            f"{line}); releval reads UTF-8"
+            + (" (this file looks UTF-16: convert it, e.g. iconv -f UTF-16 -t UTF-8)"
+               if utf16 else ""), str(path)) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        raise InputError(f"a NUL byte at offset {nul} (line {text.count(chr(10), 0, nul) + 1}):"
+                         " a binary file, not text", str(path))
+    return text
+
+
+def read_parquet(path: str | Path) -> pd.DataFrame:
+    """A parquet table; InputError when missing, a folder or not readable as parquet."""
+    path = existing(path)
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a readable parquet file ({first})", str(path)) from None
+
+
+def _read_whitespace(path: Path, names: tuple[str, ...]) -> pd.DataFrame:
+    """Whitespace-separated fields, the first ``len(names)`` of each line (later ones are
+    ignored, as trec_eval ignores them); ids read as strings, never as missing."""
+    text = text_of(path)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, names=list(names),
+                            usecols=range(len(names)), dtype=str, na_filter=False,
+                            skip_blank_lines=False, engine="c")
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame(columns=list(names), dtype=str)
+    except pd.errors.ParserError:  # every line is short of the format's fields
+        number, line = next((i, x) for i, x in enumerate(text.splitlines(), 1) if x.strip())
+        raise InputError(f"expected {len(names)} fields ({' '.join(names)}), saw "
+                         f"{len(line.split())}", str(path), f"line {number}") from None
+    frame.index = frame.index + 1  # 1-based line numbers
+    frame = frame[(frame != "").any(axis=1)]
+    short = frame[frame[names[-1]] == ""]
+    if len(short):
+        first = short.index[0]
+        seen = int((short.loc[first] != "").sum())
+        raise InputError(f"expected {len(names)} fields ({' '.join(names)}), saw {seen}",
+                         str(path), f"line {first}")
+    return _tag(frame, str(path), "line", 1)
+
+
+def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    raw = frame[column]
+    bad = values.isna() & raw.notna() & ((raw.astype(str).str.lower() != "nan") | integer)
+    if integer:
+        bad |= values.notna() & (values != np.floor(values))
+    if bad.any():
+        label = bad.idxmax()
+        kind = "an integer" if integer else "a number"
+        raise InputError(f"{column} must be {kind}, got {raw[label]!r}",
+                         frame.attrs["source"], S.where(frame, label))
+    frame[column] = values.astype("int64") if integer and values.notna().all() else values
+
+
+IDS = (S.QUERY_ID, S.DOC_ID, "query-id", "corpus-id")  # BEIR names the ids differently
+BEIR_QRELS = ("query-id", "corpus-id", "score")
+
+
+def read_delimited(path: str | Path, sep: str = ",", header: bool = True,
+                   names: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """A CSV/TSV table through the gate: only an empty field is missing (``NA`` is a
+    value); a line with more fields than the header is an InputError naming it. Indexed by
+    line number."""
+    path = existing(path)
+    try:
+        frame = pd.read_csv(io.StringIO(text_of(path)), sep=sep, dtype=dict.fromkeys(IDS, str),
+                            keep_default_na=False, na_values=[""],
+                            header=0 if header else None, names=list(names) if names else None)
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame(columns=list(names or ()))
+    except pd.errors.ParserError as exc:  # "Expected 3 fields in line 7, saw 4"
+        raise InputError(f"{str(exc).strip().splitlines()[-1].rstrip('.')} (more fields "
+                         "than the header)", str(path)) from None
+    first = 2 if header else 1
+    frame.index = frame.index + first
+    return _tag(frame, str(path), "line", first)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return _tag(read_parquet(path), str(path), "row", 1)
+    return read_delimited(path, "\t" if suffix == ".tsv" else ",")
+
+
+def _headerless_beir(frame: pd.DataFrame) -> bool:
+    """A TSV whose first line is a judgment, not BEIR's header (3 fields, integer grade)."""
+    cols = [str(c) for c in frame.columns]
+    if len(cols) != 3 or set(cols) & {*IDS, "score", S.GRADE}:
+        return False
+    try:
+        return float(cols[2]) == int(float(cols[2]))
+    except ValueError:
+        return False
+
+
+def _is_table(path: Path) -> bool:
+    return path.suffix.lower() in {".parquet", ".csv", ".tsv"}
+
+
+def read_qrels(path: str | Path) -> pd.DataFrame:
+    """qrels as (query_id, doc_id, grade): TREC ``qid iter docid grade``, BEIR TSV
+    (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns."""
+    path = existing(path)
+    if _is_table(path):
+        frame = _read_table(path)
+        if path.suffix.lower() == ".tsv" and _headerless_beir(frame):  # read line 1 as data
+            frame = read_delimited(path, "\t", header=False, names=BEIR_QRELS)
+        frame = frame.rename(
+            columns={"query-id": S.QUERY_ID, "corpus-id": S.DOC_ID, "score": S.GRADE})
+        frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
+    else:
+        frame = _read_whitespace(path, TREC_QRELS)
+    S.require_columns(frame, (S.QUERY_ID, S.DOC_ID, S.GRADE), "qrels")
+    _numeric(frame, S.GRADE, integer=True)
+    return frame
+
+
+def read_run(path: str | Path) -> pd.DataFrame:
+    """A run as (query_id, doc_id, score[, rank][, system]).
+
+    TREC run files (``qid Q0 docid rank score tag``) lose their rank column: trec_eval
+    orders them by score descending, ties by doc_id descending, and so does releval.
+    Tables (CSV/parquet) keep an explicit ``rank`` when they have one.
+    """
+    path = existing(path)
+    if _is_table(path):
+        frame = _read_table(path)
+        S.require_columns(frame, (S.QUERY_ID, S.DOC_ID), "run")
+        frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
+        if S.RANK not in frame.columns:
+            S.require_columns(frame, (S.SCORE,), "run")
+    else:
+        frame = _read_whitespace(path, TREC_RUN).drop(columns=["q0", S.RANK])
+    if S.SCORE in frame.columns:
+        _numeric(frame, S.SCORE, integer=False)
+    if S.RANK in frame.columns:
+        _numeric(frame, S.RANK, integer=True)
+    return frame
+
+
+def write_trec_run(path: str | Path, run: pd.DataFrame) -> None:
+    """Write (query_id, doc_id, score[, system]) as a TREC run: ``qid Q0 docid rank score
+    tag``, ranked by score descending within each query."""
+    ordered = run.sort_values([S.QUERY_ID, S.SCORE], ascending=[True, False], kind="stable")
+    rank = ordered.groupby(S.QUERY_ID).cumcount() + 1
+    tag = ordered[S.SYSTEM] if S.SYSTEM in ordered.columns else "run"
+    lines = (ordered[S.QUERY_ID].astype(str) + " Q0 " + ordered[S.DOC_ID].astype(str) + " "
+             + rank.astype(str) + " " + ordered[S.SCORE].map("{:.6f}".format).astype(str) + " "
+             + pd.Series(tag, index=ordered.index).astype(str))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("".join(line + "\n" for line in lines))

@@ -1,0 +1,3 @@
+"""Deciding: paired comparison and its statistics, aggregates, slices, no-answer, safety, the
+release gate.
+"""

@@ -1,0 +1,77 @@
+"""Release gates: each configured rule checked against the pipeline's evidence.
+
+``RULES`` is the one registry of gate rules: a rule is one module of this package holding its
+params model (an entry of ``gate.rules``, tagged ``rule: <name>``) and its check, registered
+here as a ``GateRule``. Adding a rule = its module + one entry: ``params.Rule`` and the
+default ``gate.rules`` are taken from ``RULES``.
+
+A check yields one or more ``Outcome``s. ``decide`` runs every rule and returns the decision
+as a JSON-ready dict: the candidate ships only when every outcome passed. An uncontrolled
+comparison does not stop the decision; it labels it (``controlled: false``, the
+differences, and every reason prefixed ``UNCONTROLLED: ``).
+
+Missing evidence never passes: a missing measure, slice, system or latency fails its rule
+with a reason that says what is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from releval.decision.gate import judged, latency, no_answer, no_regression, safety
+from releval.decision.gate.evidence import Evidence, Outcome
+from releval.errors import InputError
+from releval.section import Section
+
+UNCONTROLLED = "UNCONTROLLED: "
+NO_RULES = "no rules configured"
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """One rule: ``params``, its model; ``check``, its outcomes for a rule of that model and
+    the evidence; ``default``: it is in the default ``gate.rules``."""
+
+    params: type[Section]
+    check: Callable[[Any, Evidence], list[Outcome]]
+    default: bool
+
+
+RULES: dict[str, GateRule] = {
+    "no_regression": GateRule(no_regression.NoRegression, no_regression.check, default=True),
+    "safety": GateRule(safety.SafetyRule, safety.check, default=True),
+    "no_answer": GateRule(no_answer.NoAnswerRule, no_answer.check, default=True),
+    "judged": GateRule(judged.JudgedRule, judged.check, default=True),
+    "latency": GateRule(latency.LatencyRule, latency.check, default=False),  # needs max_ms
+}
+
+
+def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
+    """Every rule's outcomes, in rule order, labelled when the comparison is uncontrolled."""
+    result = []
+    for rule in rules:
+        if rule.rule not in RULES:
+            raise InputError(f"unknown gate rule {rule.rule!r} (known: {', '.join(RULES)})",
+                             "params.yaml", "gate.rules")
+        result.extend(RULES[rule.rule].check(rule, evidence))
+    if not evidence.controlled:
+        result = [dataclasses.replace(o, reason=UNCONTROLLED + o.reason) for o in result]
+    return result
+
+
+def decide(rules: Iterable, evidence: Evidence) -> dict:
+    """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules)."""
+    checked = outcomes(rules, evidence)
+    return {
+        "passed": all(o.passed for o in checked),
+        "baseline": evidence.baseline,
+        "candidate": evidence.candidate,
+        "controlled": evidence.controlled,
+        "differences": evidence.comparison.get("differences", []),
+        "rules": [o.as_dict() for o in checked],
+        "failed": [o.name for o in checked if not o.passed],
+        "note": None if checked else NO_RULES,
+    }

@@ -1,0 +1,66 @@
+"""What the gate's rules read (``Evidence``) and what each check yields (``Outcome``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from releval.errors import InputError
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the rules read. ``comparison``: comparison.json; ``slices``:
+    slices.parquet; ``safety``: safety.json; ``metrics``: system -> measure -> mean (or
+    None); ``latency``: system -> {"p50", "p95", "p99"} in ms (None = not measured)."""
+
+    baseline: str
+    candidate: str
+    comparison: dict = field(default_factory=dict)
+    slices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    safety: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    latency: dict = field(default_factory=dict)
+
+    @property
+    def controlled(self) -> bool:
+        """Only an explicit ``controlled: true`` counts as controlled."""
+        return self.comparison.get("controlled") is True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One checked condition: ``passed`` iff ``value`` meets ``threshold`` (per the rule)."""
+
+    rule: str
+    name: str
+    passed: bool
+    value: float | int | None
+    threshold: float | int | None
+    reason: str
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def check_sides(evidence: Evidence) -> None:
+    """InputError when the comparison names another baseline or candidate than the evidence
+    (a stale comparison); a side it does not name passes."""
+    for side in ("baseline", "candidate"):
+        name = getattr(evidence, side)
+        found = evidence.comparison.get(side, name)
+        if found != name:
+            raise InputError(f"the comparison's {side} is {found!r} but compare.{side} is "
+                             f"{name!r}; rerun compare", "comparison")
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for null / NaN."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value

@@ -1,0 +1,37 @@
+"""Gate rule ``judged``: the judgments cover what the candidate retrieves."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.section import Section
+
+
+class JudgedRule(Section):
+    """The candidate's mean ``measure`` (a Judged@k) at least ``min``: else the judgments do
+    not cover what it retrieves and the evaluation is not trustworthy."""
+
+    rule: Literal["judged"] = "judged"
+    measure: str = "Judged@10"
+    min: float = Field(0.7, ge=0, le=1)
+
+
+def check(rule: JudgedRule, ev: Evidence) -> list[Outcome]:
+    """Pass iff metrics[candidate][measure] ≥ min; missing or null fails."""
+    name = f"{rule.rule} {rule.measure}"
+    measures = ev.metrics.get(ev.candidate) or {}
+    if rule.measure not in measures:
+        return [Outcome(rule.rule, name, False, None, rule.min,
+                        f"no {rule.measure} for {ev.candidate} in the metrics")]
+    value = number(measures[rule.measure])
+    if value is None:
+        return [Outcome(rule.rule, name, False, None, rule.min,
+                        f"{rule.measure} of {ev.candidate} is undefined")]
+    passed = value >= rule.min
+    return [Outcome(rule.rule, name, passed, value, rule.min,
+                    f"{rule.measure} of {ev.candidate} {value:.4f} {'≥' if passed else '<'} "
+                    f"{rule.min:g}" + ("" if passed else
+                                       ": the judgments do not cover what it retrieves"))]

@@ -1,0 +1,31 @@
+"""Gate rule ``latency``: the candidate's latency percentile within a bound."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.section import Section
+
+
+class LatencyRule(Section):
+    """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
+
+    rule: Literal["latency"] = "latency"
+    percentile: Literal["p50", "p95", "p99"] = "p95"
+    max_ms: float = Field(gt=0)
+
+
+def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:
+    """Pass iff latency[candidate][percentile] ≤ max_ms; not measured (null) fails."""
+    name = f"{rule.rule} {rule.percentile}"
+    value = number((ev.latency.get(ev.candidate) or {}).get(rule.percentile))
+    if value is None:
+        return [Outcome(rule.rule, name, False, None, rule.max_ms,
+                        f"latency not measured for {ev.candidate}")]
+    passed = value <= rule.max_ms
+    return [Outcome(rule.rule, name, passed, value, rule.max_ms,
+                    f"{rule.percentile} latency of {ev.candidate} {value:.1f} ms "
+                    f"{'≤' if passed else '>'} {rule.max_ms:g} ms")]

@@ -1,0 +1,39 @@
+"""Gate rule ``no_answer``: the candidate refuses no-answer queries as well as the baseline."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.section import Section
+
+
+class NoAnswerRule(Section):
+    """The candidate's correct-refusal rate on no-answer queries not below the baseline's by
+    more than ``max_drop``."""
+
+    rule: Literal["no_answer"] = "no_answer"
+    max_drop: float = Field(0.0, ge=0)
+
+
+def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:
+    """Pass iff correct_refusal_rate(candidate) ≥ correct_refusal_rate(baseline) − max_drop;
+    a null rate (no no-answer queries) passes as not applicable, and says so."""
+    name = f"{rule.rule} {ev.candidate}"
+    records = ev.safety.get("no_answer") or {}
+    missing = [s for s in (ev.candidate, ev.baseline) if s not in records]
+    if missing:
+        return [Outcome(rule.rule, name, False, None, None,
+                        f"no no-answer record for {', '.join(missing)}")]
+    cand = number(records[ev.candidate].get("correct_refusal_rate"))
+    base = number(records[ev.baseline].get("correct_refusal_rate"))
+    if cand is None or base is None:
+        return [Outcome(rule.rule, name, True, cand, None,
+                        "not applicable: no no-answer queries")]
+    threshold = base - rule.max_drop
+    passed = cand >= threshold
+    return [Outcome(rule.rule, name, passed, cand, threshold,
+                    f"correct-refusal rate {cand:.4f} {'≥' if passed else '<'} {threshold:.4f} "
+                    f"(baseline {ev.baseline} {base:.4f} − max drop {rule.max_drop:g})")]

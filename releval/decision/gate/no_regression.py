@@ -1,0 +1,104 @@
+"""Gate rule ``no_regression``: the candidate not worse than the baseline, overall and on
+named slices, beyond ``max_drop``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from releval.data import contracts as S
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.errors import InputError
+from releval.section import Section
+
+SLICE_COLUMNS = (S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "mean_diff", "ci_low")
+
+
+class NoRegression(Section):
+    """``measure`` of the candidate not below the baseline's by more than ``max_drop``, overall
+    and on each of ``slices`` ("dimension=value"); evidence ``ci``: the CI's lower bound of
+    candidate − baseline ≥ −max_drop (non-inferiority), ``mean``: the mean difference."""
+
+    rule: Literal["no_regression"] = "no_regression"
+    measure: str = "nDCG@10"
+    max_drop: float = Field(0.0, ge=0)
+    slices: list[str] = []
+    evidence: Literal["ci", "mean"] = "ci"
+
+
+def _signed(value: float | None) -> str:
+    return "null" if value is None else f"{value:+.4f}"
+
+
+def _overall_row(rule: NoRegression, ev: Evidence) -> dict | None:
+    rows = [r for r in ev.comparison.get("paired") or []
+            if r.get(S.MEASURE) == rule.measure and r.get(S.SLICE) == S.ALL]
+    return rows[0] if rows else None
+
+
+def _slice_row(rule: NoRegression, ev: Evidence, dimension: str, value: str) -> dict | None:
+    frame = ev.slices
+    S.require_columns(frame, SLICE_COLUMNS, "slices")
+    hit = frame[(frame[S.DIMENSION].astype(str) == dimension)
+                & (frame[S.SLICE].astype(str) == value)
+                & (frame[S.MEASURE].astype(str) == rule.measure)]
+    if len(hit) > 1:
+        raise InputError(f"{len(hit)} rows for slice {dimension}={value}, measure "
+                         f"{rule.measure}; expected one", "slices")
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
+def _non_inferior(rule: NoRegression, name: str, row: dict) -> Outcome:
+    """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop."""
+    threshold = -rule.max_drop
+    column, label = (("ci_low", "CI lower bound of") if rule.evidence == "ci"
+                     else ("mean_diff", "mean"))
+    n = row.get("n")
+    n_text = f"n={int(n)}" if number(n) is not None else "n unknown"
+    value = number(row.get(column))
+    what = f"{label} Δ{rule.measure} (candidate − baseline)"
+    if value is None:
+        return Outcome(rule.rule, name, False, None, threshold,
+                       f"{what} is undefined ({n_text}); cannot show non-inferiority")
+    passed = value >= threshold
+    reason = (f"{what} {_signed(value)} {'≥' if passed else '<'} {_signed(threshold)} "
+              f"({n_text})"
+              + ("" if passed else f": a drop larger than {rule.max_drop:g} is not ruled out"))
+    return Outcome(rule.rule, name, passed, value, threshold, reason)
+
+
+def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
+    """Overall (comparison ``paired`` row with slice "all") and on each ``slices`` entry
+    ("dimension=value", from slices.parquet): evidence ``ci``: pass iff ci_low ≥ −max_drop;
+    ``mean``: pass iff mean_diff ≥ −max_drop. A missing measure or slice fails, and so does
+    a too-small slice (its CI is not computed, so non-inferiority cannot be shown)."""
+    base = f"{rule.rule} {rule.measure} @ "
+    threshold = -rule.max_drop
+    row = _overall_row(rule, ev)
+    if row is None:
+        compared = sorted({str(r.get(S.MEASURE)) for r in ev.comparison.get("paired") or []})
+        outcomes = [Outcome(rule.rule, base + S.ALL, False, None, threshold,
+                            f"{rule.measure} is not in the paired comparison (compared: "
+                            f"{', '.join(compared) or 'none'})")]
+    else:
+        outcomes = [_non_inferior(rule, base + S.ALL, row)]
+    for spec in rule.slices:
+        name = base + spec
+        dimension, sep, value = spec.partition("=")
+        if not sep or not dimension or not value:
+            outcomes.append(Outcome(rule.rule, name, False, None, threshold,
+                                    f"slice {spec!r} is not written dimension=value"))
+            continue
+        found = _slice_row(rule, ev, dimension, value)
+        if found is None:
+            outcomes.append(Outcome(rule.rule, name, False, None, threshold,
+                                    f"no such slice: {spec} has no {rule.measure} row in the "
+                                    "slices table"))
+        elif bool(found["too_small"]):
+            outcomes.append(Outcome(rule.rule, name, False, None, threshold,
+                                    f"too small: n={int(found['n'])} below min n; cannot show "
+                                    "non-inferiority"))
+        else:
+            outcomes.append(_non_inferior(rule, name, found))
+    return outcomes

@@ -1,0 +1,37 @@
+"""Gate rule ``safety``: zero tolerance for safety violations in the candidate's windows."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from releval.decision.gate.evidence import Evidence, Outcome
+from releval.section import Section
+
+
+class SafetyRule(Section):
+    """At most ``max_violations`` (zero tolerance by default) safety violations anywhere in the
+    candidate windows of the candidate and every route it is built from."""
+
+    rule: Literal["safety"] = "safety"
+    max_violations: int = Field(0, ge=0)
+
+
+def check(rule: SafetyRule, ev: Evidence) -> list[Outcome]:
+    """Pass iff violations ≤ max_violations, counted over the candidate and every route it
+    is built from. Zero tolerance by default: no other number offsets a violation."""
+    name = f"{rule.rule} {ev.candidate}"
+    record = (ev.safety.get("systems") or {}).get(ev.candidate)
+    if record is None or record.get("violations") is None:
+        return [Outcome(rule.rule, name, False, None, rule.max_violations,
+                        f"no safety record for {ev.candidate}")]
+    count = int(record["violations"])
+    routes = [str(r) for r in record.get("routes") or [] if str(r) != ev.candidate]
+    where = ev.candidate + (f" and its routes {', '.join(routes)}" if routes else "")
+    reasons = ", ".join(f"{k}={int(v)}" for k, v in (record.get("by_reason") or {}).items()
+                        if v)
+    passed = count <= rule.max_violations
+    reason = (f"{count} violation(s) {'≤' if passed else '>'} max {rule.max_violations} over "
+              f"{where}" + (f" ({reasons})" if reasons else ""))
+    return [Outcome(rule.rule, name, passed, count, rule.max_violations, reason)]

@@ -1,0 +1,2 @@
+"""Diagnosing: failure layers, route hits, the inspection worksheet.
+"""

@@ -1,0 +1,439 @@
+"""Failure classification: every judged-relevant document a system misses, traced to the
+first layer that lost it.
+
+A *failure* is a qrels row with grade ≥ rel (every judged-relevant row, documents the user
+may not see included) whose document is not in the system's top k for that query. Layers
+are checked in ``LAYERS`` order and the first that applies is the failure's layer:
+
+1. ``corpus``: the document is not live at the query's time: not in the documents table
+   (``unknown_document``, unless the chunk rule applies), a draft or expired, deleted at or
+   before the query, or published after it. Judged as if asked by an admin of the
+   document's own tenant, so a deleted staff-only document is a corpus failure, not a
+   filter one (``visibility_reason`` in the evidence is what ``forbidden_reasons`` says).
+2. ``chunk``: only with an answer map (query_id, source_id, doc_id: the document holding the
+   answer): the missed document is that query's answer document, it is not in the documents
+   table, and other documents (chunks) of its source_id are: the corpus was re-chunked
+   under the judgments. Without an answer map this layer is never assigned and the evidence
+   says so (``notes.chunk``).
+3. ``filter``: the document is live but the query may not see it (other_tenant, acl).
+4. ``representation``: none of the system's routes (itself for bm25/dense, its sources for a
+   hybrid) ranks the document within the exact scorer's deep window (``exact_ranks``, ranks
+   ≤ deep_k): the representation cannot find it at any reasonable depth.
+5. ``exact_ann``: a route searching an approximate index (dense HNSW) ranks it ≤ k when
+   scored exactly, but its actual (approximate) window does not hold it within k.
+6. ``fusion``: a hybrid whose source window ranks it ≤ k while the hybrid's window does not.
+7. ``qrels``: the system's top k holds unjudged documents (they may be relevant: the
+   judgments, not the system, may be what is missing).
+8. ``downstream``: never assigned here (no declared candidate set / no later stage).
+9. ``ranking``: the residual: some route had it within the deep window, the system ranked it
+   below k.
+
+External systems have no exact scorer: 4–6 are skipped and the evidence says so; without a
+deep window (``deep=None``) 4–5 are not checked and the evidence says so. ``evidence`` is a
+JSON object: the assigned layer's facts at top level, plus ``notes`` (layer -> why that
+layer was not or could not be checked) on every row.
+
+The deep window comes from ``releval.retrieval.deep``; ``releval.diagnosis.summary`` sums the
+failure table up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.data.visibility import ADMIN, Visibility, forbidden_reasons
+from releval.errors import InputError
+from releval.params import Params
+from releval.retrieval.routes import FUSED, ROUTES, approximate
+
+log = logging.getLogger(__name__)
+
+SOURCE = "failures"
+LAYERS = ("corpus", "chunk", "filter", "representation", "exact_ann", "fusion", "qrels",
+          "downstream", "ranking")
+KINDS = ("relevance", "safety")
+
+KIND = "kind"
+LAYER = "layer"
+EVIDENCE = "evidence"
+UNJUDGED = "unjudged_in_top_k"
+FAILURE_COLUMNS = (S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.GRADE, KIND, LAYER, EVIDENCE, UNJUDGED,
+                   S.RANK)
+
+FILTER_REASONS = ("other_tenant", "acl")
+MAX_LISTED = 10  # documents listed in one evidence field
+NOTE_NO_ANSWERS = "unknown (no answer map)"
+NOTE_EXTERNAL = "no exact scorer for an external run"
+NOTE_NO_DEEP = "not checked: no exact deep window given (deep=None)"
+NOTE_DOWNSTREAM_EXTERNAL = "not applicable: no declared candidate set"
+NOTE_DOWNSTREAM = "not applicable: no later stage"
+
+
+@dataclass(frozen=True)
+class SystemInfo:
+    """What the classifier needs to know of one system: its route (a ``ROUTES`` name or
+    ``FUSED``), a fused system's two source systems and chosen fusion (e.g.
+    ``{"method": "rrf", "k": 10}``), and whether it searches an approximate index."""
+
+    name: str
+    route: str
+    sources: tuple[str, ...] = ()
+    approximate: bool = False
+    fusion: dict | None = None
+
+    def __post_init__(self):
+        known = (*ROUTES, FUSED)
+        if self.route not in known:
+            raise InputError(f"system {self.name!r}: route must be one of {', '.join(known)}, "
+                             f"got {self.route!r}", SOURCE)
+        object.__setattr__(self, "sources", tuple(self.sources))
+        if (self.route == FUSED) != bool(self.sources):
+            raise InputError(f"system {self.name!r}: a {FUSED} names its source systems and "
+                             "only a hybrid does", SOURCE)
+
+    def routes(self) -> tuple[str, ...]:
+        """The systems whose exact scorers stand behind this one: itself (a route with an
+        exact scorer), its sources (fused), none (external)."""
+        if self.route == FUSED:
+            return self.sources
+        return (self.name,) if ROUTES[self.route].exact is not None else ()
+
+
+def system_infos(p: Params, stats: Mapping[str, dict]) -> dict[str, SystemInfo]:
+    """Every system of ``p`` as the classifier sees it; a fused system's chosen fusion is read
+    from its run stats (``stats[name]["fusion"]``)."""
+    out = {name: SystemInfo(name, config.route, approximate=approximate(config))
+           for name, config in p.candidates.systems.items()}
+    for name in p.fusion.systems:
+        out[name] = SystemInfo(name, FUSED, sources=p.sources(name),
+                               fusion=stats.get(name, {}).get("fusion"))
+    return out
+
+
+def empty() -> pd.DataFrame:
+    """A failure table without rows (``FAILURE_COLUMNS``)."""
+    return pd.DataFrame({
+        S.SYSTEM: pd.Series(dtype="str"), S.QUERY_ID: pd.Series(dtype="str"),
+        S.DOC_ID: pd.Series(dtype="str"), S.GRADE: pd.Series(dtype=float),
+        KIND: pd.Series(dtype="str"), LAYER: pd.Series(dtype="str"),
+        EVIDENCE: pd.Series(dtype="str"), UNJUDGED: pd.Series(dtype=np.int64),
+        S.RANK: pd.Series(dtype=float)})
+
+
+def _windows(runs: Mapping[str, pd.DataFrame], names: Iterable[str],
+             wanted: pd.Index) -> pd.DataFrame:
+    """(system, query_id, doc_id, rank) of the named runs, cut to the wanted queries."""
+    frames = [pd.DataFrame({S.SYSTEM: pd.Series(dtype="str"), S.QUERY_ID: pd.Series(dtype="str"),
+                            S.DOC_ID: pd.Series(dtype="str"), S.RANK: pd.Series(dtype=float)})]
+    for name in names:
+        run = runs[name]
+        S.require_columns(run, (S.QUERY_ID, S.DOC_ID, S.RANK), name)
+        qid = run[S.QUERY_ID].astype(str)
+        keep = qid.isin(wanted)
+        frames.append(pd.DataFrame({S.SYSTEM: name, S.QUERY_ID: qid[keep],
+                                    S.DOC_ID: run.loc[keep, S.DOC_ID].astype(str),
+                                    S.RANK: run.loc[keep, S.RANK].astype(float)}))
+    out = pd.concat(frames, ignore_index=True)
+    dup = out.duplicated([S.SYSTEM, S.QUERY_ID, S.DOC_ID])
+    if dup.any():
+        row = out[dup].iloc[0]
+        raise InputError(f"doc_id {row[S.DOC_ID]!r} repeats in query {row[S.QUERY_ID]!r}",
+                         f"run {row[S.SYSTEM]!r}")
+    return out
+
+
+def _iso(value) -> str | None:
+    if value is None or (not isinstance(value, list | tuple | np.ndarray) and pd.isna(value)):
+        return None
+    return pd.Timestamp(value).isoformat()
+
+
+def _int(value) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _groups(value) -> list[str]:
+    return [] if value is None or (np.ndim(value) == 0 and pd.isna(value)) else \
+        [str(g) for g in value]
+
+
+def _keyed(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` indexed by ``column`` as str (first row of a repeated key)."""
+    frame = frame.drop_duplicates(column)
+    return frame.set_axis(pd.Index(frame[column].astype(str), name=None), axis=0)
+
+
+def _visibility_reasons(pairs: pd.DataFrame, queries: pd.DataFrame,
+                        documents: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per (query_id, doc_id) pair: the ``forbidden_reasons`` reason, and the corpus reason
+    alone (the pair asked by an admin of the document's own tenant, so tenant and ACL never
+    break): "" where the document is live at the query's time."""
+    visibility = Visibility(documents)
+    reason = forbidden_reasons(pairs, queries, documents, visibility)
+    asked = _keyed(queries, S.QUERY_ID).reindex(pairs[S.QUERY_ID])
+    doc_tenant = (documents.drop_duplicates(S.DOC_ID).set_index(S.DOC_ID)[S.TENANT]
+                  .reindex(pairs[S.DOC_ID]))
+    neutral = pd.DataFrame({
+        S.QUERY_ID: np.arange(len(pairs)).astype(str),
+        S.ISSUED_AT: asked[S.ISSUED_AT].to_numpy(),
+        S.TENANT: np.where(doc_tenant.isna(), asked[S.TENANT].astype(str),
+                           doc_tenant.astype(str)),
+        S.GROUPS: [()] * len(pairs), S.ROLE: ADMIN})
+    corpus = visibility.reasons(neutral, pd.DataFrame({S.QUERY_ID: neutral[S.QUERY_ID],
+                                                       S.DOC_ID: pairs[S.DOC_ID].to_numpy()}))
+    return reason, corpus
+
+
+def _chunks(missed: pd.DataFrame, answers: pd.DataFrame | None,
+            documents: pd.DataFrame) -> pd.Series:
+    """Per missed row (index aligned): the chunk evidence where the chunk rule applies
+    (answer document missing, other chunks of its source present), else None."""
+    out = pd.Series([None] * len(missed), index=missed.index, dtype=object)
+    if answers is None or missed.empty:
+        return out
+    S.require_columns(answers, S.ANSWER_COLUMNS, "answers")
+    amap = pd.DataFrame({c: answers[c].astype(str) for c in S.ANSWER_COLUMNS}).drop_duplicates(
+        [S.QUERY_ID, S.DOC_ID])
+    unknown = missed.loc[missed["corpus_reason"] == "unknown_document", [S.QUERY_ID, S.DOC_ID]]
+    hits = unknown.reset_index().merge(amap, on=[S.QUERY_ID, S.DOC_ID]).set_index("index")
+    if hits.empty:
+        return out
+    chunks = (documents.assign(_source=documents[S.SOURCE_ID].astype(str))
+              .sort_values(S.DOC_ID).groupby("_source")[S.DOC_ID].agg(list))
+    for label, source_id, doc_id in zip(hits.index, hits[S.SOURCE_ID], hits[S.DOC_ID],
+                                        strict=True):
+        present = chunks.get(source_id, [])
+        if present:
+            out[label] = {"source_id": source_id, "answer_doc_id": doc_id,
+                          "chunks_in_corpus": [str(d) for d in present[:MAX_LISTED]],
+                          "n_chunks_in_corpus": len(present)}
+    return out
+
+
+def _route_table(systems: Mapping[str, SystemInfo]) -> pd.DataFrame:
+    rows = [(name, route, position) for name, info in systems.items()
+            for position, route in enumerate(info.routes())]
+    return pd.DataFrame(rows, columns=[S.SYSTEM, S.ROUTE_SYSTEM, "_position"])
+
+
+def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame],
+             qrels: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame, query_ids, *,
+             k: int, rel: int = 1, deep: pd.DataFrame | None = None, deep_k: int = 1000,
+             answers: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (system of ``systems``, query of ``query_ids``, qrels row with grade ≥ rel)
+    whose document is not in that system's top ``k``, classified by the first layer that
+    lost it (module docstring).
+
+    ``runs``: system name -> window (query_id, doc_id, rank[, score]) for every system of
+    ``systems`` and every hybrid's sources. ``deep``: ``exact_ranks`` output (only ranks ≤
+    ``deep_k`` count); None skips the representation and exact_ann checks. ``answers``:
+    (query_id, source_id, doc_id) answer map for the chunk check. A hybrid's source that is
+    not in ``systems`` is taken as exact (its index is unknown, so no exact_ann blame).
+
+    Columns ``FAILURE_COLUMNS``: system, query_id, doc_id, grade (float), kind ("relevance"),
+    layer (a ``LAYERS`` entry), evidence (JSON object), unjudged_in_top_k (documents in the
+    system's top k with no qrels row for the query), rank (the system's own rank of the
+    document, NaN if its window lacks it). Ordered by system (as in ``systems``), query_id,
+    grade descending, doc_id.
+    """
+    tick = time.perf_counter()
+    k, deep_k = S.integer("k", k, source=SOURCE), S.integer("deep_k", deep_k, source=SOURCE)
+    rel = int(rel)
+    for name, info in systems.items():
+        if not isinstance(info, SystemInfo):
+            raise InputError(f"system {name!r}: expected a SystemInfo, got "
+                             f"{type(info).__name__}", SOURCE)
+        absent = [s for s in (name, *info.sources) if s not in runs]
+        if absent:
+            raise InputError(f"system {name!r} needs the window(s) of {', '.join(absent)}, "
+                             "which runs lacks", SOURCE)
+    S.require_columns(qrels, (S.QUERY_ID, S.DOC_ID, S.GRADE), "qrels")
+    wanted = pd.Index(pd.unique(pd.Series(list(query_ids), dtype=object).astype(str)))
+    names = list(systems)
+    needed = list(dict.fromkeys([*names, *(s for i in systems.values() for s in i.sources)]))
+    windows = _windows(runs, needed, wanted)
+
+    judged = pd.DataFrame({S.QUERY_ID: qrels[S.QUERY_ID].astype(str),
+                           S.DOC_ID: qrels[S.DOC_ID].astype(str),
+                           S.GRADE: pd.to_numeric(qrels[S.GRADE], errors="coerce")})
+    judged = judged[judged[S.QUERY_ID].isin(wanted)]
+    relevant = judged[judged[S.GRADE] >= rel].drop_duplicates([S.QUERY_ID, S.DOC_ID])
+    if relevant.empty or not names:
+        return empty()
+
+    # the system's own ranks; a failure is a relevant row outside the top k
+    own = windows[windows[S.SYSTEM].isin(names)]
+    key = [S.SYSTEM, S.QUERY_ID, S.DOC_ID]
+    pairs = relevant.merge(pd.DataFrame({S.SYSTEM: names}), how="cross")
+    missed = pairs.merge(own, on=key, how="left")
+    missed = missed[~(missed[S.RANK] <= k)]
+    if missed.empty:
+        return empty()
+
+    # unjudged documents in each (system, query)'s top k, in rank order
+    top = own[own[S.RANK] <= k].merge(judged[[S.QUERY_ID, S.DOC_ID]].drop_duplicates(),
+                                      on=[S.QUERY_ID, S.DOC_ID], how="left", indicator=True)
+    unjudged = (top[top["_merge"] == "left_only"].sort_values([S.SYSTEM, S.QUERY_ID, S.RANK])
+                .groupby([S.SYSTEM, S.QUERY_ID])[S.DOC_ID].agg(list).rename("unjudged_docs"))
+    missed = missed.merge(unjudged, left_on=[S.SYSTEM, S.QUERY_ID], right_index=True,
+                          how="left")
+    missed["unjudged_docs"] = [v if isinstance(v, list) else [] for v in missed["unjudged_docs"]]
+    missed[UNJUDGED] = missed["unjudged_docs"].map(len).astype(np.int64)
+
+    # layers 1–3: is the document live at the query's time, and may the query see it
+    distinct = missed[[S.QUERY_ID, S.DOC_ID]].drop_duplicates().reset_index(drop=True)
+    reason, corpus = _visibility_reasons(distinct, queries, documents)
+    distinct = distinct.assign(visibility_reason=reason, corpus_reason=corpus)
+    missed = missed.merge(distinct, on=[S.QUERY_ID, S.DOC_ID], how="left")
+    missed.index = pd.RangeIndex(len(missed))
+    chunk = _chunks(missed, answers, documents)
+    visible = missed["visibility_reason"] == ""
+
+    # layers 4–6 over each failure's routes: exact deep ranks and actual window ranks
+    info_of = dict(systems)
+    routes = _route_table(systems)
+    exploded = (missed.loc[visible, [S.SYSTEM, S.QUERY_ID, S.DOC_ID]].reset_index()
+                .merge(routes, on=S.SYSTEM))
+    if deep is not None:
+        S.require_columns(deep, S.DEEP_COLUMNS, "deep ranks")
+        deep_ranks = pd.DataFrame({S.ROUTE_SYSTEM: deep[S.ROUTE_SYSTEM].astype(str),
+                                   S.QUERY_ID: deep[S.QUERY_ID].astype(str),
+                                   S.DOC_ID: deep[S.DOC_ID].astype(str),
+                                   "_deep": deep[S.RANK].astype(float)})
+        deep_ranks = deep_ranks[deep_ranks["_deep"] <= deep_k]
+        covered = set(deep[S.ROUTE_SYSTEM].astype(str))
+        exploded = exploded.merge(deep_ranks, on=[S.ROUTE_SYSTEM, S.QUERY_ID, S.DOC_ID],
+                                  how="left")
+    else:
+        covered = set()
+        exploded["_deep"] = np.nan
+    exploded = exploded.merge(windows.rename(columns={S.SYSTEM: S.ROUTE_SYSTEM, S.RANK: "_window"}),
+                              on=[S.ROUTE_SYSTEM, S.QUERY_ID, S.DOC_ID], how="left")
+    route_info = [info_of.get(r) for r in exploded[S.ROUTE_SYSTEM]]
+    ann = np.array([i is not None and i.approximate for i in route_info], dtype=bool)
+    exploded["_ann"] = ann & (exploded["_deep"] <= k) & ~(exploded["_window"] <= k)
+    hybrid = exploded[S.SYSTEM].map(lambda s: info_of[s].route == FUSED).astype(bool)
+    exploded["_fused_away"] = hybrid & (exploded["_window"] <= k)
+    exploded["_found"] = exploded["_deep"].notna()
+    exploded = exploded.sort_values(["index", "_position"], kind="stable")
+    by_row = exploded.groupby("index")
+    found_deep = by_row["_found"].any().reindex(missed.index, fill_value=False)
+    ann = by_row["_ann"].any().reindex(missed.index, fill_value=False)
+    fused_away = by_row["_fused_away"].any().reindex(missed.index, fill_value=False)
+
+    def deep_checked(name: str) -> bool:
+        r = info_of[name].routes()
+        return deep is not None and bool(r) and all(x in covered for x in r)
+
+    checked = missed[S.SYSTEM].map(deep_checked).astype(bool)
+    layer = np.select(
+        [chunk.notna(),
+         missed["corpus_reason"] != "",
+         missed["visibility_reason"].isin(FILTER_REASONS),
+         visible & checked & ~found_deep.astype(bool),
+         visible & ann.astype(bool),
+         visible & fused_away.astype(bool),
+         visible & (missed[UNJUDGED] > 0)],
+        ["chunk", "corpus", "filter", "representation", "exact_ann", "fusion", "qrels"],
+        default="ranking")
+
+    # evidence, row by row (facts of the assigned layer + notes on unchecked layers)
+    per_route: dict[int, list[tuple]] = {}
+    for row in exploded[["index", S.ROUTE_SYSTEM, "_deep", "_window", "_ann"]].itertuples(
+            index=False, name=None):
+        per_route.setdefault(row[0], []).append(row[1:])
+    q, d = _keyed(queries, S.QUERY_ID), _keyed(documents, S.DOC_ID)
+    notes_of = {name: _notes(info, deep is not None, deep_checked(name), covered,
+                             answers is not None, set(systems)) for name, info in systems.items()}
+    evidence = []
+    for i, row in enumerate(missed.itertuples(index=False)):
+        facts = _evidence(layer[i], row, per_route.get(i, []), chunk.iat[i], info_of[row.system],
+                          q, d, k, deep_k, deep is not None)
+        evidence.append(json.dumps(facts | {"notes": notes_of[row.system]}, default=str))
+
+    out = pd.DataFrame({
+        S.SYSTEM: missed[S.SYSTEM].astype(str), S.QUERY_ID: missed[S.QUERY_ID].astype(str),
+        S.DOC_ID: missed[S.DOC_ID].astype(str), S.GRADE: missed[S.GRADE].astype(float),
+        KIND: "relevance", LAYER: layer, EVIDENCE: evidence,
+        UNJUDGED: missed[UNJUDGED].astype(np.int64), S.RANK: missed[S.RANK].astype(float)})
+    out["_system"] = pd.Index(names).get_indexer(out[S.SYSTEM])
+    out = out.sort_values(["_system", S.QUERY_ID, S.GRADE, S.DOC_ID],
+                          ascending=[True, True, False, True], kind="stable")
+    log.info("failures: %d missed relevant documents over %d systems classified in %.2f s",
+             len(out), len(names), time.perf_counter() - tick)
+    return out.drop(columns="_system").reset_index(drop=True)[list(FAILURE_COLUMNS)]
+
+
+def _notes(info: SystemInfo, have_deep: bool, checked: bool, covered: set,
+           have_answers: bool, known: set) -> dict:
+    """Layer -> why it was not (or could not be) checked for this system."""
+    notes = {}
+    if not have_answers:
+        notes["chunk"] = NOTE_NO_ANSWERS
+    if info.route == "external":
+        for layer in ("representation", "exact_ann", "fusion"):
+            notes[layer] = NOTE_EXTERNAL
+    elif not have_deep:
+        notes["representation"] = notes["exact_ann"] = NOTE_NO_DEEP
+    elif not checked:
+        lacking = [r for r in info.routes() if r not in covered]
+        notes["representation"] = f"not checked: no exact deep window of {', '.join(lacking)}"
+    unknown = [s for s in info.sources if s not in known]
+    if unknown and "exact_ann" not in notes:
+        notes["exact_ann"] = (f"not checked for {', '.join(unknown)}: not in systems, so its "
+                              "index is unknown")
+    if info.route != FUSED and "fusion" not in notes:
+        notes["fusion"] = "not applicable: not a fused system"
+    notes["downstream"] = (NOTE_DOWNSTREAM_EXTERNAL if info.route == "external"
+                           else NOTE_DOWNSTREAM)
+    return notes
+
+
+def _evidence(layer: str, row, routes: list[tuple], chunk, info: SystemInfo, q: pd.DataFrame,
+              d: pd.DataFrame, k: int, deep_k: int, have_deep: bool) -> dict:
+    """The facts behind one failure's layer (``routes``: (route, deep rank, window rank,
+    ann miss) per route of the system)."""
+    rank = _int(row.rank)
+    if layer == "chunk":
+        return chunk
+    if layer in ("corpus", "filter"):
+        query = q.loc[row.query_id]
+        doc = d.loc[row.doc_id] if row.doc_id in d.index else None
+        reason = row.corpus_reason if layer == "corpus" else row.visibility_reason
+        if layer == "corpus":
+            facts = {"reason": reason, "issued_at": _iso(query[S.ISSUED_AT])}
+            facts |= ({"published_at": None, "status": None, "deleted_at": None} if doc is None
+                      else {"published_at": _iso(doc[S.PUBLISHED_AT]),
+                            "status": str(doc[S.STATUS]), "deleted_at": _iso(doc[S.DELETED_AT])})
+            if row.visibility_reason != reason:
+                facts["visibility_reason"] = row.visibility_reason
+            return facts
+        return {"reason": reason, "doc_tenant": str(doc[S.TENANT]),
+                "doc_acl": _groups(doc[S.ACL]), "query_tenant": str(query[S.TENANT]),
+                "query_groups": _groups(query[S.GROUPS]), "query_role": str(query[S.ROLE])}
+    deep_ranks = {r: _int(dr) for r, dr, _, _ in routes} if have_deep else None
+    windows = {r: _int(w) for r, _, w, _ in routes}
+    if layer == "representation":
+        return {"deep_k": deep_k, "deep_ranks": deep_ranks}
+    if layer == "exact_ann":
+        route, exact, ann, _ = next(x for x in routes if x[3])
+        return {"route": route, "k": k, "exact_rank": _int(exact), "ann_rank": _int(ann)}
+    if layer == "fusion":
+        return {"k": k, "source_ranks": windows, "hybrid_rank": rank, "fusion": info.fusion}
+    if layer == "qrels":
+        return {"k": k, "unjudged_in_top_k": int(row.unjudged_in_top_k),
+                "unjudged": [str(x) for x in row.unjudged_docs[:MAX_LISTED]]}
+    facts = {"k": k, "system_rank": rank}
+    if info.route != "external":
+        facts |= {"deep_k": deep_k, "deep_ranks": deep_ranks}
+        if info.route == FUSED:
+            facts["source_ranks"] = windows
+    return facts

@@ -1,0 +1,3 @@
+"""Judging: pooling for blind judgment, judges' files, ingestion, agreement, adjudication,
+guidelines.
+"""

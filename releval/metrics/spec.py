@@ -1,0 +1,32 @@
+"""``Measure``: one measure fully specified (family, cutoff, relevance threshold, gains), the
+value the parser produces and every measure function takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure with all its parameters; ``name`` is its canonical string."""
+
+    family: str
+    cutoff: int | None = None
+    rel: int = 1
+    dcg: str = "log2"
+    gains: tuple[tuple[int, float], ...] | None = None
+
+    @property
+    def name(self) -> str:
+        params = []
+        if self.rel != 1:
+            params.append(f"rel={self.rel}")
+        if self.dcg != "log2":
+            params.append(f"dcg='{self.dcg}'")
+        if self.gains is not None:
+            params.append("gains={" + ", ".join(f"{g}: {v:g}" for g, v in self.gains) + "}")
+        head = self.family + (f"({', '.join(params)})" if params else "")
+        return head + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,3 @@
+"""Candidate generation: the route registry, the routes (BM25, dense, external), embeddings,
+fusion, the exact deep re-search.
+"""

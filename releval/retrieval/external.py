@@ -1,0 +1,176 @@
+"""The external route: a team's own run file (e.g. a retrained production model), evaluated
+like the built-in routes.
+
+``index`` only remembers the documents table. ``search`` reads the run with
+``readers.read_run`` (a TREC run file, or a CSV/parquet table) and answers each query of the
+queries table with the run's own list:
+
+- one system: ``system`` selects it when the file holds several (the ``system`` column, a TREC
+  run's tag); a file without that column is one system;
+- the run contract (``data.contracts.check_run``, the evaluator's rules): a doc_id at
+  most once per query, ranks distinct integers ≥ 1, a score on every row and never NaN; with
+  an explicit rank, scores must not increase with rank. A breach is an InputError naming the
+  file, the line/row and the rule;
+- the engine's order: by ``rank`` when the table has one, else score descending with ties by
+  doc_id descending (trec_eval's order; TREC files lose their rank column), then re-ranked
+  1..n and cut at ``depth``;
+- only the queries searched: run queries missing from the queries table are counted, dropped.
+
+The run is never filtered by visibility (the point is to evaluate what the system returned):
+each returned pair the query may not see is flagged in ``stats["visibility"]`` under one
+reason, the first that applies in the order of ``releval.data.visibility.REASONS``
+(``visibility.forbidden_reasons``), so ``forbidden`` is the sum of the reason counts.
+Latency is not measured: NaN per query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.data.readers import read_run
+from releval.data.visibility import REASONS, Visibility, forbidden_reasons
+from releval.errors import InputError
+from releval.retrieval.base import CANDIDATE_COLUMNS, Candidates
+from releval.section import Section
+
+log = logging.getLogger(__name__)
+
+MAX_EXAMPLES = 10
+LATENCY = "not measured (external run)"
+_POSITION = "_position"  # the query's row in the queries table; -1 when unknown
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _select(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
+    """The rows of ``system`` (all rows when the run has no system column, or holds one
+    system and ``system`` is None); InputError listing the systems otherwise."""
+    if S.SYSTEM not in run.columns:
+        return run
+    names = run[S.SYSTEM].astype(str)
+    systems = sorted(names.unique())
+    if system is None and len(systems) > 1:
+        raise InputError(f"the run holds {len(systems)} systems ({', '.join(systems)}); "
+                         "choose one with system", run.attrs["source"])
+    if system is None:
+        return run
+    if system not in systems:
+        raise InputError(f"system {system!r} is not in the run; it holds "
+                         f"{', '.join(systems) or 'no rows'}", run.attrs["source"])
+    return run[names == system]
+
+
+def _ordered(run: pd.DataFrame, position: np.ndarray) -> pd.DataFrame:
+    """``run`` validated (module docstring) and sorted by query position, query_id, then the
+    engine's order within a query; index labels (lines/rows) are kept for messages."""
+    source = run.attrs["source"]
+    if S.SCORE not in run.columns:
+        raise InputError(f"missing column {S.SCORE}; found {list(run.columns)}", source)
+    nan = run[S.SCORE].isna().to_numpy()
+    if nan.any():
+        raise InputError("score is NaN or missing", source, S.where(run, run.index[nan.argmax()]))
+    S.check_run(run)  # duplicate doc_id, rank rules
+    by, ascending = (([S.RANK], [True]) if S.RANK in run.columns
+                     else ([S.SCORE, S.DOC_ID], [False, False]))
+    ordered = run.assign(**{_POSITION: position}).sort_values(
+        [_POSITION, S.QUERY_ID, *by], ascending=[True, True, *ascending])
+    if S.RANK in run.columns:
+        query, score, rank = ordered[S.QUERY_ID], ordered[S.SCORE], ordered[S.RANK]
+        rises = (query.eq(query.shift()) & score.gt(score.shift())).to_numpy()
+        if rises.any():
+            i = int(rises.argmax())
+            raise InputError(f"score {score.iloc[i]} at rank {rank.iloc[i]} is above score "
+                             f"{score.iloc[i - 1]} at rank {rank.iloc[i - 1]} in query "
+                             f"{query.iloc[i]!r}: scores must not increase with rank",
+                             source, S.where(run, ordered.index[i]))
+    return ordered
+
+
+class ExternalSystem(Section):
+    """A ``route: external`` entry of ``candidates.systems``: a team's run file."""
+
+    route: Literal["external"] = "external"
+    path: str  # a TREC run file or a parquet/CSV run table
+    system: str | None = None  # which system of a multi-system table
+
+
+
+class ExternalRetriever:
+    """A team's run file as a route; see the module docstring for the search contract."""
+
+    route = "external"
+
+    def __init__(self, path: str, system: str | None = None):
+        self.path, self.system = str(path), system
+        self._documents: pd.DataFrame | None = None
+
+    def index(self, documents: pd.DataFrame) -> None:
+        """Remember ``documents`` (doc_id unique, else InputError): there is nothing to build."""
+        S.require_unique(documents, S.DOC_ID, "documents")
+        self._documents = documents
+
+    def search(self, queries: pd.DataFrame, depth: int, visibility: Visibility) -> Candidates:
+        """The run's first ``depth`` documents per query, flagged but not filtered by
+        ``visibility`` (module docstring). ``visibility`` must be built from the indexed
+        documents table; query_id must be unique. Both are InputErrors otherwise.
+
+        ``stats``: ``latency`` (a note), ``source`` (path, sha256, system, row and query
+        counts; rows_in = rows_out + rows_other_systems + rows_unknown_queries +
+        truncated_to_depth) and ``visibility`` (forbidden, one count per reason of
+        ``releval.data.visibility.REASONS`` under the reason's name, examples).
+        """
+        depth = S.integer("depth", depth, source="retriever")
+        if self._documents is None:
+            raise RuntimeError("ExternalRetriever.search called before index")
+        if not np.array_equal(visibility.doc_ids, self._documents[S.DOC_ID].to_numpy()):
+            raise InputError("visibility was built from a different documents table than the "
+                             "one indexed", "visibility")
+        S.require_unique(queries, S.QUERY_ID, "queries")
+        table = read_run(self.path)
+        run = _select(table, self.system)
+        position = pd.Index(queries[S.QUERY_ID]).get_indexer(run[S.QUERY_ID])
+        ordered = _ordered(run, position)
+        known = ordered[ordered[_POSITION] >= 0]
+        rank = known.groupby(_POSITION).cumcount().to_numpy() + 1
+        within = rank <= depth
+        kept = known[within]
+        out = pd.DataFrame({
+            S.QUERY_ID: pd.Series(kept[S.QUERY_ID].to_numpy(), dtype="str"),
+            S.DOC_ID: pd.Series(kept[S.DOC_ID].to_numpy(), dtype="str"),
+            S.RANK: rank[within].astype(np.int64),
+            S.SCORE: kept[S.SCORE].to_numpy(dtype=np.float64),
+        }, columns=list(CANDIDATE_COLUMNS))
+
+        reasons = forbidden_reasons(out, queries, self._documents, visibility)
+        forbidden = reasons != ""
+        pairs = out.loc[forbidden, [S.QUERY_ID, S.DOC_ID]].reset_index(drop=True)
+        reason = reasons[forbidden]
+        counts = pd.Series(reason, dtype=object).value_counts()
+        stats = {
+            "latency": LATENCY,
+            "source": {
+                "path": self.path, "sha256": _sha256(self.path), "system": self.system,
+                "rows_in": len(table), "rows_other_systems": len(table) - len(run),
+                "rows_unknown_queries": len(run) - len(known),
+                "truncated_to_depth": len(known) - len(kept), "rows_out": len(out),
+                "queries_in_run": run[S.QUERY_ID].nunique(),
+                "queries_unknown": run.loc[position < 0, S.QUERY_ID].nunique(),
+            },
+            "visibility": {"forbidden": int(forbidden.sum())}
+            | {r: int(counts.get(r, 0)) for r in REASONS}
+            | {"examples": pairs.head(MAX_EXAMPLES).assign(reason=reason[:MAX_EXAMPLES])
+               .to_dict("records")},
+        }
+        log.info("external: %s: %d rows in, %d candidates for %d queries (%d forbidden)",
+                 Path(self.path).name, len(table), len(out), len(queries), forbidden.sum())
+        return Candidates(run=out, latency_ms=np.full(len(queries), np.nan), stats=stats)

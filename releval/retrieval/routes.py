@@ -1,0 +1,108 @@
+"""The one registry of retrieval routes: ``ROUTES`` maps a route name to its ``Route``.
+
+A route is one module of this package holding its params model (an entry of
+``candidates.systems``, tagged ``route: <name>``) and its retriever class (``base.Retriever``,
+built from the model's fields), registered here with its traits. Adding a route = its module
++ one entry: ``params.Candidates`` takes its system models from ``ROUTES``, and the failure
+analysis (exact re-search, ANN blame) and the comparison conditions (visibility) read the
+traits. A fused window (stage fuse) has route ``FUSED``; its traits are its two sources'.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass
+from typing import Annotated, Union
+
+import pandas as pd
+from pydantic import Field
+
+from releval.data.visibility import Visibility
+from releval.errors import InputError
+from releval.retrieval.base import Candidates, Retriever
+from releval.retrieval.bm25 import BM25Retriever, BM25System
+from releval.retrieval.dense import DenseRetriever, DenseSystem
+from releval.retrieval.external import ExternalRetriever, ExternalSystem
+from releval.section import Section
+
+FUSED = "hybrid"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route's traits.
+
+    ``params``: its system model; ``retriever``: its class, built with the model's fields;
+    ``enforces_visibility``: it drops from its whole window what the query may not see (else
+    it only flags it); ``exact``: the settings that make its search exact (``{}``: it is
+    exact; None: it has no scorer to re-run, e.g. a team's run file); ``ann_knobs``: the
+    approximate index's settings, which do not change an exact search.
+    """
+
+    params: type[Section]
+    retriever: type[Retriever]
+    enforces_visibility: bool
+    exact: dict | None
+    ann_knobs: tuple[str, ...] = ()
+
+
+ROUTES: dict[str, Route] = {
+    "bm25": Route(BM25System, BM25Retriever, enforces_visibility=True, exact={}),
+    "dense": Route(DenseSystem, DenseRetriever, enforces_visibility=True,
+                   exact={"index": "exact"},
+                   ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction")),
+    "external": Route(ExternalSystem, ExternalRetriever, enforces_visibility=False, exact=None),
+}
+
+System = Annotated[Union[tuple(r.params for r in ROUTES.values())],  # noqa: UP007
+                   Field(discriminator="route")]
+
+
+def route_of(name: str) -> Route:
+    route = ROUTES.get(name)
+    if route is None:
+        raise InputError(f"unknown route {name!r}; known routes: {', '.join(sorted(ROUTES))}",
+                         "route")
+    return route
+
+
+def make_retriever(route: str, **params) -> Retriever:
+    """A retriever for ``route`` built with ``params``; InputError for an unknown route or
+    a parameter the route does not take."""
+    cls = route_of(route).retriever
+    try:
+        inspect.signature(cls).bind(**params)
+    except TypeError as exc:
+        raise InputError(f"{route}: {exc}", "route") from None
+    return cls(**params)
+
+
+def search(config: Section, documents: pd.DataFrame, queries: pd.DataFrame, depth: int,
+           visibility: Visibility | None = None) -> Candidates:
+    """``config``'s route built from its settings, indexed on ``documents`` and searched for
+    ``queries`` to ``depth`` under ``visibility`` (built from ``documents`` when not given)."""
+    settings = config.model_dump()
+    retriever = make_retriever(settings.pop("route"), **settings)
+    retriever.index(documents)
+    return retriever.search(queries, depth, visibility or Visibility(documents))
+
+
+def exact(config: Section) -> Section | None:
+    """``config`` with its route's exact settings (e.g. a dense index forced to exact); None
+    when the route has no exact scorer."""
+    overrides = route_of(config.route).exact
+    return None if overrides is None else config.model_copy(update=overrides)
+
+
+def approximate(config: Section) -> bool:
+    """The system searches an approximate index (its settings differ from the exact ones)."""
+    scorer = exact(config)
+    return scorer is not None and scorer != config
+
+
+def scorer_key(config: Section) -> str:
+    """Equal for systems whose exact searches are the same (settings but the ANN knobs)."""
+    knobs = route_of(config.route).ann_knobs
+    return json.dumps({k: v for k, v in config.model_dump().items() if k not in knobs},
+                      sort_keys=True, default=str)

@@ -1,0 +1,269 @@
+import io
+import re
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from releval.data import contracts as S
+from releval.data.visibility import forbidden_reasons
+from releval.demo import generator as D
+from releval.demo import vocabulary as V
+
+STOPWORDS = set("a an the my i do what how any idea to fix is of on in it's its and again at all "
+                "not no without but up".split())
+CODE = re.compile(r"\b[A-Z]-\d{4}\b")
+
+
+def words(text: str) -> set[str]:
+    """Lower-case content words (model numbers and codes stay whole)."""
+    return set(re.findall(r"[a-z0-9°]+(?:[-'][a-z0-9]+)*", text.lower())) - STOPWORDS
+
+
+@pytest.fixture(scope="module")
+def demo() -> D.DemoData:
+    return D.generate(n_docs=3000, n_queries=800, seed=7)
+
+
+@pytest.fixture(scope="module")
+def judged(demo) -> pd.DataFrame:
+    """Ground truth joined with its documents and queries (query columns suffixed _q)."""
+    return (demo.ground_truth.merge(demo.documents, on=S.DOC_ID, validate="many_to_one")
+            .merge(demo.queries, on=S.QUERY_ID, suffixes=("", "_q"), validate="many_to_one"))
+
+
+def tagged(frame: pd.DataFrame, tag: str, column: str = S.TAGS) -> pd.DataFrame:
+    return frame[frame[column].map(lambda tags: tag in tags)]
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    return buffer.getvalue()
+
+
+def test_same_seed_gives_identical_parquet_and_another_seed_differs():
+    a, b, c = (D.generate(n_docs=800, n_queries=150, seed=s) for s in (3, 3, 4))
+    for name in ("documents", "queries", "ground_truth"):
+        assert parquet_bytes(getattr(a, name)) == parquet_bytes(getattr(b, name))
+        assert parquet_bytes(getattr(a, name)) != parquet_bytes(getattr(c, name))
+
+
+def test_contract_columns_and_dtypes(demo):
+    docs, queries, truth = demo.documents, demo.queries, demo.ground_truth
+    assert tuple(docs.columns) == S.DOCUMENT_COLUMNS and len(docs) == 3000
+    assert tuple(queries.columns) == S.QUERY_COLUMNS and len(queries) == 800
+    assert tuple(truth.columns) == S.QRELS_COLUMNS
+    for frame, columns in ((docs, (S.DOC_ID, S.TITLE, S.TEXT, S.SOURCE_ID, S.STATUS, S.TENANT)),
+                           (queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE)),
+                           (truth, (S.QUERY_ID, S.DOC_ID))):
+        for column in columns:
+            assert pd.api.types.is_string_dtype(frame[column]), column
+            assert frame[column].notna().all() and (frame[column] != "").all(), column
+    for column in (docs[S.PUBLISHED_AT], docs[S.DELETED_AT], queries[S.ISSUED_AT]):
+        assert str(column.dt.tz) == "UTC"
+    for column in (docs[S.ACL], queries[S.GROUPS], queries[S.TAGS]):
+        assert column.map(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
+                          ).all()
+    assert queries[S.WEIGHT].dtype == np.float64 and (queries[S.WEIGHT] >= 0).all()
+    assert truth[S.GRADE].dtype == np.int64 and truth[S.GRADE].between(0, 3).all()
+    assert set(docs[S.STATUS]) == set(S.STATUSES) and (docs[S.STATUS] == "published").mean() > 0.8
+    assert set(queries[S.ROLE]) == set(S.ROLES)
+    assert set(queries[S.TAGS].explode()) == set(S.TAG_VALUES)
+
+
+def test_keys_are_unique_and_ground_truth_refers_to_known_rows(demo):
+    assert demo.documents[S.DOC_ID].is_unique and demo.queries[S.QUERY_ID].is_unique
+    truth = demo.ground_truth
+    assert not truth.duplicated([S.QUERY_ID, S.DOC_ID]).any()
+    assert truth[S.DOC_ID].isin(demo.documents[S.DOC_ID]).all()
+    assert truth[S.QUERY_ID].isin(demo.queries[S.QUERY_ID]).all()
+
+
+def test_deletions_and_time_window(demo):
+    docs = demo.documents
+    deleted = docs[S.STATUS] == "deleted"
+    assert docs.loc[deleted, S.DELETED_AT].notna().all()
+    assert docs.loc[~deleted, S.DELETED_AT].isna().all()
+    assert (docs.loc[deleted, S.DELETED_AT] >= docs.loc[deleted, S.PUBLISHED_AT]).all()
+    start, end = pd.Timestamp("2025-01-01", tz="UTC"), pd.Timestamp("2026-01-01", tz="UTC")
+    for times in (docs[S.PUBLISHED_AT], demo.queries[S.ISSUED_AT]):
+        assert times.between(start, end, inclusive="left").all()
+        assert times.max() - times.min() > pd.Timedelta(days=300)  # spread over the year
+    assert demo.queries[S.ISSUED_AT].is_monotonic_increasing
+
+
+def test_chunks_share_their_source(demo):
+    docs = demo.documents
+    sizes = docs.groupby(S.SOURCE_ID).size()
+    assert (sizes > 1).mean() > 0.6 and sizes.max() <= V.MAX_CHUNKS
+    assert (docs[S.DOC_ID].str.split("#").str[0] == docs[S.SOURCE_ID]).all()
+    per_source = docs.groupby(S.SOURCE_ID)[[S.TITLE, S.TENANT, S.STATUS]].nunique()
+    assert (per_source == 1).all().all()
+
+
+def test_tenants_roles_groups_and_acls(demo):
+    docs, queries = demo.documents, demo.queries
+    assert docs[S.TENANT].nunique() == 2 and queries[S.TENANT].nunique() == 2
+    assert set(docs[S.ACL].map(tuple)) == {(), ("staff",), ("admin",)}
+    groups = queries.groupby(S.ROLE)[S.GROUPS].agg(lambda g: {tuple(x) for x in g})
+    assert groups["guest"] == {("public",)} and groups["admin"] == {("staff", "admin")}
+    assert all(g[0] == "staff" and len(g) == 2 for g in groups["employee"])
+
+
+def test_head_queries_repeat_with_higher_weight_than_tail(demo):
+    queries = demo.queries
+    head, tail = tagged(queries, "head"), tagged(queries, "tail")
+    assert len(head) + len(tail) == len(queries) and 0.2 < len(head) / len(queries) < 0.4
+    repeats = head.groupby(S.TEXT).agg(n=(S.QUERY_ID, "size"), users=(S.USER_ID, "nunique"),
+                                       times=(S.ISSUED_AT, "nunique"))
+    assert (repeats.n >= 2).all() and (repeats.times == repeats.n).all()
+    assert (repeats.users > 1).mean() > 0.9
+    assert head[S.WEIGHT].min() > tail[S.WEIGHT].max()
+
+
+def test_answered_queries_have_one_answer_mostly_published_before_the_query(demo, judged):
+    answers = judged[judged[S.GRADE] == 3]
+    assert answers[S.QUERY_ID].is_unique
+    unanswered = set(demo.queries[S.QUERY_ID]) - set(answers[S.QUERY_ID])
+    assert unanswered == set(tagged(demo.queries, "no_answer")[S.QUERY_ID])
+    on_time = answers[S.PUBLISHED_AT] <= answers[S.ISSUED_AT]
+    assert 0.9 < on_time.mean() < 1.0
+    assert (answers[S.TENANT] == answers[f"{S.TENANT}_q"]).all()
+
+
+def test_guest_asking_for_an_internal_runbook(demo, judged):
+    query = demo.queries.set_index(S.QUERY_ID).loc[D.GUEST_RUNBOOK_QUERY_ID]
+    assert query[S.ROLE] == "guest" and query[S.GROUPS] == ["public"]
+    assert "authz_boundary" in query[S.TAGS]
+    truth = judged[judged[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    assert (truth[S.GRADE] == 3).sum() == 1 and len(truth) >= 2
+    assert truth[S.ACL].map(lambda acl: acl == ["staff"]).all()
+    assert truth[S.TITLE].str.startswith("Runbook:").all()
+    answer = truth[truth[S.GRADE] == 3].iloc[0]
+    assert answer[S.PUBLISHED_AT] <= query[S.ISSUED_AT] and answer[S.STATUS] == "published"
+
+
+def test_authz_boundary_users_may_not_see_the_answer(judged):
+    answers = tagged(judged[judged[S.GRADE] == 3], "authz_boundary")
+    assert len(answers) > 20 and (answers[S.ROLE] != "admin").all()
+    for acl, groups in zip(answers[S.ACL], answers[S.GROUPS], strict=True):
+        assert acl and not set(acl) & set(groups)
+    others = judged[(judged[S.GRADE] == 3)
+                    & judged[S.TAGS].map(lambda t: "authz_boundary" not in t)]
+    visible = [not acl or role == "admin" or bool(set(acl) & set(groups)) for acl, groups, role
+               in zip(others[S.ACL], others[S.GROUPS], others[S.ROLE], strict=True)]
+    assert all(visible)
+
+
+def test_error_code_queries_quote_a_code_of_their_answer(judged):
+    answers = tagged(judged[judged[S.GRADE] == 3], "error_code")
+    assert len(answers) > 50
+    for query, text in zip(answers["text_q"], answers[S.TEXT], strict=True):
+        codes = CODE.findall(query)
+        assert codes and all(code in text for code in codes), query
+
+
+def test_numeric_queries_quote_the_model_number_of_their_answer(judged):
+    answers = tagged(judged[judged[S.GRADE] == 3], "numeric")
+    assert len(answers) > 30
+    for query, text in zip(answers["text_q"], answers[S.TEXT], strict=True):
+        model = re.search(r"\b[A-Z]{2}-\d{3}\b", query).group()
+        assert model in text and re.search(r"\d+ ", text), query
+
+
+def test_paraphrases_share_few_words_with_their_answer_unlike_keyword_queries(judged):
+    answers = judged[judged[S.GRADE] == 3]
+
+    def overlap(tag):
+        rows = tagged(answers, tag)
+        return np.array([len(words(q) & words(f"{title} {text}")) / len(words(q)) for q, title, text
+                         in zip(rows["text_q"], rows[S.TITLE], rows[S.TEXT], strict=True)])
+
+    paraphrase, error_code = overlap("paraphrase"), overlap("error_code")
+    assert len(paraphrase) > 50
+    assert paraphrase.mean() < 0.05 and paraphrase.max() <= 0.2
+    assert error_code.mean() > 0.5
+
+
+def test_typos_misspell_a_word_no_document_uses(demo):
+    vocabulary = set().union(*map(words, demo.documents[S.TITLE] + " " + demo.documents[S.TEXT]))
+    typos = tagged(demo.queries, "typo")[S.TEXT]
+    assert len(typos) > 30
+    assert all(words(text) - vocabulary for text in typos)
+
+
+def test_negation_queries_have_their_negated_twin_judged_not_relevant(judged):
+    rows = tagged(judged, "negation")
+    assert rows["text_q"].str.contains(r"\b(?:without|not)\b").all()
+    grades = rows.groupby(S.QUERY_ID)[S.GRADE].agg(set)
+    assert len(grades) > 20 and grades.map(lambda g: {0, 3} <= g).all()
+    twins = rows[rows[S.GRADE].isin([0, 3])].groupby(S.QUERY_ID)[S.SOURCE_ID].nunique()
+    assert (twins == 2).all()
+
+
+def test_grades_cover_answer_chunk_siblings_related_and_near_misses(demo, judged):
+    counts = demo.ground_truth[S.GRADE].value_counts()
+    assert set(counts.index) == {0, 1, 2, 3}
+    answers = judged[judged[S.GRADE] == 3].set_index(S.QUERY_ID)[S.SOURCE_ID]
+    siblings = judged[judged[S.GRADE] == 2]
+    assert (siblings[S.SOURCE_ID].to_numpy() == answers[siblings[S.QUERY_ID]].to_numpy()).all()
+
+
+def test_default_size_is_fast_and_20k_documents_scale():
+    started = time.perf_counter()
+    D.generate()
+    assert time.perf_counter() - started < 5
+    started = time.perf_counter()
+    big = D.generate(n_docs=20_000, n_queries=2_000, seed=1, tenants=3)
+    assert time.perf_counter() - started < 10
+    assert len(big.documents) == 20_000 and big.documents[S.DOC_ID].is_unique
+    assert big.documents[S.TENANT].nunique() == 3 and len(big.queries) == 2_000
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_smallest_size_still_has_every_tag_role_and_the_guest_case(seed):
+    demo = D.generate(n_docs=D.MIN_DOCS, n_queries=D.MIN_QUERIES, seed=seed, months=1)
+    assert len(demo.documents) == D.MIN_DOCS and len(demo.queries) == D.MIN_QUERIES
+    assert set(demo.queries[S.TAGS].explode()) == set(S.TAG_VALUES)
+    truth = demo.ground_truth.merge(demo.documents, on=S.DOC_ID)
+    guest = truth[truth[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    assert (guest[S.GRADE] == 3).sum() == 1 and guest[S.ACL].map(lambda a: a == ["staff"]).all()
+
+
+@pytest.mark.parametrize("kwargs", [dict(n_docs=D.MIN_DOCS - 1), dict(n_queries=D.MIN_QUERIES - 1),
+                                    dict(months=0), dict(tenants=0), dict(tenants=99)])
+def test_too_small_or_bad_parameters_are_rejected(kwargs):
+    with pytest.raises(ValueError, match="need n_docs"):
+        D.generate(**kwargs)
+
+
+def test_must_not_return_lists_every_hidden_answer_of_authz_queries(demo):
+    banned = demo.must_not_return
+    assert tuple(banned.columns) == S.MUST_NOT_RETURN_COLUMNS and len(banned)
+    for column in S.MUST_NOT_RETURN_COLUMNS:
+        assert pd.api.types.is_string_dtype(banned[column]), column
+    assert not banned.duplicated([S.QUERY_ID, S.DOC_ID]).any()
+    authz = tagged(demo.queries, "authz_boundary")
+    truth = demo.ground_truth[demo.ground_truth[S.QUERY_ID].isin(authz[S.QUERY_ID])]
+    hidden = truth[forbidden_reasons(truth, demo.queries, demo.documents) != ""]
+    key = [S.QUERY_ID, S.DOC_ID]
+    assert set(map(tuple, banned[key].to_numpy())) == set(map(tuple, hidden[key].to_numpy()))
+    assert (forbidden_reasons(banned, demo.queries, demo.documents) != "").all()  # none visible
+    assert banned[S.QUERY_ID].isin(authz[S.QUERY_ID]).all()
+    acl = banned[S.DOC_ID].map(demo.documents.set_index(S.DOC_ID)[S.ACL])
+    restricted = acl.map(len) > 0
+    assert restricted.mean() > 0.9
+    assert (banned[S.REASON][restricted]
+            == "restricted answer: " + acl[restricted].map(", ".join) + " only").all()
+    assert banned[S.REASON][~restricted].str.startswith("restricted answer: not visible (").all()
+    guest = banned[banned[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    guest_truth = demo.ground_truth[demo.ground_truth[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
+    assert set(guest[S.DOC_ID]) == set(guest_truth[S.DOC_ID])
+    assert (guest[S.REASON] == "restricted answer: staff only").all()
+
+
+def test_must_not_return_is_deterministic():
+    a, b = (D.generate(n_docs=300, n_queries=60, seed=2) for _ in range(2))
+    assert parquet_bytes(a.must_not_return) == parquet_bytes(b.must_not_return)

@@ -1,0 +1,33 @@
+"""Tiny documents and queries tables per the contracts, shared by the route tests."""
+
+import pandas as pd
+
+from releval.data import contracts as S
+
+BEFORE, ISSUED, AFTER = "2024-01-01", "2024-06-01", "2024-09-01"
+
+
+def doc(doc_id, text=None, title="", published=BEFORE, status="published", deleted=None,
+        tenant="A", acl=()):
+    return {S.DOC_ID: doc_id, S.TITLE: title,
+            S.TEXT: f"text of {doc_id}" if text is None else text, S.SOURCE_ID: doc_id,
+            S.PUBLISHED_AT: published, S.STATUS: status, S.DELETED_AT: deleted,
+            S.TENANT: tenant, S.ACL: list(acl)}
+
+
+def query(query_id, text="q", tenant="A", groups=("eng",), role="employee", issued=ISSUED):
+    return {S.QUERY_ID: query_id, S.TEXT: text, S.ISSUED_AT: issued, S.USER_ID: "u1",
+            S.TENANT: tenant, S.GROUPS: list(groups), S.ROLE: role, S.TAGS: [], S.WEIGHT: 1.0}
+
+
+def documents(*rows) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows), columns=list(S.DOCUMENT_COLUMNS))
+    for column in (S.PUBLISHED_AT, S.DELETED_AT):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def queries(*rows) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows), columns=list(S.QUERY_COLUMNS))
+    frame[S.ISSUED_AT] = pd.to_datetime(frame[S.ISSUED_AT], utc=True)
+    return frame
