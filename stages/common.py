@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
+from releval.data.readers import read_parquet, text_of
 from releval.errors import InputError
-from releval.metrics import resolve
-from releval.no_answer import has_tag
 from releval.params import Params, load_params
-from releval.readers import read_parquet, text_of
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -37,7 +34,7 @@ def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """A parquet input; InputError (one line) when an earlier stage has not written it or it
-    is not readable (releval.readers)."""
+    is not readable (releval.data.readers)."""
     return read_parquet(path)
 
 
@@ -62,26 +59,6 @@ def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[s
     """Every evaluated system's run_stats.json."""
     return {name: read_doc(folder / "run_stats.json")
             for name, folder in system_dirs(p, candidates, fused).items()}
-
-
-def compared(p: Params) -> tuple[list[str], float | dict[str, float]]:
-    """``compare.measures`` and ``compare.min_effect`` under their canonical names (as the
-    evaluate stage names them with ``evaluate.rel``)."""
-    measures = [m.name for m in resolve(p.compare.measures, p.evaluate.rel)]
-    effect = p.compare.min_effect
-    if isinstance(effect, dict):
-        effect = {m.name: v for name, v in effect.items()
-                  for m in resolve([name], p.evaluate.rel)}
-    return measures, effect
-
-
-def evaluated_queries(p: Params, split: pd.DataFrame, queries: pd.DataFrame
-                      ) -> tuple[pd.Series, pd.Series]:
-    """The ``evaluate.splits`` query ids whose relevance is measured, and those left out for
-    carrying the ``no_answer.tag`` tag."""
-    in_split = split.loc[split[S.SPLIT].isin(p.evaluate.splits), S.QUERY_ID]
-    no_answer = in_split.isin(queries.loc[has_tag(queries, p.no_answer.tag), S.QUERY_ID])
-    return in_split[~no_answer], in_split[no_answer]
 
 
 def write_json(path: str | Path, doc: dict) -> None:

@@ -7,8 +7,9 @@ query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> m
 summary.json (n, undefined, empty per measure, and where the qrels came from),
 route_hits.parquet (for each fused pair of systems, which one found each relevant document),
 labels.parquet (query_id, dimension, slice: the slices each evaluated query belongs to, for
-``slices.dimensions`` and ``compare.strata``) and
-unjudged.parquet (each system's unjudged top-k candidates: the next pooling round).
+``slices.dimensions`` and ``compare.strata``) and unjudged.parquet (each system's top
+``evaluate.judged_k`` candidates without a judgment, on the ``pool.splits`` queries: the next
+pooling round).
 Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
@@ -17,53 +18,55 @@ external run that has no rows for this data) is reported as skipped, not scored.
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
-from releval.diagnostics import CLASS, hit_counts, route_hits
-from releval.metrics import evaluate
+from releval.data import contracts as S
+from releval.data.visibility import judgments_of
+from releval.decision.no_answer import evaluated_queries
+from releval.decision.slices import labels as query_labels
+from releval.diagnosis.route_hits import CLASS, hit_counts, route_hits
+from releval.errors import InputError
+from releval.judging.pooling import unjudged
+from releval.metrics import evaluate_systems
 from releval.params import Params
-from releval.pooling import unjudged
-from releval.slices import labels as query_labels
-from releval.visibility import judgments_of
 from stages.common import (
-    evaluated_queries,
     guarded,
     params_of,
     parser,
+    read_doc,
+    read_table,
     system_runs,
     write_json,
     write_parquet,
 )
 
 
+@dataclass(frozen=True)
+class Outputs:
+    per_query: pd.DataFrame  # per_query.parquet
+    metrics: dict  # metrics.json
+    summary: dict  # summary.json
+    route_hits: pd.DataFrame  # route_hits.parquet
+    labels: pd.DataFrame  # labels.parquet
+    unjudged: pd.DataFrame  # unjudged.parquet
+
+
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
-        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame
-        ) -> tuple[pd.DataFrame, dict, dict, pd.DataFrame, pd.DataFrame]:
+        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
+        ingest: dict) -> Outputs:
+    """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
+    says where the qrels came from)."""
+    if "qrels" not in ingest:
+        raise InputError("no 'qrels' (where the qrels came from)", "ingest.json")
     c = p.evaluate
-    evaluated, no_answer = evaluated_queries(p, split, queries)
+    evaluated, no_answer = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
-    per_query, metrics, summary = [], {}, {}
-    skipped = sorted(name for name, table in runs.items() if table.empty)
-    for system, table in runs.items():
-        if table.empty:
-            continue
-        result = evaluate(table, qrels[visible], c.measures, rel=c.rel,
-                          max_grade=p.prepare.max_grade, queries=evaluated)
-        per_query.append(result.per_query.assign(**{S.SYSTEM: system}))
-        rows = result.summary.set_index(S.MEASURE)
-        metrics[system] = {m: None if pd.isna(v) else round(float(v), 6)
-                           for m, v in rows[S.VALUE].items()}
-        summary[system] = {m: {"value": metrics[system][m], "n": int(r["n"]),
-                               "undefined": int(r["undefined"]), "empty": int(r["empty"])}
-                           for m, r in rows.iterrows()}
-    table = pd.concat(per_query, ignore_index=True)[
-        [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]] if per_query else pd.DataFrame(
-        columns=[S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE])
+    scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,
+                              max_grade=p.prepare.max_grade, queries=evaluated)
     hits = [route_hits(f.lexical, runs[f.lexical], f.dense, runs[f.dense], qrels[visible],
                        c.rel).assign(pair=f"{f.lexical}|{f.dense}")
             for f in p.fusion.systems.values() if f.lexical in runs and f.dense in runs]
@@ -71,14 +74,19 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     dimensions = list(dict.fromkeys([*p.slices.dimensions, p.compare.strata]))
     labels = query_labels(queries, qrels[visible], documents, hits, evaluated,
                           p.slices.model_copy(update={"dimensions": dimensions}), rel=c.rel)
-    report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": summary,
+    report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": scored.summary,
               "no_answer_left_out": int(len(no_answer)),
-              "skipped": skipped, "depth": p.candidates.depth,
+              "skipped": scored.skipped, "depth": p.candidates.depth,
               "route_hits": {pair: hit_counts(group) for pair, group in hits.groupby("pair")},
               "judgments": {"evaluated": int(len(qrels)),
                             "invisible_left_out": int((~visible).sum()),
-                            "relevant_invisible_left_out": int((~visible & relevant).sum())}}
-    return table, metrics, report, hits, labels
+                            "relevant_invisible_left_out": int((~visible & relevant).sum())},
+              "qrels": ingest["qrels"]}
+    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
+    holes = unjudged({name: r[r[S.QUERY_ID].isin(pooled)] for name, r in runs.items()},
+                     judgments, c.judged_k)
+    report["unjudged"] = int(len(holes))
+    return Outputs(scored.per_query, scored.means, report, hits, labels, holes)
 
 
 def main() -> None:
@@ -94,21 +102,16 @@ def main() -> None:
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
-    split, qrels = pd.read_parquet(args.split), pd.read_parquet(args.qrels)
-    table, metrics, report, hits, labels = run(p, runs, qrels, split,
-                                       pd.read_parquet(raw / "queries.parquet"),
-                                       pd.read_parquet(raw / "documents.parquet"))
-    report["qrels"] = json.loads(Path(args.judgments).read_text())["qrels"]
-    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
-    holes = unjudged({name: r[r[S.QUERY_ID].isin(pooled)] for name, r in runs.items()}, qrels,
-                     p.evaluate.judged_k)
-    report["unjudged"] = int(len(holes))
-    write_parquet(out / "per_query.parquet", table)
-    write_json(out / "metrics.json", metrics)
-    write_json(out / "summary.json", report)
-    write_parquet(out / "route_hits.parquet", hits)
-    write_parquet(out / "labels.parquet", labels)
-    write_parquet(out / "unjudged.parquet", holes)
+    result = run(p, runs, read_table(args.qrels), read_table(args.split),
+                 read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
+                 read_doc(args.judgments))
+    write_parquet(out / "per_query.parquet", result.per_query)
+    write_json(out / "metrics.json", result.metrics)
+    write_json(out / "summary.json", result.summary)
+    write_parquet(out / "route_hits.parquet", result.route_hits)
+    write_parquet(out / "labels.parquet", result.labels)
+    write_parquet(out / "unjudged.parquet", result.unjudged)
+    report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")
 

@@ -3,12 +3,12 @@ first layer that lost it, and a worksheet for the manual inspection.
 
 For ``compare.baseline`` and ``compare.candidate``, on the evaluated queries (no-answer
 queries aside): each judged-relevant document (grade ≥ ``evaluate.rel``) outside the
-system's top ``failures.k`` is classified by ``releval.failures.classify`` (corpus, chunk,
-filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the routes
-re-searched exactly to ``failures.deep_k``; safety violations of the systems and their
-routes are failures too (layer filter). A reviewed worksheet (``failures.review``)
-overrides the automatic layers; its bad rows are quarantined and the disagreement rate
-reported.
+system's top ``failures.k`` is classified by ``releval.diagnosis.layers.classify`` (corpus,
+chunk, filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the
+routes re-searched exactly to ``failures.deep_k`` (``releval.retrieval.deep``); safety
+violations of the systems and their routes are failures too (layer filter). A reviewed
+worksheet (``failures.review``) overrides the automatic layers; its bad rows are quarantined
+and the disagreement rate reported.
 
 Outputs (data/failures/): failures.parquet (one row per failure, with evidence and the
 ``compare.strata`` slice), summary.parquet (counts by system × kind × layer and by slice),
@@ -23,21 +23,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
-from releval import worksheet
-from releval.failures import (
-    LAYERS,
-    SystemInfo,
-    changes,
-    classify,
-    exact_ranks,
-    safety_failures,
-    summary,
-)
-from releval.inputs import pinned
+from releval.data import contracts as S
+from releval.decision.no_answer import evaluated_queries
+from releval.diagnosis import worksheet
+from releval.diagnosis.layers import LAYERS, classify, system_infos
+from releval.diagnosis.summary import changes, safety_failures, summary
 from releval.params import Params
+from releval.project.inputs import pinned
+from releval.retrieval.deep import exact_ranks
 from stages.common import (
-    evaluated_queries,
     guarded,
     params_of,
     parser,
@@ -50,34 +44,23 @@ from stages.common import (
 
 
 @dataclass(frozen=True)
-class Result:
-    failures: pd.DataFrame
-    summary: pd.DataFrame
-    worksheet: pd.DataFrame
-    quarantine: pd.DataFrame
-    report: dict
-
-
-def systems_of(p: Params, stats: dict[str, dict]) -> dict[str, SystemInfo]:
-    """What classification needs to know about every system: route, index, fusion sources."""
-    out = {}
-    for name, config in p.candidates.systems.items():
-        out[name] = SystemInfo(name, config.route, index=getattr(config, "index", "exact"))
-    for name, f in p.fusion.systems.items():
-        out[name] = SystemInfo(name, "hybrid", sources=(f.lexical, f.dense),
-                               fusion=stats.get(name, {}).get("fusion"))
-    return out
+class Outputs:
+    failures: pd.DataFrame  # failures.parquet
+    summary: pd.DataFrame  # summary.parquet
+    worksheet: pd.DataFrame  # worksheet.csv
+    quarantine: pd.DataFrame  # review_quarantine.csv
+    report: dict  # failures.json
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
         judgments: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
         split: pd.DataFrame, labels: pd.DataFrame, violations: pd.DataFrame,
-        answers: pd.DataFrame, review: str | Path | None = None) -> Result:
+        answers: pd.DataFrame, review: str | Path | None = None) -> Outputs:
     c, f = p.compare, p.failures
     compared = [c.baseline, c.candidate]
-    infos = systems_of(p, stats)
-    routes = list(dict.fromkeys(r for s in compared for r in (s, *infos[s].sources)))
-    query_ids, _ = evaluated_queries(p, split, queries)
+    infos = system_infos(p, stats)
+    routes = list(dict.fromkeys(r for s in compared for r in p.windows(s)))
+    query_ids, _ = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     deep = exact_ranks({r: p.candidates.systems[r] for r in routes
                         if r in p.candidates.systems}, documents, queries, query_ids, f.deep_k)
     found = classify({s: infos[s] for s in routes}, runs, judgments, queries, documents,
@@ -86,7 +69,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
     found = found[found[S.SYSTEM].isin(compared)]
     unsafe = violations[violations[S.QUERY_ID].isin(query_ids)]
     table = pd.concat([found, safety_failures(unsafe, routes)], ignore_index=True)
-    strata = labels.loc[labels["dimension"] == c.strata].set_index(S.QUERY_ID)["slice"]
+    strata = labels.loc[labels[S.DIMENSION] == c.strata].set_index(S.QUERY_ID)[S.SLICE]
     table = table.assign(stratum=table[S.QUERY_ID].map(strata).fillna("unlabelled"))
     sheet = worksheet.build(table, runs, judgments, queries, documents, k=f.k)
     quarantine = pd.DataFrame()
@@ -104,7 +87,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
               "safety": {s: int(((table["kind"] == "safety") & (table[S.SYSTEM] == s)).sum())
                          for s in routes},
               "review": review_report}
-    return Result(table, summary(table, labels), sheet, quarantine, report)
+    return Outputs(table, summary(table, labels), sheet, quarantine, report)
 
 
 def main() -> None:

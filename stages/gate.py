@@ -1,19 +1,20 @@
 """Stage ``gate``: the release decision, every ``gate.rules`` entry checked against the evidence.
 
 Reads the comparison, the slices, the safety report, the metrics and each system's latency
-(run_stats.json); writes data/gate/decision.json (``releval.gate.decide``) and prints
+(run_stats.json); writes data/gate/decision.json (``releval.decision.gate.decide``) and prints
 "gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the decision;
 ``releval gate`` turns the decision into the exit status for CI.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval.errors import InputError
-from releval.gate import Evidence, decide
+from releval.decision.gate import decide
+from releval.decision.gate.evidence import Evidence, check_sides
 from releval.params import Params
 from stages.common import (
     guarded,
@@ -26,19 +27,20 @@ from stages.common import (
 )
 
 
+@dataclass(frozen=True)
+class Outputs:
+    decision: dict  # decision.json
+
+
 def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
-        latency: dict[str, dict]) -> dict:
+        latency: dict[str, dict]) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``; a comparison of
     other systems than params name is stale input and is rejected."""
-    baseline, candidate = p.compare.baseline, p.compare.candidate
-    for side, name in (("baseline", baseline), ("candidate", candidate)):
-        found = comparison.get(side, name)
-        if found != name:
-            raise InputError(f"the comparison's {side} is {found!r} but compare.{side} is "
-                             f"{name!r}; rerun compare", "comparison")
-    evidence = Evidence(baseline=baseline, candidate=candidate, comparison=comparison,
-                        slices=slices, safety=safety, metrics=metrics, latency=latency)
-    return decide(p.gate.rules, evidence)
+    evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
+                        comparison=comparison, slices=slices, safety=safety, metrics=metrics,
+                        latency=latency)
+    check_sides(evidence)
+    return Outputs(decide(p.gate.rules, evidence))
 
 
 def summary(decision: dict) -> str:
@@ -72,11 +74,10 @@ def main() -> None:
     ap.add_argument("--out", default="data/gate")
     args = ap.parse_args()
     p = params_of(args)
-    decision = run(p, read_doc(args.compare), read_table(args.slices),
-                   read_doc(args.safety), read_doc(args.metrics),
-                   read_latency(p, args.candidates, args.fused))
-    write_json(Path(args.out) / "decision.json", decision)
-    print(summary(decision))
+    result = run(p, read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
+                 read_doc(args.metrics), read_latency(p, args.candidates, args.fused))
+    write_json(Path(args.out) / "decision.json", result.decision)
+    print(summary(result.decision))
 
 
 if __name__ == "__main__":

@@ -13,85 +13,107 @@ judgments.parquet, quarantine.csv, adjudication.csv, agreement.json, ingest.json
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
-from releval.errors import InputError
-from releval.inputs import pinned
-from releval.judgments import adjudicate, agreement, ingest, read_judgments
+from releval.data import contracts as S
+from releval.demo.judges import simulate_round
+from releval.judging.adjudication import adjudicate, dataset_qrels
+from releval.judging.agreement import agreement
+from releval.judging.files import read_judges_files, read_judgments
+from releval.judging.ingest import carried_over, ingest
 from releval.params import Params
-from releval.simulated_judges import corrupt, simulate
-from stages.common import guarded, params_of, parser, write_json, write_parquet
+from releval.project.inputs import INPUT_DIR, pinned
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_doc,
+    read_table,
+    write_json,
+    write_parquet,
+)
 
-
-def _simulated(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
-               accepted: pd.DataFrame | None) -> pd.DataFrame:
-    """Simulated judges grade the pairs not judged yet (a new round), as people would."""
-    c = p.judgments
-    if accepted is not None and len(accepted):
-        pool = pool[~pool["blind_id"].isin(accepted["blind_id"])]
-    latest = int(pool["round"].max()) if len(pool) else 1
-    rows = simulate(pool, truth, judges=c.judges, seed=p.base.seed + latest, noise=c.noise,
-                    max_grade=p.prepare.max_grade)
-    return corrupt(rows, share=c.corrupt, seed=p.base.seed) if c.corrupt else rows
-
-
-def _files(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
-           accepted: pd.DataFrame | None) -> pd.DataFrame:
-    """Every judges' file in the folder; rows already accepted count as such, not twice."""
-    folder = pinned(p, "judgments.files")
-    files = sorted([*folder.glob("*.csv"), *folder.glob("*.json")]) if folder.is_dir() else []
-    if not files:
-        raise InputError("no judges' files (*.csv, *.json) found", str(folder))
-    return pd.concat([read_judgments(f) for f in files], ignore_index=True)
-
-
-SOURCES = {"simulated": _simulated, "files": _files}
 LABELS = {"simulated": "pooled judgments from simulated judges (demo simulation)",
           "files": "pooled judgments from judges' files",
           "dataset": "the dataset's own qrels"}
 
 
-def _dataset(truth: pd.DataFrame) -> dict:
-    qrels = truth[[S.QUERY_ID, S.DOC_ID, S.GRADE]].assign(
-        n_judges=1, agreement=float("nan"), adjudicated=False, pool_id="dataset",
-        **{S.GUIDELINE: "dataset"})
+@dataclass(frozen=True)
+class Outputs:
+    """qrels → qrels.parquet, judgments → judgments.parquet (every accepted judgment so far),
+    quarantine → quarantine.csv, adjudication → adjudication.csv, agreement →
+    agreement.json, ingest → ingest.json (the counts, the source and its qrels label)."""
+
+    qrels: pd.DataFrame
+    judgments: pd.DataFrame
+    quarantine: pd.DataFrame
+    adjudication: pd.DataFrame
+    agreement: dict
+    ingest: dict
+
+
+def _simulated(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
+               accepted: pd.DataFrame | None, inputs: Path) -> pd.DataFrame:
+    """Simulated judges grade the pairs not judged yet (the demo)."""
+    c = p.judgments
+    return simulate_round(pool, truth, accepted, judges=c.judges, seed=p.base.seed,
+                          noise=c.noise, max_grade=p.prepare.max_grade, corrupt_share=c.corrupt)
+
+
+def _files(p: Params, pool: pd.DataFrame, truth: pd.DataFrame,
+           accepted: pd.DataFrame | None, inputs: Path) -> pd.DataFrame:
+    """Every judges' file in the pinned folder; rows already accepted count as such."""
+    return read_judges_files(pinned(p, "judgments.files", inputs))
+
+
+ROWS: dict[str, Callable[..., pd.DataFrame]] = {"simulated": _simulated, "files": _files}
+
+
+def _pooled(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
+            accepted: pd.DataFrame | None, inputs: Path) -> Outputs:
+    """The ``ROWS`` of the source ingested into the accepted judgments, then adjudicated."""
+    c, pool_id, guideline = p.judgments, identity[S.POOL_ID], identity["guideline"]
+    rows = ROWS[p.judges_source](p, pool, truth, accepted, inputs)
+    ingested = ingest(rows, pool, pool_id=pool_id, max_grade=p.prepare.max_grade,
+                      guideline=guideline, accepted=accepted)
+    adjudicator = (read_judgments(pinned(p, "judgments.adjudicator", inputs)) if c.adjudicator
+                   else None)
+    result = adjudicate(ingested.accepted, method=c.method, max_spread=c.max_spread,
+                        adjudicator=adjudicator, pool_id=pool_id, guideline=guideline)
+    return Outputs(result.qrels, ingested.accepted, ingested.quarantine, result.queue,
+                   agreement(ingested.accepted, max_grade=p.prepare.max_grade,
+                             low=c.low_agreement),
+                   _ingest(p, ingested.counts))
+
+
+def _dataset(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
+             accepted: pd.DataFrame | None, inputs: Path) -> Outputs:
+    """The dataset's own qrels, passed through: no judges, nothing quarantined."""
     empty = pd.DataFrame()
-    return {"qrels": qrels, "accepted": empty, "quarantine": empty, "queue": empty,
-            "agreement": {"note": "the dataset's own qrels: no per-judge grades"},
-            "counts": {"rows_in": len(truth), "accepted_new": len(truth),
-                       "already_accepted": 0, "quarantined": 0}}
+    counts = {"rows_in": len(truth), "accepted_new": len(truth), "already_accepted": 0,
+              "quarantined": 0}
+    return Outputs(dataset_qrels(truth), empty, empty, empty,
+                   {"note": "the dataset's own qrels: no per-judge grades"}, _ingest(p, counts))
 
 
-def carried_over(previous: pd.DataFrame | None, identity: dict) -> pd.DataFrame | None:
-    """The accepted judgments kept from earlier runs, if they belong to this pool."""
-    if previous is None or previous.empty or "pool_id" not in previous.columns:
-        return None
-    return previous if previous["pool_id"].iloc[0] == identity["pool_id"] else None
+def _ingest(p: Params, counts: dict) -> dict:
+    return counts | {"source": p.judges_source, "qrels": LABELS[p.judges_source]}
+
+
+SOURCES = {"simulated": _pooled, "files": _pooled, "dataset": _dataset}
 
 
 def run(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
-        accepted: pd.DataFrame | None) -> dict:
-    source = p.judges_source
-    if source == "dataset":
-        return _dataset(truth)
-    rows = SOURCES[source](p, pool, truth, accepted)
-    ingested = ingest(rows, pool, pool_id=identity["pool_id"], max_grade=p.prepare.max_grade,
-                      guideline=identity["guideline"], accepted=accepted)
-    c = p.judgments
-    adjudicator = (read_judgments(pinned(p, "judgments.adjudicator")) if c.adjudicator
-                   else None)
-    result = adjudicate(ingested.accepted, method=c.method, max_spread=c.max_spread,
-                        adjudicator=adjudicator, pool_id=identity["pool_id"],
-                        guideline=identity["guideline"])
-    return {"qrels": result.qrels, "accepted": ingested.accepted,
-            "quarantine": ingested.quarantine, "queue": result.queue,
-            "agreement": agreement(ingested.accepted, max_grade=p.prepare.max_grade,
-                                   low=c.low_agreement),
-            "counts": ingested.counts}
+        previous: pd.DataFrame | None, inputs: Path = INPUT_DIR) -> Outputs:
+    """Judgments of ``p.judges_source`` for the pool, over the accepted judgments of earlier
+    runs (``previous``) when they are this pool's; judges' files are read from their pinned
+    copies under ``inputs``."""
+    accepted = carried_over(previous, identity[S.POOL_ID])
+    return SOURCES[p.judges_source](p, pool, identity, truth, accepted, inputs)
 
 
 def main() -> None:
@@ -103,23 +125,20 @@ def main() -> None:
     p = params_of(args)
     out, pool_dir = Path(args.out), Path(args.pool)
     kept = out / "judgments.parquet"
-    previous = pd.read_parquet(kept) if kept.exists() else None
-    identity = json.loads((pool_dir / "identity.json").read_text())
-    result = run(p, pd.read_parquet(pool_dir / "pool.parquet"), identity,
-                 pd.read_parquet(Path(args.raw) / "judgments.parquet"),
-                 carried_over(previous, identity))
-    write_parquet(out / "qrels.parquet", result["qrels"])
-    write_parquet(kept, result["accepted"])
+    result = run(p, read_table(pool_dir / "pool.parquet"), read_doc(pool_dir / "identity.json"),
+                 read_table(Path(args.raw) / "judgments.parquet"),
+                 read_table(kept) if kept.exists() else None)
+    write_parquet(out / "qrels.parquet", result.qrels)
+    write_parquet(kept, result.judgments)
     out.mkdir(parents=True, exist_ok=True)
-    result["quarantine"].to_csv(out / "quarantine.csv", index=False)
-    result["queue"].to_csv(out / "adjudication.csv", index=False)
-    write_json(out / "agreement.json", result["agreement"])
-    write_json(out / "ingest.json", result["counts"] | {"source": p.judges_source,
-                                                        "qrels": LABELS[p.judges_source]})
-    c = result["counts"]
-    print(f"judgments ({LABELS[p.judges_source]}): rows in {c['rows_in']:,} = accepted "
+    result.quarantine.to_csv(out / "quarantine.csv", index=False)
+    result.adjudication.to_csv(out / "adjudication.csv", index=False)
+    write_json(out / "agreement.json", result.agreement)
+    write_json(out / "ingest.json", result.ingest)
+    c = result.ingest
+    print(f"judgments ({c['qrels']}): rows in {c['rows_in']:,} = accepted "
           f"{c['accepted_new']:,} + already accepted {c['already_accepted']:,} + quarantined "
-          f"{c['quarantined']:,}; qrels {len(result['qrels']):,} pairs")
+          f"{c['quarantined']:,}; qrels {len(result.qrels):,} pairs")
 
 
 if __name__ == "__main__":

@@ -12,36 +12,47 @@ never systems, ranks or scores).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
-from releval.guidelines import load_guideline
-from releval.params import Params
-from releval.pooling import (
-    blind_export,
-    build_pool,
-    corpus_digest,
+from releval.data import contracts as S
+from releval.data.split import queries_in
+from releval.judging.guidelines import load_guideline
+from releval.judging.pooling import (
+    grow_pool,
     label_config,
-    pool_id_of,
+    label_studio_tasks,
+    to_judge,
     write_csv,
     write_label_studio,
 )
-from stages.common import guarded, params_of, parser, write_json, write_parquet
+from releval.params import Params
+from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """pool → pool.parquet, identity → identity.json (with the guideline version), judging →
+    judging.csv, tasks → label_studio_tasks.json, label_config → label_config.xml."""
+
+    pool: pd.DataFrame
+    identity: dict
+    judging: pd.DataFrame
+    tasks: list[dict]
+    label_config: str
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
-        queries: pd.DataFrame, split: pd.DataFrame, previous: pd.DataFrame | None):
+        queries: pd.DataFrame, split: pd.DataFrame, previous: pd.DataFrame | None) -> Outputs:
     """The pool (incremental over ``previous`` when it is the same pool) and its export."""
-    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
-    runs = {name: run[run[S.QUERY_ID].isin(pooled)] for name, run in runs.items()}
-    digest = corpus_digest(documents)
-    same = previous is not None and not previous.empty and (
-        previous["pool_id"].iloc[0] == pool_id_of(p.base.seed, p.pool.depth, digest))
-    pool = build_pool(runs, p.pool.depth, p.base.seed, digest, previous if same else None)
-    latest = int(pool.table["round"].max()) if len(pool.table) else None
-    return pool, blind_export(pool.table, documents, queries, p.base.seed, round=latest)
+    guideline = load_guideline(p.pool.guideline)
+    pool = grow_pool(runs, documents, queries_in(split, p.pool.splits), p.pool.depth,
+                     p.base.seed, previous)
+    export = to_judge(pool, documents, queries, p.base.seed)
+    return Outputs(pool.table, pool.identity | {"guideline": guideline.version}, export,
+                   label_studio_tasks(export, guideline), label_config(guideline))
 
 
 def main() -> None:
@@ -53,20 +64,18 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {s: pd.read_parquet(Path(args.candidates) / s / "run.parquet") for s in p.pool.systems}
+    runs = {s: read_table(Path(args.candidates) / s / "run.parquet") for s in p.pool.systems}
     existing = out / "pool.parquet"
-    previous = pd.read_parquet(existing) if existing.exists() else None
-    pool, export = run(p, runs, pd.read_parquet(raw / "documents.parquet"),
-                       pd.read_parquet(raw / "queries.parquet"), pd.read_parquet(args.split),
-                       previous)
-    guideline = load_guideline(p.pool.guideline)
-    write_parquet(out / "pool.parquet", pool.table)
-    write_json(out / "identity.json", pool.identity | {"guideline": guideline.version})
-    write_csv(export, out / "judging.csv")
-    write_label_studio(export, out / "label_studio_tasks.json", guideline)
-    (out / "label_config.xml").write_text(label_config(guideline))
-    rounds = pool.table["round"].value_counts().sort_index()
-    print(f"pool {pool.identity['pool_id']}: {len(pool.table):,} pairs "
+    previous = read_table(existing) if existing.exists() else None
+    result = run(p, runs, read_table(raw / "documents.parquet"),
+                 read_table(raw / "queries.parquet"), read_table(args.split), previous)
+    write_parquet(out / "pool.parquet", result.pool)
+    write_json(out / "identity.json", result.identity)
+    write_csv(result.judging, out / "judging.csv")
+    write_label_studio(result.tasks, out / "label_studio_tasks.json")
+    (out / "label_config.xml").write_text(result.label_config)
+    rounds = result.pool[S.ROUND].value_counts().sort_index()
+    print(f"pool {result.identity[S.POOL_ID]}: {len(result.pool):,} pairs "
           f"({json.dumps({int(k): int(v) for k, v in rounds.items()})} per round)")
 
 

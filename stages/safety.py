@@ -2,11 +2,13 @@
 
 Safety is zero tolerance and is counted over every query that has candidates, in every split
 (a leak is a leak, whichever split it is in): each returned pair the query may not see, or
-that must_not_return lists, at any rank (``releval.safety``). A fused system answers for its
-own window and for the windows of the systems it fuses (``fusion.systems.<name>.lexical`` and
-``.dense``). No-answer refusals (``releval.no_answer``) are reported over the queries of
-``evaluate.splits``, with ``no_answer.tag`` and ``no_answer.thresholds``; systems with an empty
-run (no data) are listed under ``skipped`` and get no refusal figures.
+that must_not_return lists, at any rank (``releval.decision.safety``). A fused system
+answers for its own window and for the windows of the systems it fuses
+(``Params.windows``: ``fusion.systems.<name>.lexical`` and ``.dense``); violations ranked
+below ``safety.top_k`` are also counted apart (``below_top_k``). No-answer refusals
+(``releval.decision.no_answer``) are reported over the queries of ``evaluate.splits``, with
+``no_answer.tag`` and ``no_answer.thresholds``; systems with an empty run (no data) are
+listed under ``skipped`` and get no refusal figures.
 
 Outputs (data/safety/): violations.parquet (system, route, query_id, doc_id, rank, reason,
 in_top_k, split; split ``unassigned`` for a query the split table lacks) and safety.json
@@ -16,15 +18,15 @@ in_top_k, split; split ``unassigned`` for a query the split table lacks) and saf
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval import schema as S
-from releval.errors import InputError
-from releval.no_answer import refusals
+from releval.data import contracts as S
+from releval.decision.no_answer import check_thresholds, refusals
+from releval.decision.safety import in_splits, summary, violations
 from releval.params import Params
-from releval.safety import summary, violations
 from stages.common import (
     guarded,
     params_of,
@@ -35,38 +37,28 @@ from stages.common import (
     write_parquet,
 )
 
-TOP_K = 10  # violations ranked below this are also counted apart (below_top_k)
-UNASSIGNED = "unassigned"
 
-
-def systems_routes(p: Params, names) -> dict[str, list[str]]:
-    """Each system's windows it answers for: itself, plus the two systems a fused one fuses."""
-    fused = p.fusion.systems
-    return {name: [name, fused[name].lexical, fused[name].dense] if name in fused else [name]
-            for name in names}
+@dataclass(frozen=True)
+class Outputs:
+    violations: pd.DataFrame  # violations.parquet
+    report: dict  # safety.json
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
-        documents: pd.DataFrame, must_not_return: pd.DataFrame, split: pd.DataFrame,
-        top_k: int = TOP_K) -> tuple[pd.DataFrame, dict]:
-    unknown = sorted(set(p.no_answer.thresholds) - set(p.systems()))
-    if unknown:
-        raise InputError(f"no_answer.thresholds names unknown system(s) {', '.join(unknown)} "
-                         f"(systems: {', '.join(p.systems())})", "params")
-    found = violations(runs, queries, documents, must_not_return, top_k=top_k)
-    where = pd.Series(split[S.SPLIT].astype("str").to_numpy(),
-                      index=split[S.QUERY_ID].astype("str").to_numpy())
-    found[S.SPLIT] = found[S.QUERY_ID].map(where).fillna(UNASSIGNED).astype("str")
-    routes = systems_routes(p, runs)
-    counts = summary(found, routes)
+        documents: pd.DataFrame, must_not_return: pd.DataFrame, split: pd.DataFrame) -> Outputs:
+    check_thresholds(p.no_answer.thresholds, p.systems())
+    found = in_splits(violations(runs, queries, documents, must_not_return,
+                                 top_k=p.safety.top_k), split)
+    windows = {name: p.windows(name) for name in runs}
+    counts = summary(found, windows)
     skipped = sorted(name for name, table in runs.items() if table.empty)
     evaluated = split.loc[split[S.SPLIT].isin(p.evaluate.splits), S.QUERY_ID]
     refused = refusals({n: t for n, t in runs.items() if n not in skipped}, queries, evaluated,
                        tag=p.no_answer.tag, thresholds=p.no_answer.thresholds)
-    report = {"top_k": top_k,
-              "systems": {name: {"routes": routes[name], **counts[name]} for name in runs},
+    report = {"top_k": p.safety.top_k,
+              "systems": {name: {"routes": windows[name], **counts[name]} for name in runs},
               "no_answer": refused, "skipped": skipped}
-    return found, report
+    return Outputs(found, report)
 
 
 def main() -> None:
@@ -80,13 +72,14 @@ def main() -> None:
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
-    found, report = run(p, runs, read_table(raw / "queries.parquet"),
-                        read_table(raw / "documents.parquet"),
-                        read_table(raw / "must_not_return.parquet"), read_table(args.split))
-    write_parquet(out / "violations.parquet", found)
-    write_json(out / "safety.json", report)
-    worst = {name: s["violations"] for name, s in report["systems"].items() if s["violations"]}
-    print(f"safety: {len(found):,} violation(s) in {len(runs)} system window(s)"
+    result = run(p, runs, read_table(raw / "queries.parquet"),
+                 read_table(raw / "documents.parquet"),
+                 read_table(raw / "must_not_return.parquet"), read_table(args.split))
+    write_parquet(out / "violations.parquet", result.violations)
+    write_json(out / "safety.json", result.report)
+    systems = result.report["systems"]
+    worst = {name: s["violations"] for name, s in systems.items() if s["violations"]}
+    print(f"safety: {len(result.violations):,} violation(s) in {len(runs)} system window(s)"
           + (f" ({', '.join(f'{n}: {v}' for n, v in worst.items())})" if worst else ""))
 
 

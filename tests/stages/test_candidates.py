@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from releval.demo_data import GUEST_RUNBOOK_QUERY_ID, generate
-from releval.fusion import fuse
+from releval.demo.generator import GUEST_RUNBOOK_QUERY_ID, generate
 from releval.params import Params
+from releval.retrieval.fusion import fuse
 from stages.candidates import run
 
 ROUTES = ("bm25", "dense", "hybrid")
@@ -20,10 +20,10 @@ def all_windows(tmp_path_factory):
         "bm25": {"route": "bm25"},
         "dense": {"route": "dense", "cache_dir": cache, "min_score": 0.3}}}})
     full = {name: run(params, name, data.documents, data.queries) for name in ("bm25", "dense")}
-    for _, _, latency in full.values():  # one measured latency per query, in queries' order
+    for latency in (r.latency for r in full.values()):  # one per query, in queries' order
         assert latency["query_id"].tolist() == data.queries["query_id"].tolist()
         assert (latency["latency_ms"] > 0).all()
-    out = {name: result[:2] for name, result in full.items()}
+    out = {name: (r.run, r.stats) for name, r in full.items()}
     cols = ["query_id", "doc_id", "rank", "score"]
     fused = fuse({n: out[n][0][cols] for n in out}, 200, {"method": "rrf", "k": 60})
     out["hybrid"] = (fused.assign(system="hybrid", route="hybrid")[

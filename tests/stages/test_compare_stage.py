@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from releval.compare import Uncontrolled, condition_differences
+from releval.decision.compare import Uncontrolled
 from releval.params import Params
 from stages.compare import run
 
@@ -63,8 +63,8 @@ def params(**compare):
 
 
 def test_controlled_comparison_pairs_aggregates_and_diffs():
-    doc, diff = run(params(), per_query(), labels(), queries(), documents(), judgments(),
-                    stats())
+    result = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats())
+    doc, diff = result.comparison, result.diff
     assert doc["controlled"] and doc["differences"] == []
     assert {r["measure"]: r["mean_diff"] for r in doc["paired"]} == pytest.approx(
         {"nDCG@10": 0.1875, "R@100": 0.3125})
@@ -89,8 +89,8 @@ def test_different_budget_is_refused_with_the_difference_listed():
 
 
 def test_allow_uncontrolled_labels_every_output():
-    doc, _ = run(params(allow_uncontrolled=True), per_query(), labels(), queries(),
-                 documents(), judgments(), stats(hybrid_depth=50))
+    doc = run(params(allow_uncontrolled=True), per_query(), labels(), queries(),
+              documents(), judgments(), stats(hybrid_depth=50)).comparison
     assert doc["controlled"] is False
     assert doc["differences"] == ["budget: baseline 100 ≠ candidate 50"]
     assert doc["note"].startswith("UNCONTROLLED")
@@ -112,19 +112,9 @@ def test_different_query_sets_differ_in_the_queries_condition():
         run(params(), pq, labels(), queries(), documents(), judgments(), stats())
 
 
-def test_condition_differences_lists_each_differing_condition_once():
-    a = {"queries": "4", "qrels": "r1", "budget": 100, "time_window": "w", "visibility": "v"}
-    assert condition_differences(a, dict(a)) == []
-    b = dict(a, qrels="r2", time_window="w2")
-    assert condition_differences(a, b) == ["qrels: baseline 'r1' ≠ candidate 'r2'",
-                                           "time_window: baseline 'w' ≠ candidate 'w2'"]
-    assert condition_differences(a, {k: v for k, v in a.items() if k != "budget"}) == [
-        "budget: baseline 100 ≠ candidate None"]
-
-
 def test_clusters_resample_users():
-    doc, _ = run(params(cluster="user_id"), per_query(), labels(), queries(), documents(),
-                 judgments(), stats())
+    doc = run(params(cluster="user_id"), per_query(), labels(), queries(), documents(),
+              judgments(), stats()).comparison
     assert {r["unit"] for r in doc["paired"]} == {"cluster"}
     assert {r["units"] for r in doc["paired"]} == {3}
     assert np.isfinite(doc["paired"][0]["ci_low"])

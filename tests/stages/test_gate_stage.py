@@ -46,7 +46,8 @@ def params(gate=GATE, **compare):
 
 
 def test_run_passes_when_every_rule_holds():
-    decision = run(params(), COMPARISON, SLICES, SAFETY, METRICS, {"hybrid": {"p95": 50.0}})
+    decision = run(params(), COMPARISON, SLICES, SAFETY, METRICS,
+                   {"hybrid": {"p95": 50.0}}).decision
     assert decision["passed"] is True and decision["failed"] == []
     assert [r["passed"] for r in decision["rules"]] == [True] * 5
     assert decision["rules"][2]["reason"] == "not applicable: no no-answer queries"
@@ -56,7 +57,7 @@ def test_run_passes_when_every_rule_holds():
 def test_run_fails_on_a_too_small_critical_slice_and_unmeasured_latency():
     gate = {"rules": [{**GATE["rules"][0], "slices": ["kind=error_code"]}, GATE["rules"][4]]}
     decision = run(params(gate), COMPARISON, SLICES, SAFETY, METRICS,
-                   {"hybrid": {"p50": None, "p95": None, "p99": None}})
+                   {"hybrid": {"p50": None, "p95": None, "p99": None}}).decision
     assert decision["failed"] == ["no_regression nDCG@10 @ kind=error_code", "latency p95"]
     assert summary(decision) == ("gate: FAIL (2 of 3 rules failed: no_regression nDCG@10 @ "
                                  "kind=error_code, latency p95)")
@@ -71,7 +72,7 @@ def test_run_rejects_a_comparison_of_other_systems():
 def test_uncontrolled_summary_is_labelled():
     uncontrolled = {**COMPARISON, "controlled": False, "differences": ["queries differ"]}
     decision = run(params({"rules": [{"rule": "safety"}]}), uncontrolled, SLICES, SAFETY,
-                   METRICS, {})
+                   METRICS, {}).decision
     assert decision["controlled"] is False and decision["differences"] == ["queries differ"]
     assert summary(decision) == "gate: PASS [UNCONTROLLED]"
 

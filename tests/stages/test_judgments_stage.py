@@ -1,14 +1,19 @@
 """Pool → blind export → judged export → qrels, as judges and the pipeline use them."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
 
-from releval.guidelines import load_guideline
-from releval.judgments import adjudicate, ingest, read_judgments
+from releval.errors import InputError
+from releval.judging.adjudication import adjudicate
+from releval.judging.files import read_judgments
+from releval.judging.guidelines import load_guideline
+from releval.judging.ingest import ingest
+from releval.judging.pooling import blind_export, build_pool, label_studio_tasks, write_label_studio
 from releval.params import Params
-from releval.pooling import blind_export, build_pool, write_label_studio
+from releval.project.inputs import pin
 from stages.judgments import run as judgments_run
 
 
@@ -25,11 +30,14 @@ def tiny():
     return documents, queries, pool
 
 
+TRUTH = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "grade": [3, 2]})
+
+
 def test_label_studio_round_trip_gives_qrels_with_provenance(tiny, tmp_path):
     documents, queries, pool = tiny
     guideline = load_guideline()
     export = blind_export(pool.table, documents, queries, seed=3)
-    write_label_studio(export, tmp_path / "tasks.json", guideline)
+    write_label_studio(label_studio_tasks(export, guideline), tmp_path / "tasks.json")
     tasks = json.loads((tmp_path / "tasks.json").read_text())
     assert {t["data"]["blind_id"] for t in tasks} == set(pool.table.blind_id)
     truth = dict(zip(pool.table.blind_id, pool.table.doc_id.map({"d1": 3, "d2": 2, "d3": 0}),
@@ -59,24 +67,81 @@ def test_label_studio_round_trip_gives_qrels_with_provenance(tiny, tmp_path):
 
 def test_simulated_judging_with_malformed_rows_reconciles_and_quarantines(tiny):
     documents, queries, pool = tiny
-    truth = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "grade": [3, 2]})
     params = Params.model_validate({"judgments": {"source": "simulated", "corrupt": 0.3}})
     identity = pool.identity | {"guideline": "relevance-v1"}
-    result = judgments_run(params, pool.table, identity, truth, None)
-    c = result["counts"]
+    result = judgments_run(params, pool.table, identity, TRUTH, None)
+    c = result.ingest
     assert c["rows_in"] == c["accepted_new"] + c["already_accepted"] + c["quarantined"]
-    assert c["quarantined"] == len(result["quarantine"]) > 0
-    assert result["quarantine"]["reason"].notna().all()
-    assert set(result["qrels"].doc_id + result["qrels"].query_id) == set(
+    assert c["quarantined"] == len(result.quarantine) > 0
+    assert result.quarantine["reason"].notna().all()
+    assert set(result.qrels.doc_id + result.qrels.query_id) == set(
         pool.table.doc_id + pool.table.query_id)
+    assert c["source"] == "simulated"
+    assert c["qrels"] == "pooled judgments from simulated judges (demo simulation)"
+    assert len(result.judgments) == c["accepted_new"] and result.agreement["judges"] == 3
 
 
-def test_only_this_pools_judgments_are_carried_over(tiny):
-    from stages.judgments import carried_over
-
+def test_a_rerun_over_this_pools_judgments_accepts_nothing_twice(tiny):
     _, _, pool = tiny
-    mine = pd.DataFrame({"pool_id": [pool.identity["pool_id"]], "grade": [1]})
-    assert carried_over(mine, pool.identity) is mine
-    assert carried_over(mine.assign(pool_id="pool-other"), pool.identity) is None
-    assert carried_over(pd.DataFrame(), pool.identity) is None  # e.g. after dataset qrels
-    assert carried_over(None, pool.identity) is None
+    params = Params.model_validate({"judgments": {"source": "simulated"}})
+    identity = pool.identity | {"guideline": "relevance-v1"}
+    first = judgments_run(params, pool.table, identity, TRUTH, None)
+    again = judgments_run(params, pool.table, identity, TRUTH, first.judgments)
+    assert again.ingest["rows_in"] == again.ingest["accepted_new"] == 0  # all judged already
+    pd.testing.assert_frame_equal(again.qrels, first.qrels)
+    other = judgments_run(params, pool.table, identity, TRUTH,
+                          first.judgments.assign(pool_id="pool-other"))  # not carried over
+    assert other.ingest["accepted_new"] == first.ingest["accepted_new"] == 3 * len(pool.table)
+
+
+def test_judges_files_and_an_adjudicator_from_their_pinned_copies(tiny, tmp_path):
+    _, _, pool = tiny
+    blind = dict(zip(pool.table.doc_id + "@" + pool.table.query_id, pool.table.blind_id,
+                     strict=True))
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "ann.csv").write_text("blind_id,grade,annotator\n" + "".join(
+        f"{blind[pair]},{grade},ann\n" for pair, grade in
+        (("d1@q1", 3), ("d2@q1", 1), ("d3@q1", 0), ("d2@q2", 2))) + "unknown,1,ann\n")
+    (labels / "bob.csv").write_text(f"blind_id,grade,annotator\n{blind['d2@q1']},3,bob\n")
+    (tmp_path / "adjudicator.csv").write_text(f"blind_id,grade\n{blind['d3@q1']},1\n")
+    params = Params.model_validate({"judgments": {
+        "source": "files", "files": str(labels), "adjudicator": str(tmp_path / "adjudicator.csv"),
+        "max_spread": 2}})
+    pin(params, tmp_path / "input")
+    identity = pool.identity | {"guideline": "relevance-v1"}
+    result = judgments_run(params, pool.table, identity, TRUTH, None, tmp_path / "input")
+    got = result.qrels.set_index(["query_id", "doc_id"])
+    assert got["grade"].to_dict() == {("q1", "d1"): 3, ("q1", "d2"): 1, ("q1", "d3"): 1,
+                                      ("q2", "d2"): 2}
+    assert got["adjudicated"].to_dict()[("q1", "d3")] and got["adjudicated"].sum() == 1
+    assert got["n_judges"].tolist() == [1, 2, 1, 1]
+    assert result.quarantine["reason"].tolist() == ["unknown blind id"]
+    assert result.adjudication[["doc_id", "reason"]].values.tolist() == [["d2", "large spread"]]
+    assert result.ingest["qrels"] == "pooled judgments from judges' files"
+    assert result.ingest["rows_in"] == 6 and result.ingest["accepted_new"] == 5
+
+
+def test_no_judges_files_is_an_input_error(tiny, tmp_path):
+    _, _, pool = tiny
+    (tmp_path / "labels").mkdir()
+    params = Params.model_validate({"judgments": {"source": "files",
+                                                  "files": str(tmp_path / "labels")}})
+    pin(params, tmp_path / "input")
+    with pytest.raises(InputError, match="no judges' files"):
+        judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, TRUTH, None,
+                      tmp_path / "input")
+
+
+def test_a_datasets_own_qrels_pass_through(tiny):
+    _, _, pool = tiny
+    params = Params.model_validate({"prepare": {"source": "beir", "path": "x"}})  # auto
+    result = judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, TRUTH, None)
+    assert result.qrels[["query_id", "doc_id", "grade"]].equals(TRUTH)
+    assert (result.qrels.pool_id == "dataset").all() and result.qrels.agreement.map(
+        math.isnan).all()
+    assert result.judgments.empty and result.quarantine.empty and result.adjudication.empty
+    assert result.ingest == {"rows_in": 2, "accepted_new": 2, "already_accepted": 0,
+                             "quarantined": 0, "source": "dataset",
+                             "qrels": "the dataset's own qrels"}
+    assert result.agreement == {"note": "the dataset's own qrels: no per-judge grades"}

@@ -7,13 +7,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from releval import schema as S
-from releval.demo_data import generate
+from releval.data import contracts as S
+from releval.data.visibility import Visibility
+from releval.decision.no_answer import refusals
+from releval.demo.generator import generate
 from releval.errors import InputError
-from releval.no_answer import refusals
 from releval.params import Params
-from releval.retrievers import make_retriever
-from releval.visibility import Visibility
+from releval.retrieval.routes import make_retriever
 from stages import safety
 
 CONFIG = {"candidates": {"depth": 30, "systems": {"bm25": {"route": "bm25"},
@@ -50,8 +50,8 @@ def setup():
 
 def test_run_counts_leaks_in_every_split_and_for_the_fused_system(setup):
     p, data, runs, split, (query_id, doc_id) = setup
-    found, report = safety.run(p, runs, data.queries, data.documents, data.must_not_return,
-                               split)
+    result = safety.run(p, runs, data.queries, data.documents, data.must_not_return, split)
+    found, report = result.violations, result.report
     assert list(found.columns) == [S.SYSTEM, S.ROUTE, S.QUERY_ID, S.DOC_ID, S.RANK, S.REASON,
                                    "in_top_k", S.SPLIT]
     assert found[[S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.RANK, S.REASON, "in_top_k", S.SPLIT]
@@ -77,8 +77,8 @@ def test_thresholds_and_tag_come_from_params_and_empty_runs_are_skipped(setup):
     p, data, runs, split, _ = setup
     strict = Params.model_validate(CONFIG | {"no_answer": {"thresholds": {"dense": 1e9}}})
     runs = runs | {"hybrid": runs["hybrid"].iloc[:0]}
-    _, report = safety.run(strict, runs, data.queries, data.documents, data.must_not_return,
-                           split)
+    report = safety.run(strict, runs, data.queries, data.documents, data.must_not_return,
+                        split).report
     dense = report["no_answer"]["dense"]
     assert dense["threshold"] == 1e9 and dense["correct_refusal_rate"] == 1.0
     assert dense["no_result"] == dense["answerable_queries"]
@@ -87,6 +87,15 @@ def test_thresholds_and_tag_come_from_params_and_empty_runs_are_skipped(setup):
     bad = Params.model_validate(CONFIG | {"no_answer": {"thresholds": {"dnse": 0.5}}})
     with pytest.raises(InputError, match="unknown system\\(s\\) dnse"):
         safety.run(bad, runs, data.queries, data.documents, data.must_not_return, split)
+
+
+def test_top_k_comes_from_params(setup):
+    p, data, runs, split, _ = setup
+    wide = Params.model_validate(CONFIG | {"safety": {"top_k": 12}})
+    result = safety.run(wide, runs, data.queries, data.documents, data.must_not_return, split)
+    assert result.report["top_k"] == 12
+    assert result.violations["in_top_k"].tolist() == [True, True]  # the leak sits at rank 12
+    assert result.report["systems"]["hybrid"]["below_top_k"] == 0
 
 
 def test_main_reads_the_stage_folders_and_writes_both_outputs(setup, tmp_path, monkeypatch,

@@ -53,7 +53,8 @@ def params(**compare):
 
 
 def test_run_tests_big_slices_and_reports_changes_after_holm(per_query, slice_labels):
-    table, report = stage.run(params(), per_query, slice_labels, None)
+    result = stage.run(params(), per_query, slice_labels, None)
+    table, report = result.table, result.summary
     assert list(table["slice"]) == ["all", "big", "small", "unevaluated"]
     assert {"mean_bm25", "mean_dense", "mean_hybrid"} <= set(table.columns)
     assert list(table["too_small"]) == [False, False, True, True]
@@ -70,7 +71,8 @@ def test_run_tests_big_slices_and_reports_changes_after_holm(per_query, slice_la
 
 
 def test_run_clusters_by_user_when_asked(per_query, slice_labels, queries):
-    table, report = stage.run(params(cluster="user_id"), per_query, slice_labels, queries)
+    result = stage.run(params(cluster="user_id"), per_query, slice_labels, queries)
+    table, report = result.table, result.summary
     assert report["unit"] == "cluster"
     assert set(table.loc[~table["too_small"], "unit"]) == {"cluster"}
 

@@ -1,0 +1,117 @@
+"""Stage ``evaluate``: run() on a hand-made set (two systems, three evaluated queries), and
+main() on the files the earlier stages write."""
+
+import json
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from releval.data import contracts as S
+from releval.errors import InputError
+from releval.params import Params
+from stages import evaluate as stage
+from tests.frames import AFTER, doc, documents, queries, query
+
+CONFIG = {"evaluate": {"measures": ["RR@10", "R@100", "Judged@2"], "splits": ["test"]}}
+INGEST = {"rows_in": 5, "qrels": "pooled judgments from simulated judges"}
+DOCS = documents(doc("d1"), doc("d2"), doc("d3"), doc("d4"), doc("d5", tenant="B"))
+QUERIES = queries(query("q1"), query("q2"), query("q3"), query("q4"),
+                  query("q5") | {S.TAGS: ["no_answer"]}, query("q6"))
+SPLIT = pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3", "q4", "q5", "q6"],
+                      S.SPLIT: ["test", "test", "test", "validation", "test", "train"]})
+# visible relevant: q1 {d1}, q2 {d3} (d5 is another tenant's), q3 {d4}; q1-d2 judged 0
+QRELS = pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q2", "q2", "q3", "q4"],
+                      S.DOC_ID: ["d1", "d2", "d3", "d5", "d4", "d1"],
+                      S.GRADE: [2, 0, 1, 3, 1, 1]})
+
+
+def window(system, *rows):
+    """(query_id, doc_id) rows, ranked in order within each query."""
+    frame = pd.DataFrame(rows, columns=[S.QUERY_ID, S.DOC_ID])
+    rank = frame.groupby(S.QUERY_ID).cumcount() + 1
+    return frame.assign(**{S.SYSTEM: system, S.ROUTE: system, S.RANK: rank,
+                           S.SCORE: 1.0 / rank})[list(S.RUN_COLUMNS)]
+
+
+RUNS = {"bm25": window("bm25", ("q1", "d1"), ("q1", "d3"), ("q2", "d2"), ("q2", "d3"),
+                       ("q4", "d2"), ("q5", "d1"), ("q6", "d1")),  # q3: no candidates
+        "dense": window("dense", ("q1", "d2"), ("q1", "d1"), ("q2", "d3"), ("q3", "d5"),
+                        ("q3", "d4"), ("q4", "d1")),
+        "hybrid": window("hybrid").iloc[:0]}
+
+
+def test_run_scores_each_system_on_what_the_queries_may_see():
+    out = stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, DOCS, INGEST)
+    # RR: bm25 1, 1/2, 0; dense 1/2, 1, 1/2. R@100: bm25 1, 1, 0; dense 1, 1, 1.
+    # Judged@2: bm25 1/2, 1/2, 0; dense 1, 1/2, 1/2 (q2-d5 is invisible: left out, unjudged)
+    assert out.metrics == {
+        "bm25": {"RR@10": 0.5, "R@100": 0.666667, "Judged@2": 0.333333},
+        "dense": {"RR@10": 0.666667, "R@100": 1.0, "Judged@2": 0.666667}}
+    assert list(out.per_query.columns) == [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]
+    rr = out.per_query[out.per_query[S.MEASURE] == "RR@10"]
+    assert rr[[S.SYSTEM, S.QUERY_ID, S.VALUE]].values.tolist() == [
+        ["bm25", "q1", 1.0], ["bm25", "q2", 0.5], ["bm25", "q3", 0.0],
+        ["dense", "q1", 0.5], ["dense", "q2", 1.0], ["dense", "q3", 0.5]]
+    summary = out.summary
+    assert (summary["queries"], summary["no_answer_left_out"]) == (3, 1)  # q5 left out
+    assert summary["skipped"] == ["hybrid"] and set(summary["systems"]) == {"bm25", "dense"}
+    assert summary["systems"]["bm25"]["RR@10"] == {"value": 0.5, "n": 3, "undefined": 0,
+                                                   "empty": 1}
+    assert summary["judgments"] == {"evaluated": 5, "invisible_left_out": 1,
+                                    "relevant_invisible_left_out": 1}
+    assert summary["qrels"] == INGEST["qrels"]
+    assert summary["route_hits"] == {"bm25|dense": {"both": 2, "dense-only": 1}}
+    route_hit = out.labels[out.labels[S.DIMENSION] == "route_hit"]
+    assert route_hit[[S.QUERY_ID, S.SLICE]].values.tolist() == [
+        ["q1", "both"], ["q2", "both"], ["q3", "dense-only"]]
+    assert list(out.labels.columns) == list(S.LABEL_COLUMNS)
+    # the next round: top-2 candidates with no judgment, on the pooled splits (q6 is train)
+    assert out.unjudged.values.tolist() == [
+        ["bm25", "q1", "d3", 2], ["bm25", "q2", "d2", 1], ["bm25", "q4", "d2", 1],
+        ["bm25", "q5", "d1", 1], ["dense", "q3", "d5", 1]]
+    assert summary["unjudged"] == 5
+    json.dumps(summary, allow_nan=False)
+
+
+def test_run_leaves_out_judgments_of_documents_not_yet_published():
+    late = DOCS.assign(**{S.PUBLISHED_AT: DOCS[S.PUBLISHED_AT].where(
+        DOCS[S.DOC_ID] != "d4", pd.Timestamp(AFTER, tz="UTC"))})
+    out = stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, late, INGEST)
+    assert out.summary["judgments"]["invisible_left_out"] == 2
+    q3 = out.per_query[(out.per_query[S.QUERY_ID] == "q3")
+                       & (out.per_query[S.MEASURE] == "RR@10")]
+    assert q3[S.VALUE].isna().all()  # no visible relevant document: undefined, not 0
+
+
+def test_run_needs_the_qrels_provenance():
+    with pytest.raises(InputError, match="ingest.json: no 'qrels'"):
+        stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, DOCS,
+                  {"rows_in": 5})
+
+
+def test_main_reads_the_stage_folders_and_writes_every_output(tmp_path, monkeypatch, capsys):
+    (tmp_path / "raw").mkdir()
+    QUERIES.to_parquet(tmp_path / "raw" / "queries.parquet")
+    DOCS.to_parquet(tmp_path / "raw" / "documents.parquet")
+    QRELS.to_parquet(tmp_path / "qrels.parquet")
+    SPLIT.to_parquet(tmp_path / "split.parquet")
+    (tmp_path / "ingest.json").write_text(json.dumps(INGEST))
+    for name, folder in (("bm25", "candidates"), ("dense", "candidates"), ("hybrid", "fused")):
+        (tmp_path / folder / name).mkdir(parents=True)
+        RUNS[name].to_parquet(tmp_path / folder / name / "run.parquet")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(CONFIG))
+    monkeypatch.setattr(sys, "argv", [
+        "evaluate", "--params", str(tmp_path / "params.yaml"), "--raw", str(tmp_path / "raw"),
+        "--qrels", str(tmp_path / "qrels.parquet"), "--judgments", str(tmp_path / "ingest.json"),
+        "--split", str(tmp_path / "split.parquet"), "--candidates", str(tmp_path / "candidates"),
+        "--fused", str(tmp_path / "fused"), "--out", str(tmp_path / "out")])
+    stage.main()
+    assert capsys.readouterr().out.strip() == "evaluate: 3 system(s) on 3 queries (test)"
+    out = tmp_path / "out"
+    assert json.loads((out / "metrics.json").read_text())["dense"]["R@100"] == 1.0
+    assert json.loads((out / "summary.json").read_text())["unjudged"] == 5
+    assert len(pd.read_parquet(out / "unjudged.parquet")) == 5
+    for name in ("per_query", "route_hits", "labels"):
+        assert len(pd.read_parquet(out / f"{name}.parquet"))

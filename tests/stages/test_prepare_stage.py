@@ -1,0 +1,101 @@
+"""Stage prepare: run() on tiny demo params and a tiny BEIR folder; main() writes every file."""
+
+import json
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from releval.data import contracts as S
+from releval.demo.answers import answer_map
+from releval.demo.generator import generate
+from releval.demo.team_run import simulate_external_run
+from releval.errors import InputError
+from releval.params import Params
+from releval.project.inputs import pin
+from stages.prepare import main, run
+
+TINY = {"base": {"seed": 4}, "prepare": {"n_docs": 50, "n_queries": 20, "months": 2},
+        "candidates": {"depth": 7}}
+CORPUS = ('{"_id": "d1", "title": "A", "text": "x", "published_at": "2020-05-01"}\n'
+          '{"_id": "d2", "title": "B", "text": "y"}\n')
+QUERIES = '{"_id": "q1", "text": "a"}\n{"_id": "q2", "text": "b"}\n'
+QRELS = {"train.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+         "test.tsv": "query-id\tcorpus-id\tscore\nq2\td2\t2\nq9\td1\t1\n"}
+
+
+def beir(folder):
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(CORPUS)
+    (folder / "queries.jsonl").write_text(QUERIES)
+    for name, text in QRELS.items():
+        (folder / "qrels" / name).write_text(text)
+    return folder
+
+
+def test_demo_tables_are_the_generators_with_its_team_run_and_answer_map():
+    result = run(Params.model_validate(TINY))
+    data = generate(n_docs=50, n_queries=20, seed=4, months=2)
+    for name in ("documents", "queries", "must_not_return"):
+        pd.testing.assert_frame_equal(getattr(result, name), getattr(data, name))
+    pd.testing.assert_frame_equal(result.judgments, data.ground_truth)
+    pd.testing.assert_frame_equal(result.external_run, simulate_external_run(data, 4, 7))
+    pd.testing.assert_frame_equal(result.answers, answer_map(data.ground_truth, data.documents))
+    assert result.given_split.empty and list(result.given_split.columns) == [S.QUERY_ID, S.SPLIT]
+    assert result.source == {
+        "source": "demo generator", "seed": 4, "qrels": "generator ground truth",
+        "external_run": "simulated team system prod_v2 (demo only)", "documents": 50,
+        "queries": 20, "judgments": len(data.ground_truth),
+        "must_not_return": len(data.must_not_return)}
+
+
+def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
+    p = Params.model_validate({"prepare": {"source": "beir", "path": str(beir(tmp_path / "b"))}})
+    pin(p, tmp_path / "input")
+    (tmp_path / "b" / "corpus.jsonl").unlink()  # the pinned copy is what is read
+    result = run(p, tmp_path / "input")
+    assert result.documents[S.DOC_ID].tolist() == ["d1", "d2"]
+    assert result.judgments.sort_values(S.QUERY_ID)[S.GRADE].tolist() == [1, 2, 1]
+    assert result.given_split.sort_values(S.QUERY_ID).to_dict("list") == {
+        S.QUERY_ID: ["q1", "q2", "q9"], S.SPLIT: ["train", "test", "test"]}
+    assert result.external_run.empty and result.answers.empty and result.must_not_return.empty
+    assert list(result.answers.columns) == list(S.ANSWER_COLUMNS)
+    assert result.source == {
+        "source": f"BEIR {tmp_path / 'b'}", "qrels": "BEIR qrels", "query_times": False,
+        "qrels_pointing_nowhere": {"judgments": 3, "unknown_documents": 0,
+                                   "unknown_queries": 1, "first_unknown_document": None,
+                                   "first_unknown_query": "q9/d1"},
+        "documents": 2, "queries": 2, "judgments": 3, "must_not_return": 0}
+
+
+def test_real_data_without_a_path_is_an_input_error():
+    with pytest.raises(InputError, match="prepare.source=tables needs prepare.path"):
+        run(Params.model_validate({"prepare": {"source": "tables"}}))
+
+
+@pytest.mark.parametrize("params,line,team_run", [
+    (TINY, "prepare: 50 documents, 20 queries, {n} judgments (demo generator)", True),
+    ({"prepare": {"source": "beir", "path": "b"}},
+     "prepare: 2 documents, 2 queries, 3 judgments (BEIR b), 1 judgments of queries not in the "
+     "queries file (not evaluated)", False),
+])
+def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, capsys, params,
+                                                       line, team_run):
+    beir(tmp_path / "b")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    pin(Params.model_validate(params), tmp_path / "data/input", base=tmp_path)
+    monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
+    main()
+    source = json.loads((tmp_path / "raw/source.json").read_text())
+    assert capsys.readouterr().out.strip() == line.format(n=source["judgments"])
+    tables = {name: pd.read_parquet(tmp_path / f"raw/{name}.parquet") for name in (
+        "documents", "queries", "judgments", "given_split", "answers", "must_not_return")}
+    assert [len(tables[n]) for n in ("documents", "queries", "judgments", "must_not_return")] \
+        == [source[n] for n in ("documents", "queries", "judgments", "must_not_return")]
+    trec = (tmp_path / "raw/external_run.trec").read_text().splitlines()
+    expected = (simulate_external_run(generate(n_docs=50, n_queries=20, seed=4, months=2), 4, 7)
+                if team_run else pd.DataFrame())
+    assert len(trec) == len(expected) and (len(trec) > 0) == team_run
+    assert all(line.split()[1] == "Q0" and line.split()[5] == "prod_v2" for line in trec)

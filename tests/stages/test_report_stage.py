@@ -1,0 +1,161 @@
+"""Stage report: run() renders both markdown documents from small hand-made inputs."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
+from releval.params import Params
+from stages.report import Outputs, run
+
+MEASURE = {"value": 0.5, "n": 40, "undefined": 2, "empty": 1}
+SUMMARY = {
+    "splits": ["test"], "queries": 42, "skipped": ["empty_sys"], "depth": 100,
+    "qrels": "hand-made", "unjudged": 7,
+    "systems": {"bm25": {"nDCG@10": MEASURE, "R@100": {**MEASURE, "value": None}},
+                "hybrid": {"nDCG@10": {**MEASURE, "value": 0.61234}}},
+    "judgments": {"invisible_left_out": 3, "relevant_invisible_left_out": 1},
+    "route_hits": {"bm25|dense": {"bm25-only": 4, "both": 9, "dense-only": 2, "neither": 1}},
+}
+SPLIT = {"method": "quantiles", "cuts": ["2025-01-01", "2025-02-01"], "rule": "by time",
+         "counts": {"train": 30, "test": 12}, "counts_by_tag": {"test": {"typo": 2}},
+         "leakage": {"shared_sources": {"count": 1, "test_queries_affected": 2,
+                                        "sources": [{"source_id": "kb-1"}]},
+                     "duplicate_texts": {"count": 0, "examples": []}}}
+STATS = {"bm25": {"route": "bm25", "depth": 100,
+                  "candidates_per_query": {"mean": 64.25, "empty": 3},
+                  "latency_ms": {"p50": 0.25, "p95": 0.5, "p99": None}},
+         "hybrid": {"route": "hybrid", "depth": 100,
+                    "candidates_per_query": {"mean": 80.0, "empty": 0},
+                    "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0},
+                    "fusion": {"method": "rrf", "k": 10}, "tuning": "tuned on 5 queries"}}
+INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
+          "quarantined": 1, "by_reason": {"grade missing": 1, "unknown blind id": 0}}
+AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "pairs": [],
+             "low_agreement": [{"annotator_a": "a", "annotator_b": "b"}]}
+PAIRED = {"measure": "nDCG@10", "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
+          "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": None, "wins": 20, "ties": 15,
+          "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
+          "verdict": "improved", "resamples": 500, "seed": 3, "units": 40}
+COMPARISON = {"baseline": "bm25", "candidate": "hybrid", "controlled": False,
+              "differences": ["budget: 100 vs 50"], "measures": ["nDCG@10"], "unit": "query",
+              "strata": "kind",
+              "conditions": {"bm25": {"budget": 100, "qrels": "abc"}, "hybrid": {}},
+              "paired": [PAIRED],
+              "aggregates": {"bm25": {"nDCG@10": {"macro": 0.5, "micro": None,
+                                                  "traffic_weighted": 0.45,
+                                                  "equal_slice": 0.4, "n": 40}}},
+              "composition": {"nDCG@10": {"before": 0.45, "after": 0.5, "delta": 0.05,
+                                          "rate": 0.0, "mix": 0.05, "mix_shift": True}}}
+SLICES = pd.DataFrame({
+    "dimension": ["all", "kind", "kind"], "slice": ["all", "typo", "error_code"],
+    "measure": ["nDCG@10"] * 3, "n": [40, 25, 3], "mean_bm25": [0.5, 0.4, math.nan],
+    "mean_hybrid": [0.61, 0.55, math.nan], "too_small": [False, False, True],
+    "mean_diff": [0.11, 0.15, math.nan], "ci_low": [0.01, -0.02, math.nan],
+    "ci_high": [0.2, 0.3, math.nan], "p_holm": [0.01, 0.2, math.nan],
+    "verdict": ["improved", "inconclusive", "too small"]})
+SAFETY = {"top_k": 10,
+          "systems": {"hybrid": {"routes": ["hybrid", "bm25"], "violations": 2, "own": 1,
+                                 "by_reason": {"acl": 2}, "below_top_k": 1,
+                                 "queries_affected": 1}},
+          "no_answer": {"hybrid": {"no_answer_queries": 4, "correct_refusals": 1,
+                                   "correct_refusal_rate": 0.25, "answerable_queries": 40,
+                                   "no_result": 2, "no_result_rate": 0.05, "threshold": None}}}
+FAILURES = {"baseline": "bm25", "candidate": "hybrid", "k": 10, "deep_k": 1000, "queries": 40,
+            "chunk_map": False,
+            "by_layer": [{"layer": "ranking", "baseline": 9, "candidate": 4, "difference": -5}],
+            "safety": {"bm25": 0, "hybrid": 2},
+            "review": {"reviewed": 3, "rows_in": 4, "quarantined": 1,
+                       "disagreement_rate": 1 / 3}}
+GATE = {"passed": False, "baseline": "bm25", "candidate": "hybrid", "controlled": False,
+        "rules": [{"name": "safety hybrid", "passed": False, "value": 2, "threshold": 0,
+                   "reason": "2 violation(s) > max 0"},
+                  {"name": "latency p95", "passed": True, "value": 0.123456,
+                   "threshold": None, "reason": "fast"}]}
+
+
+def render(sheet: pd.DataFrame | None = None) -> Outputs:
+    sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS)) if sheet is None else sheet
+    return run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
+               {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
+               SAFETY, FAILURES, sheet, GATE)
+
+
+@pytest.fixture(scope="module")
+def out() -> Outputs:
+    return render()
+
+
+def test_summary_is_the_page_then_a_blank_line_then_the_decision(out):
+    page, decision = out.summary.split("\n\n## Comparison", 1)
+    assert page.startswith("# releval summary\n\nData: hand-made data · qrels: hand-made · "
+                           "evaluated split(s): test (42 queries)\n")
+    assert "## Comparison" + decision == out.decision
+    assert out.decision.endswith("| ✓ | latency p95 | 0.1235 | — | fast |\n")
+
+
+def test_summary_page_rows_per_system_candidates_judgments_route_hits_and_split(out):
+    lines = out.summary.splitlines()
+    assert "| system | nDCG@10 | R@100 | n | undefined |" in lines
+    assert "| bm25 | 0.5000 | — | 40 | 2 |" in lines
+    assert "| hybrid | 0.6123 | — | 40 | 2 |" in lines
+    assert "Skipped (empty run): empty_sys" in lines
+    assert "| bm25 | bm25 | 100 | 64.2 | 3 | 0.25 | 0.50 | — |  |" in lines
+    assert ('| hybrid | hybrid | 100 | 80.0 | 0 | 1.00 | 2.00 | 3.00 | '
+            '{"method": "rrf", "k": 10} (tuned on 5 queries) |') in lines
+    assert ("Rows in 5 = accepted 3 + already accepted 1 + quarantined 1 (grade missing: 1)."
+            in lines)
+    assert 'Low agreement: {"annotator_a": "a", "annotator_b": "b"}' in lines
+    assert "Unjudged top-k candidates kept for the next pooling round: 7." in lines
+    assert "## Which route found each relevant document (bm25 vs dense)" in lines
+    assert "| 4 | 9 | 2 | 1 |" in lines
+    assert "Method: quantiles · cuts: 2025-01-01 → 2025-02-01" in lines
+    assert "| | train | test |" in lines and "| typo | 0 | 2 |" in lines
+    assert ("- 1 source(s) relevant in both train and test, affecting 2 test queries: kb-1"
+            in lines)
+
+
+def test_decision_labels_an_uncontrolled_comparison_and_writes_undefined_as_a_dash(out):
+    lines = out.decision.splitlines()
+    assert lines[0] == "## Comparison: hybrid vs bm25 (UNCONTROLLED)"
+    assert "- budget: 100 vs 50" in lines
+    assert "Baseline's conditions: budget: 100; qrels: abc" in lines
+    assert ("| nDCG@10 | 40 | 0.5000 | 0.6123 | +0.1123 | [+0.0100, —] | 20/15/5 | 0.0040 | — "
+            "| 0.020 | improved |") in lines
+    assert ("Paired by query; bootstrap (500 resamples, seed 3) and sign-flip test over 40 "
+            "querys; Holm over the measures.") in lines
+    assert "| nDCG@10 | bm25 | 0.5000 | — | 0.4500 | 0.4000 | 40 |" in lines
+    assert any(line.startswith("- nDCG@10: traffic-weighted 0.4500 → 0.5000 (Δ +0.0500")
+               and line.endswith("FLAGGED: the aggregate moved while no slice did (mix shift)")
+               for line in lines)
+
+
+def test_decision_slices_safety_failures_and_gate(out):
+    lines = out.decision.splitlines()
+    assert "Holm over all 2 measure × slice tests; every system and measure is in " \
+        "data/slices/slices.parquet." in lines
+    assert "| kind | typo | 25 | 0.4000 | 0.5500 | +0.1500 [-0.020, +0.300] | 0.200 | " \
+        "inconclusive |" in lines
+    assert "Too small to test (n < 20): kind=error_code (3)." in lines
+    assert "| hybrid | 4 | 1 | 0.250 | 40 | 2 | 0.050 | — |" in lines
+    assert "| system | routes | violations | own window | acl | below top k | queries |" in lines
+    assert "| hybrid | hybrid+bm25 | 2 | 1 | 2 | 1 | 1 |" in lines
+    assert "| ranking | 9 | 4 | -5 |" in lines
+    assert "Safety failures (layer filter): bm25 0, hybrid 2." in lines
+    assert any("chunk layer unknown: no answer map" in line for line in lines)
+    assert any(line.endswith("automatic layer on 33.3% of them.") for line in lines)
+    assert "No failures to inspect." in lines
+    assert "## Release gate: FAIL (UNCONTROLLED)" in lines
+    assert "| ✗ | safety hybrid | 2 | 0 | 2 violation(s) > max 0 |" in lines
+
+
+def test_decision_shows_the_first_worksheet_rows():
+    rows = [{c: "" for c in WORKSHEET_COLUMNS}
+            | {"system": "bm25", "query_id": f"q{i}", "query_text": "reset password",
+               "doc_id": "d1", "kind": "relevance", "grade": "2", "automatic_layer": "ranking"}
+            for i in range(10)]
+    decision = render(pd.DataFrame(rows)).decision
+    assert "10 failure(s) to inspect; the first 8 below." in decision
+    assert "2 more row(s) in the worksheet CSV." in decision
+    assert "| bm25 | q7: reset password |" in decision and "q8: reset" not in decision

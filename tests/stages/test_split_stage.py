@@ -1,0 +1,70 @@
+"""Stage split: run() on a tiny query log, and main() on the files prepare writes."""
+
+import json
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from releval.data import contracts as S
+from releval.params import Params
+from stages.split import main, run
+from tests.frames import doc, documents, queries, query
+
+LOG = queries(*(query(f"q{i}", text=f"text {i}", issued=f"2024-0{m}-01")
+                for i, m in enumerate((1, 2, 3, 4, 5, 6))))
+DOCS = documents(doc("d1", title="t1"), doc("d2", title="t2"))
+JUDGED = pd.DataFrame({S.QUERY_ID: ["q0", "q5", "q4"], S.DOC_ID: ["d1", "d1", "d2"],
+                       S.GRADE: [2, 1, 0]})
+NOWHERE = {"judgments": 3, "unknown_documents": 0, "unknown_queries": 0}
+NONE_GIVEN = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str),
+                           S.SPLIT: pd.Series([], dtype=str)})
+DATES = {"split": {"method": "dates", "cuts": ["2024-03-01", "2024-05-01"]}}
+
+
+def test_run_splits_forward_at_the_cuts_and_reports_what_prepare_counted():
+    result = run(Params.model_validate(DATES), LOG, DOCS, JUDGED, NONE_GIVEN,
+                 {"qrels_pointing_nowhere": NOWHERE})
+    assert result.split.to_dict("list") == {
+        S.QUERY_ID: ["q0", "q1", "q2", "q3", "q4", "q5"],
+        S.SPLIT: ["train", "train", "validation", "validation", "test", "test"]}
+    report = result.report
+    assert report["counts"] == {"train": 2, "validation": 2, "test": 2}
+    assert report["cuts"] == ["2024-03-01T00:00:00+00:00", "2024-05-01T00:00:00+00:00"]
+    assert report["leakage"]["shared_sources"]["count"] == 1  # d1: relevant to q0 and q5
+    assert report["qrels_pointing_nowhere"] == NOWHERE
+
+
+def test_run_takes_a_datasets_own_split_and_an_empty_one_as_none():
+    given = pd.DataFrame({S.QUERY_ID: [f"q{i}" for i in range(6)],
+                          S.SPLIT: ["test", "train", "train", "validation", "train", "test"]})
+    p = Params.model_validate({"split": {"method": "given"}})
+    result = run(p, LOG, DOCS, JUDGED, given, {})
+    assert result.split[S.SPLIT].tolist() == given[S.SPLIT].tolist()
+    assert result.report["temporal"] is False and result.report["qrels_pointing_nowhere"] is None
+    assert set(run(p, LOG, DOCS, JUDGED, NONE_GIVEN, {}).split[S.SPLIT]) == {"test"}
+
+
+@pytest.fixture()
+def raw(tmp_path, monkeypatch):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(DATES))
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    for name, frame in (("queries", LOG), ("documents", DOCS), ("judgments", JUDGED),
+                        ("given_split", NONE_GIVEN)):
+        frame.to_parquet(folder / f"{name}.parquet", index=False)
+    (folder / "source.json").write_text(json.dumps({"qrels_pointing_nowhere": NOWHERE}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["stages.split", "--raw", "raw", "--out", "out"])
+    return tmp_path
+
+
+def test_main_writes_the_split_and_its_report(raw, capsys):
+    main()
+    table = pd.read_parquet(raw / "out/split.parquet")
+    assert table[S.SPLIT].tolist() == ["train", "train", "validation", "validation", "test",
+                                       "test"]
+    report = json.loads((raw / "out/split_report.json").read_text())
+    assert report["qrels_pointing_nowhere"] == NOWHERE and report["method"] == "dates"
+    assert capsys.readouterr().out.strip() == "split: train 2, validation 2, test 2"
