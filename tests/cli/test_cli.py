@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from releval.cli import app
 
-CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
-EXAMPLES = Path(__file__).resolve().parents[1] / "releval" / "examples"
+CRANFIELD = Path(__file__).resolve().parents[3] / "shared" / "data" / "cranfield"
+EXAMPLES = Path(__file__).resolve().parents[2] / "releval" / "examples"
 TREC_MEASURES = ["ndcg", "ndcg_cut.10", "P.5,10", "recall.100", "recip_rank", "map",
                  "map_cut.100", "Rprec", "bpref", "success.1", "num_ret", "num_rel",
                  "num_rel_ret"]

@@ -7,8 +7,11 @@ import pytest
 from typer.testing import CliRunner
 
 from releval.cli import app
-from releval.gate import Evidence, decide
-from releval.params import JudgedRule, LatencyRule, SafetyRule
+from releval.decision.gate import decide
+from releval.decision.gate.evidence import Evidence
+from releval.decision.gate.judged import JudgedRule
+from releval.decision.gate.latency import LatencyRule
+from releval.decision.gate.safety import SafetyRule
 
 runner = CliRunner()
 

@@ -1,0 +1,5 @@
+"""``python -m releval.cli``."""
+
+from releval.cli import app
+
+app()

@@ -1,0 +1,246 @@
+"""The library's own commands, on files: ``metrics`` (a run against qrels), ``compare`` (two
+per-query tables or runs) and ``gate`` (a gate decision as the exit status)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from releval.cli.output import TableOrJson, fail
+from releval.cli.printers import PRINTERS, Format, note_counts
+from releval.data import contracts as S
+from releval.data.readers import read_qrels, read_run
+from releval.errors import InputError
+from releval.metrics import DEFAULT_MEASURES, MEASURES, evaluate, resolve
+from releval.report.formats import (
+    interval,
+    mark,
+    number,
+    rule_value,
+    verdict,
+    wins_ties_losses,
+)
+
+
+def _select_system(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
+    systems = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
+    if system is not None:
+        if system not in systems:
+            raise InputError(f"no system {system!r} in the run; it has {systems}",
+                             run.attrs.get("source", "run"))
+        picked = run[run[S.SYSTEM].astype(str) == system]
+        picked.attrs.update(run.attrs)
+        return picked
+    if len(systems) > 1:
+        raise InputError(f"the run holds {len(systems)} systems ({', '.join(systems[:5])}); "
+                         "choose one with --system", run.attrs.get("source", "run"))
+    return run
+
+
+def metrics(
+    qrels: Annotated[Path, typer.Argument(help="qrels: TREC (qid 0 docid grade), BEIR .tsv, "
+                                          ".csv or .parquet")],
+    run: Annotated[Path, typer.Argument(help="run: TREC (qid Q0 docid rank score tag), "
+                                        ".csv or .parquet")],
+    measure: Annotated[list[str] | None, typer.Option(
+        "-m", "--measure", help="measure, ir_measures or trec_eval style; repeatable "
+        f"[default: {' '.join(DEFAULT_MEASURES)}]")] = None,
+    per_query: Annotated[bool, typer.Option("-q", "--per-query",
+                                            help="also print per-query values")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="output format")] = Format.table,
+    common_only: Annotated[bool, typer.Option(
+        "--common-only", help="average over queries in both qrels and run (trec_eval's "
+        "default) instead of every judged query (trec_eval -c)")] = False,
+    rel: Annotated[int, typer.Option("--rel", help="minimum grade that counts as relevant "
+                                     "for binary measures")] = 1,
+    max_grade: Annotated[int, typer.Option("--max-grade",
+                                           help="top of the declared grade scale")] = 3,
+    system: Annotated[str | None, typer.Option(
+        "--system", help="system to evaluate when the run table holds several")] = None,
+) -> None:
+    """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
+    excluded from the means and counted (trec_eval scores them 0)."""
+    try:
+        measures = resolve(measure or DEFAULT_MEASURES, rel=rel)
+        run_frame = _select_system(read_run(run), system)
+        result = evaluate(run_frame, read_qrels(qrels), measures, rel=rel,
+                          max_grade=max_grade, common_only=common_only)
+    except InputError as exc:
+        fail(str(exc))
+    if result.counts["queries_evaluated"] == 0:
+        fail(f"{qrels}: nothing evaluated: no query of the qrels "
+             + ("is in the run" if common_only and len(result.summary) else
+                "has a judgment") + " (zero work is not a pass)")
+    tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
+        run_frame) else run.stem
+    trec_names = {m.name: (MEASURES[m.family].trec(m) if m.rel == rel else None) or m.name
+                  for m in measures}
+    integer = {m.name for m in measures if MEASURES[m.family].aggregate == "sum"}
+    PRINTERS[fmt](result, per_query=per_query, tag=tag, trec_names=trec_names,
+                  integer=integer)
+    if fmt in (Format.trec, Format.csv):
+        note_counts(result)
+
+
+def _print_paired(result: dict) -> None:
+    table = Table(title=f"paired comparison over {result['unit']}s (candidate − baseline)")
+    for col in ("measure", "slice", "n", "baseline", "candidate", "Δ mean", "95% CI",
+                "W/T/L", "p", "p (Holm)", "verdict"):
+        table.add_column(col, justify="left" if col in ("measure", "slice", "verdict")
+                         else "right")
+    for r in result["paired"]:
+        table.add_row(r["measure"], r["slice"], str(r["n"]), number(r["mean_baseline"]),
+                      number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
+                      interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r),
+                      number(r["p_value"]), number(r["p_holm"]), r["verdict"])
+    Console().print(table)
+
+
+def _print_unpaired(result: dict) -> None:
+    out = Console()
+    table = Table(title="UNCONTROLLED: different query samples, not a paired comparison")
+    for col in ("measure", "before", "after", "Δ", "rate", "mix", "equal-slice", "mix shift"):
+        table.add_column(col, justify="left" if col == "measure" else "right")
+    for r in result["uncontrolled"]:
+        table.add_row(r["measure"], number(r["before"]), number(r["after"]),
+                      number(r["delta"], "+.4f"), number(r["rate"], "+.4f"),
+                      number(r["mix"], "+.4f"),
+                      f"{number(r['equal_slice_before'])} → {number(r['equal_slice_after'])}",
+                      "yes" if r["mix_shift"] else "no")
+    out.print(table)
+    for r in result["uncontrolled"]:
+        if r["mix_shift"]:
+            out.print(f"FLAGGED (composition): {r['measure']} moved {r['delta']:+.4f} while no "
+                      "slice moved that way: the query mix changed", highlight=False)
+    d = result["differences"]
+    out.print(f"queries only in baseline: {d['queries_only_in_baseline']}, only in candidate: "
+              f"{d['queries_only_in_candidate']}", highlight=False)
+
+
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="per-query table (query_id, measure, value) "
+                                             "or a run (with --qrels)")],
+    candidate: Annotated[Path, typer.Argument(help="the same, for the candidate")],
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels, when the inputs are "
+                                               "runs")] = None,
+    measure: Annotated[list[str] | None, typer.Option("-m", "--measure",
+                                                      help="measure; repeatable")] = None,
+    slices: Annotated[Path | None, typer.Option("--slices", help="CSV/TSV: query_id, slice")]
+    = None,
+    weights: Annotated[Path | None, typer.Option("--weights", help="CSV/TSV: query_id, weight")]
+    = None,
+    cluster: Annotated[Path | None, typer.Option(
+        "--cluster", help="CSV/TSV: query_id, user_id (resample and test over users)")] = None,
+    allow_uncontrolled: Annotated[bool, typer.Option(
+        "--allow-uncontrolled", help="different query sets: show the unpaired rate/mix view "
+        "instead of refusing")] = False,
+    min_effect: Annotated[float, typer.Option("--min-effect", help="minimum consequential "
+                                              "effect")] = 0.0,
+    seed: Annotated[int, typer.Option("--seed", min=0)] = 0,
+    common_measures: Annotated[bool, typer.Option(
+        "--common-measures", help="compare the measures both tables have, when one has more "
+        "(else that is an error)")] = False,
+    resamples: Annotated[int, typer.Option("--resamples")] = 10_000,
+    max_grade: Annotated[int, typer.Option("--max-grade")] = 3,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+) -> None:
+    """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
+    Holm), or, for different query sets, refused unless --allow-uncontrolled."""
+    from releval.decision.compare import check_coverage, read_map, read_side
+    from releval.decision.compare import compare as run_compare
+
+    try:
+        truth = read_qrels(qrels) if qrels else None
+        sides = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
+        queries = set(sides[0][S.QUERY_ID]) | set(sides[1][S.QUERY_ID])
+        maps = {}
+        for kind, path in (("slice", slices), ("weight", weights), ("user_id", cluster)):
+            if path:
+                maps[kind] = read_map(path, kind)
+                check_coverage(maps[kind], queries, kind)
+        result = run_compare(
+            *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
+            clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
+            min_effect=min_effect, seed=seed, resamples=resamples,
+            common_measures=common_measures)
+    except InputError as exc:
+        fail(str(exc))
+    if fmt == Format.json:
+        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+    elif result["controlled"]:
+        _print_paired(result)
+    else:
+        _print_unpaired(result)
+
+
+def _read_decision(path: Path) -> dict:
+    if not path.is_file():
+        fail(f"{path}: file not found; run the gate stage first (dvc repro gate)")
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        fail(f"{path}: not valid JSON ({exc})")
+    if not isinstance(doc, dict) or not isinstance(doc.get("passed"), bool) \
+            or not isinstance(doc.get("rules"), list) \
+            or not all(isinstance(r, dict) for r in doc["rules"]):
+        fail(f"{path}: not a gate decision (needs a boolean 'passed' and a 'rules' list of "
+             "objects)")
+    failed = [str(r.get("name", r.get("rule", "?"))) for r in doc["rules"]
+              if r.get("passed") is not True]
+    if doc["passed"] == bool(failed):
+        fail(f"{path}: inconsistent decision: 'passed' is {str(doc['passed']).lower()} but "
+             + (f"rule(s) failed: {', '.join(failed)}" if failed else "every rule passed"))
+    return doc
+
+
+def _print_decision(doc: dict, controlled: bool) -> None:
+    out = Console()
+    title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
+    table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
+    for col in ("rule", "passed", "value", "threshold", "reason"):
+        table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
+    for r in doc["rules"]:
+        passed = bool(r.get("passed"))
+        table.add_row(escape(str(r.get("name", r.get("rule", "?")))),
+                      f"[{'green' if passed else 'red'}]{mark(passed)}[/]",
+                      rule_value(r.get("value")), rule_value(r.get("threshold")),
+                      escape(str(r.get("reason", ""))))
+    out.print(table)
+    if doc.get("note"):
+        out.print(f"note: {escape(str(doc['note']))}", highlight=False, soft_wrap=True)
+    if not controlled:
+        diffs = doc.get("differences") or []
+        shown = "; ".join(map(str, diffs)) if isinstance(diffs, list) else str(diffs)
+        out.print("UNCONTROLLED: the comparison's conditions differ"
+                  + (f" ({escape(shown)})" if shown else ""), highlight=False, soft_wrap=True)
+    failed = doc.get("failed") or []
+    out.print(f"[{'green' if doc['passed'] else 'red'}]{verdict(doc['passed'])}[/]"
+              + ("" if controlled else " UNCONTROLLED")
+              + (f" ({len(failed)} failed: {escape(', '.join(map(str, failed)))})" if failed
+                 else ""), highlight=False, soft_wrap=True)
+
+
+def gate(
+    decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
+    = Path("data/gate/decision.json"),
+    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
+    = TableOrJson.table,
+) -> None:
+    """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
+    decision file is missing or invalid."""
+    doc = _read_decision(decision)
+    controlled = doc.get("controlled", True) is not False
+    if fmt == TableOrJson.json:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        _print_decision(doc, controlled)
+    if not doc["passed"]:
+        raise typer.Exit(1)

@@ -1,0 +1,108 @@
+"""How ``releval metrics`` prints an evaluation, one printer per ``--format``: a table, the
+lines of trec_eval, JSON with the measures' definitions, or CSV."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from releval.cli.output import err
+from releval.data import contracts as S
+from releval.metrics import MEASURES, Evaluation, resolve
+from releval.report.formats import UNDEFINED, measure_value
+
+
+class Format(StrEnum):
+    table = "table"
+    trec = "trec"
+    json = "json"
+    csv = "csv"
+
+
+def note_counts(result: Evaluation) -> None:
+    """The query counts on stderr, for the formats whose stdout is data."""
+    undefined, empty = (int(result.summary[col].max()) if len(result.summary) else 0
+                        for col in ("undefined", "empty"))
+    c = result.counts
+    err.print(f"queries evaluated: {c['queries_evaluated']}; in run but not in qrels "
+              f"(ignored): {c['run_queries_not_in_qrels']}; undefined (no relevant "
+              f"judgment): {undefined}; empty (no ranking, scored 0): {empty}",
+              highlight=False)
+
+
+def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_) -> None:
+    out = Console()
+    if per_query:
+        wide = result.per_query.pivot(index=S.QUERY_ID, columns=S.MEASURE, values=S.VALUE)
+        wide = wide[list(result.summary[S.MEASURE])]
+        grid = Table(title="per query (— = undefined)")
+        grid.add_column("query_id")
+        for name in wide.columns:
+            grid.add_column(name, justify="right")
+        for qid, row in wide.iterrows():
+            grid.add_row(str(qid), *(UNDEFINED if pd.isna(v) else measure_value(v, k in integer)
+                                     for k, v in row.items()))
+        out.print(grid)
+    table = Table(title="summary (mean over n queries; counts are sums)")
+    for col in ("measure", "value", "n", "undefined", "empty"):
+        table.add_column(col, justify="left" if col == "measure" else "right")
+    for row in result.summary.itertuples(index=False):
+        table.add_row(row.measure, UNDEFINED if pd.isna(row.value) else
+                      measure_value(row.value, row.measure in integer), str(row.n),
+                      str(row.undefined), str(row.empty))
+    out.print(table)
+    c = result.counts
+    out.print(f"queries evaluated: {c['queries_evaluated']} · in run: {c['queries_in_run']} · "
+              f"in run but not in qrels (ignored): {c['run_queries_not_in_qrels']}\n"
+              "undefined = no judged relevant document (excluded, never scored); "
+              "empty = relevant documents but no ranking (scored 0)", highlight=False)
+
+
+def _print_trec(result: Evaluation, *, per_query: bool, tag: str, trec_names: dict,
+                integer: set[str], **_) -> None:
+    lines = []
+    if per_query:
+        pq = result.per_query.dropna(subset=[S.VALUE])
+        pq = pq.assign(_order=pq[S.MEASURE].map({m: i for i, m in enumerate(trec_names)}))
+        for row in pq.sort_values([S.QUERY_ID, "_order"], kind="stable").itertuples():
+            lines.append(f"{trec_names[row.measure]:<22}\t{row.query_id}\t"
+                         f"{measure_value(row.value, row.measure in integer)}")
+    lines.append(f"{'runid':<22}\tall\t{tag}")
+    lines.append(f"{'num_q':<22}\tall\t{result.counts['queries_evaluated']}")
+    for row in result.summary.itertuples(index=False):
+        if not pd.isna(row.value):
+            lines.append(f"{trec_names[row.measure]:<22}\tall\t"
+                         f"{measure_value(row.value, row.measure in integer)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _print_json(result: Evaluation, *, per_query: bool, **_) -> None:
+    doc = {
+        "measures": {r.measure: {"value": None if pd.isna(r.value) else float(r.value),
+                                 "n": int(r.n), "undefined": int(r.undefined),
+                                 "empty": int(r.empty)}
+                     for r in result.summary.itertuples(index=False)},
+        "counts": result.counts,
+        "definitions": {m: MEASURES[resolve([m])[0].family].definition
+                        for m in result.summary[S.MEASURE]},
+    }
+    if per_query:
+        pq = result.per_query
+        doc["per_query"] = [{"query_id": q, "measure": m, "value": None if pd.isna(v) else v}
+                            for q, m, v in zip(pq[S.QUERY_ID], pq[S.MEASURE], pq[S.VALUE],
+                                               strict=True)]
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+
+
+def _print_csv(result: Evaluation, *, per_query: bool, **_) -> None:
+    frame = result.per_query if per_query else result.summary
+    frame.to_csv(sys.stdout, index=False)
+
+
+PRINTERS = {Format.table: _print_table, Format.trec: _print_trec, Format.json: _print_json,
+            Format.csv: _print_csv}

@@ -1,0 +1,170 @@
+"""The project runner's commands: ``run`` and ``demo`` (the pipeline), ``reproduce`` (a past
+run from its receipt) and ``runs`` (the ledger). The pipeline runs as ``python -m
+flows.pipeline`` or ``flows.reproduce`` in a child process (``releval.project.runner``): the
+library never imports the flows."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from releval.cli.output import TableOrJson, err, fail
+from releval.errors import InputError
+from releval.report.formats import number
+from releval.report.summary import SHOWN
+
+
+def _project_root() -> Path:
+    root = Path.cwd()
+    if not (root / "dvc.yaml").exists() or not (root / "flows").is_dir():
+        fail(f"{root}: not a releval project (no dvc.yaml and flows/ here); run from the "
+             "project root")
+    return root
+
+
+def _run_flow(params: Path, overrides: list[str]) -> int:
+    """Apply -S overrides to the params file (as ``dvc exp run -S``), validate it, then run
+    the Prefect flow in a child process (the library never imports the flows)."""
+    from releval.params import apply_overrides, parse_params, read_raw
+
+    try:
+        raw = apply_overrides(read_raw(params), overrides)
+        parse_params(raw, str(params))
+    except InputError as exc:
+        fail(str(exc))
+    if overrides:
+        from releval.params import write_overrides
+
+        try:
+            write_overrides(params, overrides)
+        except InputError as exc:
+            fail(str(exc))
+        err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
+    return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params)])
+
+
+def _child(cmd: list[str]) -> int:
+    """Run a project process: one at a time per project, stale DVC locks cleared first, and
+    a SIGTERM/SIGINT stops it whole (releval.project.runner)."""
+    from releval.project.runner import Stopped, clear_stale_dvc_locks, one_run, run_child
+
+    try:
+        with one_run():
+            cleared = clear_stale_dvc_locks()
+            if cleared:
+                err.print(f"cleared DVC locks left by ended processes {cleared}",
+                          highlight=False)
+            return run_child(cmd)
+    except InputError as exc:
+        fail(str(exc))
+    except Stopped as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(128 + exc.signum) from None
+
+
+def run_pipeline(
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+    overrides: Annotated[list[str] | None, typer.Option(
+        "-S", "--set", help="override a param, e.g. -S prepare.source=beir (written to the "
+        "params file, as dvc exp run -S)")] = None,
+) -> None:
+    """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow."""
+    _project_root()
+    code = _run_flow(params, overrides or [])
+    if code:
+        raise typer.Exit(code)
+
+
+def reproduce(
+    receipt: Annotated[Path, typer.Argument(help="a run's receipt (reports/receipt.json or "
+                                            "one of reports/runs/)")],
+    pinned: Annotated[bool, typer.Option(
+        "--pinned", help="restore every input from the DVC cache/remote by its pinned "
+        "digest, even where its source is still there")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="keep the temporary worktree")] = False,
+) -> None:
+    """Re-run a past run in a clean worktree at its commit, from its pinned inputs, and
+    compare every digest and metric: exit 0 when identical, 1 when anything differs."""
+    _project_root()
+    code = _child([sys.executable, "-m", "flows.reproduce", str(receipt),
+                   *(["--pinned"] if pinned else []), *(["--keep"] if keep else [])])
+    if code:
+        raise typer.Exit(code)
+
+
+def runs(
+    ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
+    = Path("reports/runs"),
+    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
+    = TableOrJson.table,
+) -> None:
+    """List the runs kept in the ledger: when, receipt, commit, headline figures, decision."""
+    from releval.project.receipt import ledger as read_ledger
+
+    rows = read_ledger(ledger)
+    if fmt == TableOrJson.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    if not rows:
+        err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
+                  highlight=False)
+        return
+    measure = rows[-1].get("measure") or "?"
+    table = Table(title=f"runs kept in {ledger} ({measure} per run)")
+    for col in ("finished (UTC)", "receipt", "commit", "queries", "baseline", "candidate",
+                "decision"):
+        table.add_column(col, justify="right" if col == "queries" else "left")
+    for r in rows:
+        if "problem" in r:
+            table.add_row(r["file"], "[red]" + r["problem"] + "[/red]", *[""] * 5)
+            continue
+        values = r["values"]
+        table.add_row(str(r["finished_at"] or "?")[:16].replace("T", " "), r["sha256"],
+                      r["commit"] + ("+dirty" if r["dirty"] else ""), str(r["queries"]),
+                      f"{r['baseline']} {number(values.get(r['baseline']))}",
+                      f"{r['candidate']} {number(values.get(r['candidate']))}",
+                      (r["decision"] or "?") + ("" if r["controlled"] else " UNCONTROLLED"))
+    out = Console()
+    (out if out.is_terminal else Console(width=max(out.width, 120))).print(table)
+
+
+def demo(
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+) -> None:
+    """Generate the demo data, run the whole pipeline on it and print the summary."""
+    root = _project_root()
+    from releval.params import read_raw
+
+    source = (read_raw(params).get("prepare") or {}).get("source", "demo")
+    code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"])
+    if code:
+        raise typer.Exit(code)
+    summary = json.loads((root / "data/evaluate/summary.json").read_text())
+    table = Table(title=f"releval demo — {', '.join(summary['splits'])} split, "
+                        f"{summary['queries']} queries, qrels: {summary['qrels']}")
+    for col in ("system", *SHOWN, "n", "undefined"):
+        table.add_column(col, justify="left" if col == "system" else "right")
+    for system, measures in summary["systems"].items():
+        first = measures[SHOWN[0]]
+        table.add_row(system, *(number(measures.get(m, {}).get("value")) for m in SHOWN),
+                      str(first["n"]), str(first["undefined"]))
+    out = Console()
+    out.print(table)
+    decision = root / "reports" / "decision.md"
+    if decision.exists():  # wide tables: never squeeze them below 140 columns off a terminal
+        wide = out if out.is_terminal else Console(width=max(out.width, 140))
+        wide.print(Markdown(decision.read_text()))
+    out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
+    receipt = root / "reports" / "receipt.json"
+    if receipt.exists():
+        digest = json.loads(receipt.read_text())["sha256"]
+        out.print(f"receipt: {receipt} (sha256 {digest[:12]}); check it with `releval "
+                  "reproduce reports/receipt.json`, list past runs with `releval runs`",
+                  highlight=False)

@@ -1,0 +1,3 @@
+"""Reporting: the markdown summary and decision documents, and the value formats they share
+with the command line.
+"""

@@ -1,0 +1,148 @@
+"""The decision document (reports/decision.md, also the end of reports/summary.md): the
+comparison, its slices, no-answer and safety, failures by layer, and the release gate."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from releval.diagnosis import worksheet
+from releval.report.formats import (
+    interval,
+    mark,
+    markdown_table,
+    number,
+    significant,
+    verdict,
+    wins_ties_losses,
+)
+
+WORKSHEET_ROWS = 8  # rows of the inspection worksheet shown; the rest are in its CSV
+
+
+def _comparison_section(c: dict) -> list[str]:
+    """The paired comparison, the conditions held fixed, aggregates and the mix check."""
+    label = "controlled" if c["controlled"] else "UNCONTROLLED"
+    lines = [f"## Comparison: {c['candidate']} vs {c['baseline']} ({label})", ""]
+    if not c["controlled"]:
+        lines += ["**UNCONTROLLED** — conditions differ; read every number below as "
+                  "indicative only:", *(f"- {d}" for d in c["differences"]), ""]
+    held = "; ".join(f"{k}: {v}" for k, v in c["conditions"][c["baseline"]].items())
+    lines += [("Held fixed: " if c["controlled"] else "Baseline's conditions: ") + held, ""]
+    unit = c.get("unit") or "query"
+    rows = [[r["measure"], r["n"], number(r["mean_baseline"]), number(r["mean_candidate"]),
+             number(r["mean_diff"], "+.4f"), interval(r["ci_low"], r["ci_high"]),
+             wins_ties_losses(r), number(r["p_value"]), number(r["p_holm"]),
+             number(r["min_effect"], ".3f"), r["verdict"]] for r in c["paired"]]
+    lines += markdown_table(["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI",
+                             "W/T/L", "p", "p (Holm)", "min effect", "verdict"], rows)
+    if c["paired"]:
+        r = c["paired"][0]
+        lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
+                  f"{r['seed']}) and sign-flip test over {r['units']} {unit}s; Holm over the "
+                  "measures."]
+    agg = c.get("aggregates", {})
+    if agg:
+        lines += ["", f"Aggregates (equal-slice: each `{c['strata']}` slice weighted alike):", ""]
+        rows = [[m, system, number(a["macro"]), number(a["micro"]),
+                 number(a["traffic_weighted"]), number(a["equal_slice"]), a["n"]]
+                for system, by_measure in agg.items() for m, a in by_measure.items()]
+        lines += markdown_table(["measure", "system", "macro", "micro", "traffic-weighted",
+                                 "equal-slice", "n"], rows)
+    for m, d in c.get("composition", {}).items():
+        flag = "FLAGGED: the aggregate moved while no slice did (mix shift)" if d["mix_shift"] \
+            else "no mix shift"
+        lines.append(f"- {m}: traffic-weighted {number(d['before'])} → {number(d['after'])} "
+                     f"(Δ {number(d['delta'], '+.4f')} = rate {number(d['rate'], '+.4f')} + mix "
+                     f"{number(d['mix'], '+.4f')}); {flag}")
+    return lines
+
+
+def _slices_section(slices: pd.DataFrame, c: dict, min_n: int) -> list[str]:
+    """The tested slices of the first compared measure, then the ones too small to test; the
+    full table (every measure and system) is slices.parquet."""
+    measure, base, cand = c["measures"][0], c["baseline"], c["candidate"]
+    rows = slices[(slices["measure"] == measure) & (slices["dimension"] != "all")]
+    tested = int((~slices["too_small"]).sum())
+    lines = ["", f"## Slices ({measure}; {cand} − {base})", "",
+             f"Holm over all {tested} measure × slice tests; every system and measure is in "
+             "data/slices/slices.parquet.", ""]
+    body = [[r["dimension"], r["slice"], r["n"], number(r[f"mean_{base}"]),
+             number(r[f"mean_{cand}"]),
+             f"{number(r['mean_diff'], '+.4f')} {interval(r['ci_low'], r['ci_high'], '+.3f')}",
+             number(r["p_holm"], ".3f"), r["verdict"]]
+            for _, r in rows[~rows["too_small"]].iterrows()]
+    lines += markdown_table(["dimension", "slice", "n", base, cand, "Δ [95% CI]", "p (Holm)",
+                             "verdict"], body)
+    small = rows[rows["too_small"]]
+    if len(small):
+        lines += ["", f"Too small to test (n < {min_n}): " + ", ".join(
+            f"{r['dimension']}={r['slice']} ({r['n']})" for _, r in small.iterrows()) + "."]
+    return lines
+
+
+def _safety_section(safety: dict) -> list[str]:
+    """No-answer behaviour and safety violations: outside the relevance means."""
+    lines = ["", "## No-answer queries (outside the relevance means)", ""]
+    rows = [[system, a["no_answer_queries"], a["correct_refusals"],
+             number(a["correct_refusal_rate"], ".3f"), a["answerable_queries"], a["no_result"],
+             number(a["no_result_rate"], ".3f"), number(a["threshold"], ".3f")]
+            for system, a in safety["no_answer"].items()]
+    lines += markdown_table(["system", "no-answer queries", "correct refusals", "refusal rate",
+                             "answerable", "no result", "no-result rate", "threshold"], rows)
+    lines += ["", "A correct refusal: an empty window, or nothing scoring at least the "
+              "system's threshold.", "",
+              f"## Safety (every rank of every route's window; zero tolerance; top k = "
+              f"{safety['top_k']})", ""]
+    reasons = list(dict.fromkeys(r for s in safety["systems"].values() for r in s["by_reason"]))
+    rows = [[system, "+".join(s["routes"]), s["violations"], s["own"],
+             *(s["by_reason"].get(r, 0) for r in reasons), s["below_top_k"],
+             s["queries_affected"]] for system, s in safety["systems"].items()]
+    return lines + markdown_table(["system", "routes", "violations", "own window", *reasons,
+                                   "below top k", "queries"], rows)
+
+
+def _failures_section(failures: dict, sheet: pd.DataFrame) -> list[str]:
+    """Missed relevant documents by the layer that lost them, baseline against candidate, and
+    the first rows of the inspection worksheet."""
+    base, cand = failures["baseline"], failures["candidate"]
+    lines = ["", f"## Failures by layer (relevant documents outside the top {failures['k']})",
+             "", f"Each missed (query, relevant document) pair of {base} and {cand} on "
+             f"{failures['queries']} queries, traced to the first layer that lost it (routes "
+             f"re-searched exactly to depth {failures['deep_k']}; "
+             + ("the chunk layer from the generator's answer map" if failures["chunk_map"]
+                else "chunk layer unknown: no answer map") + ").", ""]
+    rows = [[r["layer"], r["baseline"], r["candidate"], f"{r['difference']:+d}"]
+            for r in failures["by_layer"]]
+    lines += markdown_table(["layer", base, cand, "change"], rows)
+    safety = ", ".join(f"{s} {n}" for s, n in failures["safety"].items())
+    lines += ["", f"Safety failures (layer filter): {safety}."]
+    review = failures.get("review")
+    if review:
+        rate = review["disagreement_rate"]
+        lines.append(f"Reviewed: {review['reviewed']} of {review['rows_in']} worksheet rows "
+                     f"({review['quarantined']} quarantined); the reviewers disagreed with the "
+                     f"automatic layer on {number(rate, '.1%')} of them.")
+    return lines + ["", "Manual inspection worksheet (data/failures/worksheet.csv; fill in "
+                    "reviewer_layer and set failures.review to ingest it):", "",
+                    worksheet.markdown(sheet, limit=WORKSHEET_ROWS)]
+
+
+def _gate_section(decision: dict) -> list[str]:
+    """The verdict, then each rule with its value, threshold and reason."""
+    label = "" if decision.get("controlled", True) else " (UNCONTROLLED)"
+    lines = ["", f"## Release gate: {verdict(decision['passed'])}{label}", "",
+             f"{decision['candidate']} against {decision['baseline']}.", ""]
+    rows = [[mark(o["passed"]), o["name"], significant(o["value"]), significant(o["threshold"]),
+             o["reason"]] for o in decision["rules"]]
+    return lines + markdown_table(["", "rule", "value", "threshold", "reason"], rows)
+
+
+def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,
+                    sheet: pd.DataFrame, decision: dict, min_n: int) -> str:
+    """The decision document, from comparison.json, slices.parquet, safety.json,
+    failures.json with its worksheet.csv, and the gate's decision.json; ``min_n`` is the
+    slice size below which a slice is too small to test."""
+    lines = [*_comparison_section(comparison), *_slices_section(slices, comparison, min_n),
+             *_safety_section(safety), *_failures_section(failures, sheet),
+             *_gate_section(decision)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,134 @@
+"""The summary page of reports/summary.md: the headline measures per system, the candidate
+budget, each system's candidates, where the qrels came from, which route found each relevant
+document, and the split with its leakage findings."""
+
+from __future__ import annotations
+
+import json
+
+from releval.report.formats import markdown_table, number
+
+SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")  # the headline measures, where evaluated
+
+
+def _cell(entry: dict | None) -> str:
+    return number(None if entry is None else entry["value"])
+
+
+def _systems_section(summary: dict, source: dict) -> list[str]:
+    """One row per system: the headline measures, n and undefined (of the first one)."""
+    systems = summary["systems"]
+    shown = [m for m in SHOWN if any(m in s for s in systems.values())]
+    lines = ["# releval summary", "",
+             f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
+             f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
+             "| system | " + " | ".join(shown) + " | n | undefined |",
+             "|---" * (len(shown) + 3) + "|"]
+    for name, measures in systems.items():
+        first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
+        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m)) for m in shown)
+                     + f" | {first['n']} | {first['undefined']} |")
+    if summary.get("skipped"):
+        lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
+    lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "
+              "per query."]
+    j = summary["judgments"]
+    return lines + [
+        "", "n = queries averaged; undefined = queries with no relevant judgment visible to "
+        "the user (excluded, never scored).",
+        f"Judgments of documents the user may not see were left out: "
+        f"{j['invisible_left_out']} ({j['relevant_invisible_left_out']} relevant)."]
+
+
+def _notes(stats: dict) -> str:
+    """Route-specific facts worth a glance: ANN recall, fusion, cache use, flagged docs."""
+    notes = [f"{k} {v:.3f}" for k, v in stats.items() if k.startswith("ann_recall")]
+    if "fusion" in stats:
+        notes.append(f"{json.dumps(stats['fusion'])} ({stats['tuning']})")
+    emb = stats.get("embeddings")
+    if emb:
+        notes.append(f"encoded {emb['documents_encoded']} docs, {emb['documents_cached']} "
+                     "from cache")
+    vis = stats.get("visibility")
+    if vis:
+        notes.append(f"flagged: {vis['forbidden']} forbidden/future documents returned")
+    return "; ".join(notes)
+
+
+def _candidates_section(stats: dict[str, dict]) -> list[str]:
+    """Each system's route, depth, candidates per query, empty windows and latency."""
+    rows = [[name, s["route"], s["depth"], f"{s['candidates_per_query']['mean']:.1f}",
+             s["candidates_per_query"]["empty"],
+             *(number(s["latency_ms"][p], ".2f") for p in ("p50", "p95", "p99")), _notes(s)]
+            for name, s in stats.items()]
+    return ["## Candidates", "", *markdown_table(
+        ["system", "route", "depth", "candidates/query", "empty windows", "p50 ms", "p95 ms",
+         "p99 ms", "notes"], rows)]
+
+
+def _judgments_section(ingest: dict, agreement: dict, unjudged) -> list[str]:
+    """Where the qrels came from, how many rows were quarantined, and judge agreement."""
+    lines = ["## Judgments", "", f"Qrels: {ingest['qrels']}.",
+             f"Rows in {ingest['rows_in']} = accepted {ingest['accepted_new']} + already "
+             f"accepted {ingest['already_accepted']} + quarantined {ingest['quarantined']}"
+             + (" (" + ", ".join(f"{reason}: {n}" for reason, n in ingest["by_reason"].items()
+                                 if n) + ")" if ingest["quarantined"] else "")
+             + "."]
+    overall = {k: v for k, v in agreement.items() if not isinstance(v, dict | list)}
+    if overall:
+        lines.append("Agreement: " + ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in overall.items()))
+    for pair in agreement.get("low_agreement", []):
+        lines.append(f"Low agreement: {json.dumps(pair)}")
+    if unjudged:
+        lines.append(f"Unjudged top-k candidates kept for the next pooling round: {unjudged}.")
+    return lines
+
+
+def _route_hits_section(route_hits: dict[str, dict]) -> list[str]:
+    """For each fused pair, how many relevant documents each route (or both) found."""
+    lines = []
+    for pair, counts in route_hits.items():
+        a, b = pair.split("|")
+        lines += ["", f"## Which route found each relevant document ({a} vs {b})", "",
+                  *markdown_table(list(counts), [list(counts.values())])]
+    return lines
+
+
+def _split_section(r: dict) -> list[str]:
+    """Cut points, counts per split and tag, and the leakage findings."""
+    cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
+    lines = ["## Split", "", f"Method: {r['method']} · cuts: {cuts}"]
+    if r.get("rule"):
+        lines.append(f"Rule: {r['rule']}")
+    if r.get("note"):
+        lines.append(f"Note: {r['note']}")
+    splits = list(r["counts"])
+    tags = sorted({t for by_tag in r.get("counts_by_tag", {}).values() for t in by_tag})
+    lines += ["", "| | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|",
+              "| queries | " + " | ".join(str(r["counts"][s]) for s in splits) + " |"]
+    for tag in tags:
+        lines.append(f"| {tag} | " + " | ".join(
+            str(r["counts_by_tag"].get(s, {}).get(tag, 0)) for s in splits) + " |")
+    shared, dupes = r["leakage"]["shared_sources"], r["leakage"]["duplicate_texts"]
+    lines += ["", "Leakage:",
+              f"- {shared['count']} source(s) relevant in both train and test, affecting "
+              f"{shared['test_queries_affected']} test queries"
+              + (": " + ", ".join(x["source_id"] for x in shared["sources"][:5])
+                 + (" …" if shared["count"] > 5 else "") if shared["count"] else ""),
+              f"- {dupes['count']} test queries repeat a train query's normalised text"
+              + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
+                 if dupes["count"] else "")]
+    return lines
+
+
+def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
+                   ingest: dict, agreement: dict) -> str:
+    """The summary page, from the evaluation's summary.json, the split report, the data's
+    source.json, each system's run_stats.json and the judgments' ingest.json and
+    agreement.json."""
+    lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
+             *_judgments_section(ingest, agreement, summary.get("unjudged")),
+             *_route_hits_section(summary.get("route_hits", {})), "",
+             *_split_section(split_report)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,45 @@
+"""The assembled ``releval`` app: every command, in order, runnable as ``python -m releval.cli``;
+the project's commands refuse to run outside a project."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import typer
+from typer.testing import CliRunner
+
+from releval.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMANDS = ["metrics", "run", "reproduce", "runs", "demo", "compare", "gate"]
+
+
+def test_help_lists_every_command_in_order():
+    group = typer.main.get_command(app)
+    assert group.list_commands(click.Context(group)) == COMMANDS
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    assert "Offline evaluation of retrieval and candidate generation." in result.stdout
+
+
+def test_module_entry_point_runs_the_app():
+    done = subprocess.run([sys.executable, "-m", "releval.cli", "gate", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Show the release decision" in done.stdout
+
+
+def test_project_commands_outside_a_project_exit_2_with_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["run"], ["demo"], ["reproduce", "receipt.json"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "not a releval project" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_runs_on_an_empty_ledger_says_so(tmp_path):
+    result = CliRunner().invoke(app, ["runs", "--ledger", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "no runs kept yet" in result.stderr

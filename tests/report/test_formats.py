@@ -1,0 +1,55 @@
+"""The value formats shared by the reports and the command line."""
+
+import math
+
+import numpy as np
+import pytest
+
+from releval.report.formats import (
+    interval,
+    mark,
+    markdown_table,
+    measure_value,
+    number,
+    rule_value,
+    significant,
+    verdict,
+    wins_ties_losses,
+)
+
+
+@pytest.mark.parametrize("value, spec, shown", [
+    (0.123456, ".4f", "0.1235"), (0.05, "+.4f", "+0.0500"), (-0.2, "+.3f", "-0.200"),
+    (1 / 3, ".1%", "33.3%"), (np.float64(0.5), ".4f", "0.5000"), (7, ".4f", "7.0000"),
+    (None, ".4f", "—"), (math.nan, ".4f", "—"), (np.nan, "+.4f", "—"),
+])
+def test_number_writes_undefined_as_a_dash(value, spec, shown):
+    assert number(value, spec) == shown
+
+
+def test_measure_value_rounds_counts_and_keeps_four_decimals_otherwise():
+    assert measure_value(12.6, integer=True) == "13"
+    assert measure_value(0.32714, integer=False) == "0.3271"
+
+
+def test_interval_tally_mark_and_verdict():
+    assert interval(-0.01, 0.2) == "[-0.0100, +0.2000]"
+    assert interval(0.01, None, "+.3f") == "[+0.010, —]"
+    assert wins_ties_losses({"wins": 3, "ties": 2, "losses": 1}) == "3/2/1"
+    assert (mark(True), mark(False), verdict(True), verdict(False)) == ("✓", "✗", "PASS", "FAIL")
+
+
+@pytest.mark.parametrize("value, terminal, report", [
+    (None, "—", "—"), (0, "0", "0"), (0.0234567, "0.0235", "0.02346"),
+    (250.0, "250.0", "250"), (-123.456, "-123.5", "-123.5"), (math.nan, "nan", "—"),
+    ("text", "text", "text"),
+])
+def test_gate_values_on_the_terminal_and_in_the_report(value, terminal, report):
+    assert rule_value(value) == terminal
+    assert significant(value) == report
+
+
+def test_markdown_table_has_a_header_a_rule_and_one_line_per_row():
+    assert markdown_table(["", "a"], [["x", 1], ["y", None]]) == [
+        "|  | a |", "|---|---|", "| x | 1 |", "| y | None |"]
+    assert markdown_table(["a", "b"], []) == ["| a | b |", "|---|---|"]
