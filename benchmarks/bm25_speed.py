@@ -18,8 +18,8 @@ import pandas as pd
 import Stemmer
 from timing import best_of
 
-from releval.retrievers import BM25Retriever
-from releval.visibility import Visibility
+from releval.data.visibility import Visibility
+from releval.retrieval.bm25 import BM25Retriever
 
 
 def words(rng: np.random.Generator, n_vocab: int) -> np.ndarray:

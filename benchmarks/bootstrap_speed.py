@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 from timing import best_of
 
-from releval.stats import bootstrap_ci, paired
+from releval.decision.stats import bootstrap_ci, paired
 
 
 def main() -> None:

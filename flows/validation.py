@@ -1,4 +1,4 @@
-"""Great Expectations suites for the data contracts (DESIGN.md), one per table.
+"""Great Expectations suites for the data contracts (docs/architecture.md), one per table.
 
 ``check(name, frame)`` runs the table's suite on a frame, optionally saves the report as
 JSON, and raises :class:`ValidationFailed` naming the suite, expectation, column and
@@ -26,41 +26,17 @@ import numpy as np
 import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
-from releval import schema as S
-from releval.failures import LAYERS
-from releval.params import DIMENSIONS
-from releval.safety import SAFETY_REASONS, VIOLATION_COLUMNS
+from releval.data import contracts as S
+from releval.decision.safety import SAFETY_REASONS, VIOLATION_COLUMNS
+from releval.decision.slices import DIMENSIONS
+from releval.diagnosis.layers import LAYERS
 
 E = gx.expectations
 N_EXAMPLES = 5
 RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": N_EXAMPLES}
-_LIST_KEY = [S.SYSTEM, S.QUERY_ID]  # one ranked list
-LABEL_COLUMNS = (S.QUERY_ID, "dimension", "slice")
 
 
 # --- helper columns -------------------------------------------------------------------------
-
-
-def _in_rank_order(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    """``column`` (as numbers) sorted by rank within each ranked list, and its change from the
-    list's previous row (NaN on the list's first row); both indexed by row position."""
-    ranked = frame[list(dict.fromkeys([*_LIST_KEY, S.RANK, column]))].reset_index(drop=True)
-    for c in dict.fromkeys([S.RANK, column]):
-        ranked[c] = pd.to_numeric(ranked[c], errors="coerce")
-    ranked = ranked.sort_values([*_LIST_KEY, S.RANK], kind="stable")
-    return ranked[column], ranked.groupby(_LIST_KEY, sort=False, dropna=False)[column].diff()
-
-
-def _rank_contiguous(frame: pd.DataFrame) -> np.ndarray:
-    """False where a rank does not continue its list's 1, 2, 3, ... (gap, repeat, bad start)."""
-    rank, step = _in_rank_order(frame, S.RANK)
-    return (step.eq(1) | (step.isna() & rank.eq(1))).sort_index().to_numpy()
-
-
-def _score_order_ok(frame: pd.DataFrame) -> np.ndarray:
-    """False where a score is higher than the score one rank above it in the same list."""
-    _, step = _in_rank_order(frame, S.SCORE)
-    return (~step.gt(0)).sort_index().to_numpy()
 
 
 def _diff_consistent(frame: pd.DataFrame) -> np.ndarray:
@@ -85,8 +61,8 @@ class Helper(NamedTuple):
 
 
 HELPERS: dict[str, Helper] = {
-    "_rank_contiguous": Helper((*_LIST_KEY, S.RANK), _rank_contiguous),
-    "_score_order_ok": Helper((*_LIST_KEY, S.RANK, S.SCORE), _score_order_ok),
+    "_rank_contiguous": Helper((*S.LIST_KEY, S.RANK), S.rank_contiguous),
+    "_score_order_ok": Helper((*S.LIST_KEY, S.RANK, S.SCORE), S.score_order_ok),
     "_grade_integer": Helper((S.GRADE,), _grade_integer),
     "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
                                _diff_consistent),
@@ -164,16 +140,15 @@ def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> gx.ExpectationSuite:
     ])
 
 
-POOL_COLUMNS = ("pool_id", S.QUERY_ID, S.DOC_ID, "blind_id", "min_rank", "round")
 
 
 def pool_suite() -> gx.ExpectationSuite:
     """pool: one row per (query, doc), a unique blind id each, ranks and rounds ≥ 1."""
     return gx.ExpectationSuite(name="pool", expectations=[
-        *_exist(POOL_COLUMNS),
-        *_not_null(*POOL_COLUMNS),
+        *_exist(S.POOL_COLUMNS),
+        *_not_null(*S.POOL_COLUMNS),
         E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
-        E.ExpectColumnValuesToBeUnique(column="blind_id"),
+        E.ExpectColumnValuesToBeUnique(column=S.BLIND_ID),
         E.ExpectColumnValuesToBeBetween(column="min_rank", min_value=1),
         E.ExpectColumnValuesToBeBetween(column="round", min_value=1),
     ])
@@ -192,10 +167,10 @@ def metrics_suite() -> gx.ExpectationSuite:
 def labels_suite() -> gx.ExpectationSuite:
     """slice labels: known dimensions, no empty label, a (query, dimension, slice) once."""
     return gx.ExpectationSuite(name="labels", expectations=[
-        *_exist(LABEL_COLUMNS),
-        *_not_null(*LABEL_COLUMNS),
-        E.ExpectCompoundColumnsToBeUnique(column_list=list(LABEL_COLUMNS)),
-        E.ExpectColumnValuesToBeInSet(column="dimension", value_set=list(DIMENSIONS)),
+        *_exist(S.LABEL_COLUMNS),
+        *_not_null(*S.LABEL_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(column_list=list(S.LABEL_COLUMNS)),
+        E.ExpectColumnValuesToBeInSet(column=S.DIMENSION, value_set=list(DIMENSIONS)),
     ])
 
 
@@ -213,10 +188,10 @@ def slices_suite() -> gx.ExpectationSuite:
     """slice comparisons: one row per (dimension, slice, measure), n ≥ 0, p-values in [0, 1],
     ci_low ≤ ci_high where tested."""
     return gx.ExpectationSuite(name="slices", expectations=[
-        *_exist(("dimension", "slice", S.MEASURE, "n", "too_small", "ci_low", "ci_high",
+        *_exist((S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "ci_low", "ci_high",
                  "p_value", "p_holm", "verdict")),
-        *_not_null("dimension", "slice", S.MEASURE, "n", "verdict"),
-        E.ExpectCompoundColumnsToBeUnique(column_list=["dimension", "slice", S.MEASURE]),
+        *_not_null(S.DIMENSION, S.SLICE, S.MEASURE, "n", "verdict"),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.DIMENSION, S.SLICE, S.MEASURE]),
         E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
         E.ExpectColumnValuesToBeBetween(column="p_value", min_value=0, max_value=1),
         E.ExpectColumnValuesToBeBetween(column="p_holm", min_value=0, max_value=1),

@@ -37,5 +37,24 @@ def test_every_listed_code_dependency_exists(stages):
 def test_the_import_closure_sees_lazy_and_package_imports():
     files = code_files("stages.common")
     assert {"stages/common.py", "stages/__init__.py", "releval/__init__.py",
-            "releval/metrics/__init__.py", "releval/metrics/engine.py"} <= files
-    assert code_files("stages.inputs") >= {"releval/inputs.py", "releval/params.py"}
+            "releval/data/__init__.py", "releval/retrieval/routes.py"} <= files
+    assert {"releval/project/runner.py", "releval/decision/compare.py"} <= code_files(
+        "releval.cli")  # imported inside the commands that use them
+    assert code_files("stages.inputs") >= {"releval/project/inputs.py", "releval/params.py"}
+
+
+def test_every_path_a_command_reads_is_a_dependency(stages):
+    """Each ``--name path`` a stage's command passes (but its ``--out``) lies in its deps (a
+    folder: the files the stage reads in it are listed): else a changed input would leave the
+    stage's outputs silently stale."""
+    unlisted = {}
+    for name, cmd, deps in stages:
+        argv = shlex.split(cmd)
+        read = [value for flag, value in zip(argv, argv[1:], strict=False)
+                if flag.startswith("--") and flag not in ("--out", "--params", "--system")
+                and "/" in value]
+        missing = [path for path in read if not covered(path, deps)
+                   and not any(d.startswith(path.rstrip("/") + "/") for d in deps)]
+        if missing:
+            unlisted[name] = missing
+    assert unlisted == {}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from releval.runner import clear_stale_dvc_locks, group_alive, one_run
+from releval.project.runner import clear_stale_dvc_locks, group_alive, one_run
 from tests.flows.test_pipeline import make_project
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from flows.validation import SUITES, ValidationFailed, ValidationReport, check, validate
-from releval import schema as S
+from releval.data import contracts as S
 
 T0 = pd.Timestamp("2024-01-01", tz="UTC")
 
@@ -67,6 +67,7 @@ def metrics() -> pd.DataFrame:
 def pool() -> pd.DataFrame:
     return pd.DataFrame({"pool_id": "P1", "query_id": ["q1", "q1", "q2"],
                          "doc_id": ["a", "b", "a"], "blind_id": ["B1", "B2", "B3"],
+                         "systems": [["bm25"], ["bm25", "dense"], ["dense"]],
                          "min_rank": [1, 2, 1], "round": [1, 1, 2]})
 
 
