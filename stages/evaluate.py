@@ -7,9 +7,10 @@ query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> m
 summary.json (n, undefined, empty per measure, and where the qrels came from),
 route_hits.parquet (for each fused pair of systems, which one found each relevant document),
 labels.parquet (query_id, dimension, slice: the slices each evaluated query belongs to, for
-``slices.dimensions`` and ``compare.strata``) and unjudged.parquet (each system's top
+``slices.dimensions`` and ``compare.strata``), unjudged.parquet (each system's top
 ``evaluate.judged_k`` candidates without a judgment, on the ``pool.splits`` queries: the next
-pooling round).
+pooling round) and curves.parquet (system, family, k, measure, value, n: R@k, nDCG@k and
+Judged@k over a fixed grid of k up to ``candidates.depth``, ``releval.metrics.curves``).
 Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
@@ -31,6 +32,7 @@ from releval.diagnosis.route_hits import CLASS, hit_counts, route_hits
 from releval.errors import InputError
 from releval.judging.pooling import unjudged
 from releval.metrics import evaluate_systems
+from releval.metrics.curves import curves
 from releval.params import Params
 from stages.common import (
     guarded,
@@ -52,6 +54,7 @@ class Outputs:
     route_hits: pd.DataFrame  # route_hits.parquet
     labels: pd.DataFrame  # labels.parquet
     unjudged: pd.DataFrame  # unjudged.parquet
+    curves: pd.DataFrame  # curves.parquet
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
@@ -86,7 +89,9 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     holes = unjudged({name: r[r[S.QUERY_ID].isin(pooled)] for name, r in runs.items()},
                      judgments, c.judged_k)
     report["unjudged"] = int(len(holes))
-    return Outputs(scored.per_query, scored.means, report, hits, labels, holes)
+    by_k = curves(runs, qrels[visible], p.candidates.depth, rel=c.rel,
+                  max_grade=p.prepare.max_grade, queries=evaluated)
+    return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k)
 
 
 def main() -> None:
@@ -111,6 +116,7 @@ def main() -> None:
     write_parquet(out / "route_hits.parquet", result.route_hits)
     write_parquet(out / "labels.parquet", result.labels)
     write_parquet(out / "unjudged.parquet", result.unjudged)
+    write_parquet(out / "curves.parquet", result.curves)
     report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")

@@ -218,6 +218,17 @@ def read(path: Path) -> dict:
     return doc
 
 
+def describes(doc: dict, root: Path = Path(".")) -> bool:
+    """The receipt ``doc`` is of the outputs now in ``root``: every output it digests is
+    there with that md5 (a receipt left by an earlier run is not)."""
+    outputs = doc.get("receipt", {}).get("outputs") or {}
+    for path, md5 in outputs.items():
+        file = root / path
+        if not file.is_file() or hashlib.md5(file.read_bytes()).hexdigest() != md5:
+            return False
+    return bool(outputs)
+
+
 def differences(old: dict, new: dict, limit: int = 10) -> list[str]:
     """What differs between two receipts' hashed parts, most telling first: inputs, code,
     params, packages, metrics (old → new), outputs, per-query results."""

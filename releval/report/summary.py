@@ -122,6 +122,17 @@ def _split_section(r: dict) -> list[str]:
     return lines
 
 
+def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: dict,
+             agreement: dict) -> dict[str, list[str]]:
+    """The summary page's sections after the headline table, each as its markdown lines:
+    candidates, judgments (pooling and agreement), route hits and split (with leakage); the
+    HTML report shows the same facts."""
+    return {"candidates": _candidates_section(stats),
+            "judgments": _judgments_section(ingest, agreement, summary.get("unjudged")),
+            "route_hits": _route_hits_section(summary.get("route_hits", {})),
+            "split": _split_section(split_report)}
+
+
 def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
                    ingest: dict, agreement: dict) -> str:
     """The summary page, from the evaluation's summary.json, the split report, the data's

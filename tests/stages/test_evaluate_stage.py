@@ -75,6 +75,23 @@ def test_run_scores_each_system_on_what_the_queries_may_see():
     json.dumps(summary, allow_nan=False)
 
 
+def test_run_writes_the_curves_up_to_the_candidate_budget_on_what_the_queries_may_see():
+    config = CONFIG | {"candidates": {"depth": 3}}
+    out = stage.run(Params.model_validate(config), RUNS, QRELS, SPLIT, QUERIES, DOCS, INGEST)
+    curves = out.curves
+    assert list(curves.columns) == ["system", "family", "k", S.MEASURE, S.VALUE, "n"]
+    assert curves[S.SYSTEM].unique().tolist() == ["bm25", "dense"]  # hybrid: empty, skipped
+    assert curves["k"].unique().tolist() == [1, 2, 3]
+    value = curves.set_index([S.SYSTEM, S.MEASURE])[S.VALUE]
+    # the same figures as the metrics where both have them (q2-d5 is invisible: left out)
+    assert value["dense", "Judged@2"] == out.metrics["dense"]["Judged@2"] == 0.666667
+    assert value["bm25", "Judged@2"] == out.metrics["bm25"]["Judged@2"]
+    # R@1: bm25 q1 1, q2 0, q3 0; dense q1 0, q2 1, q3 0
+    assert value["bm25", "R@1"] == value["dense", "R@1"] == 0.333333
+    assert value["bm25", "R@3"] == out.metrics["bm25"]["R@100"]  # every window is this short
+    assert curves.loc[curves["family"] == "Judged", "n"].eq(3).all()
+
+
 def test_run_leaves_out_judgments_of_documents_not_yet_published():
     late = DOCS.assign(**{S.PUBLISHED_AT: DOCS[S.PUBLISHED_AT].where(
         DOCS[S.DOC_ID] != "d4", pd.Timestamp(AFTER, tz="UTC"))})
@@ -113,5 +130,5 @@ def test_main_reads_the_stage_folders_and_writes_every_output(tmp_path, monkeypa
     assert json.loads((out / "metrics.json").read_text())["dense"]["R@100"] == 1.0
     assert json.loads((out / "summary.json").read_text())["unjudged"] == 5
     assert len(pd.read_parquet(out / "unjudged.parquet")) == 5
-    for name in ("per_query", "route_hits", "labels"):
+    for name in ("per_query", "route_hits", "labels", "curves"):
         assert len(pd.read_parquet(out / f"{name}.parquet"))

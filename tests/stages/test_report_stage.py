@@ -1,13 +1,20 @@
-"""Stage report: run() renders both markdown documents from small hand-made inputs."""
+"""Stage report: run() renders both markdown documents and the HTML page from small hand-made
+inputs; main() reads the stages' files and writes the three reports side by side."""
 
+import hashlib
+import json
 import math
+import re
+import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
 from releval.params import Params
-from stages.report import Outputs, run
+from stages.report import Outputs, main, run
+from tests.report import sample
 
 MEASURE = {"value": 0.5, "n": 40, "undefined": 2, "empty": 1}
 SUMMARY = {
@@ -159,3 +166,90 @@ def test_decision_shows_the_first_worksheet_rows():
     assert "10 failure(s) to inspect; the first 8 below." in decision
     assert "2 more row(s) in the worksheet CSV." in decision
     assert "| bm25 | q7: reset password |" in decision and "q8: reset" not in decision
+
+
+def test_run_also_renders_the_page(out):
+    assert out.html.startswith("<!DOCTYPE html>")
+    assert '<div class="verdict fail">FAIL</div>' in out.html
+    assert '<span class="badge warn">UNCONTROLLED</span>' in out.html
+    assert "No receipt describes these outputs yet" in out.html  # no receipt given
+    assert out.html.count("<svg") == 4  # slices, failures, latency, no-answer: the rest absent
+
+
+def test_run_shows_the_receipt_it_is_given():
+    sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS))
+    html = run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
+               {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
+               SAFETY, FAILURES, sheet, GATE, receipt={"sha256": "feedc0ffee" * 6}).html
+    assert "<code>feedc0ffeefe</code>" in html
+
+
+def rename(frame: pd.DataFrame) -> pd.DataFrame:
+    """The sample's frames with its candidate called hybrid, as in this module's inputs."""
+    return frame.replace({"system": {sample.CAND: "hybrid"}})
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    """Every file the stage reads, as the earlier stages write them, under tmp_path."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({
+        "candidates": {"systems": {"bm25": {"route": "bm25"}, "dense": {"route": "dense"}}},
+        "fusion": {"systems": {"hybrid": {"lexical": "bm25", "dense": "dense"}}},
+        "slices": {"min_n": 20}}))
+    stats = STATS | {"dense": STATS["bm25"] | {"route": "dense"}}
+    docs = {"raw/source.json": {"source": "hand-made data"},
+            "split/split_report.json": SPLIT, "evaluate/summary.json": SUMMARY,
+            "judgments/ingest.json": INGEST, "judgments/agreement.json": AGREEMENT,
+            "compare/comparison.json": COMPARISON, "safety/safety.json": SAFETY,
+            "gate/decision.json": GATE, "failures/failures.json": FAILURES,
+            "candidates/bm25/run_stats.json": stats["bm25"],
+            "candidates/dense/run_stats.json": stats["dense"],
+            "fused/hybrid/run_stats.json": stats["hybrid"]}
+    tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
+              "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
+              "evaluate/curves.parquet": rename(sample.CURVES),
+              "safety/violations.parquet": rename(sample.VIOLATIONS),
+              "failures/failures.parquet": rename(sample.FAILURE_ROWS)}
+    for path, doc in docs.items():
+        (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / path).write_text(json.dumps(doc))
+    for path, frame in tables.items():
+        (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(tmp_path / "data" / path, index=False)
+    pd.DataFrame(columns=list(WORKSHEET_COLUMNS)).to_csv(
+        tmp_path / "data/failures/worksheet.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_main_writes_the_page_beside_the_markdown_and_the_receipt_only_when_given(
+        project, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
+    main()
+    assert capsys.readouterr().out.strip() == "report: out/summary.md"
+    page = (project / "out/index.html").read_text(encoding="utf-8")
+    assert (project / "out/summary.md").read_text().startswith("# releval summary")
+    assert (project / "out/decision.md").read_text().startswith("## Comparison: hybrid vs")
+    assert page.count("<svg") == 8  # every plot: its data is all there
+    assert '<td title="four">q4</td><td>head</td>' in page
+    assert "No receipt describes these outputs yet" in page
+    (project / "reports").mkdir()
+    gate = "data/gate/decision.json"
+    md5 = hashlib.md5((project / gate).read_bytes()).hexdigest()
+    (project / "reports/receipt.json").write_text(json.dumps(
+        sample.RECEIPT | {"receipt": {"outputs": {gate: md5}}}))
+    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md",
+                                      "--receipt", "reports/receipt.json"])
+    main()
+    again = (project / "out/index.html").read_text(encoding="utf-8")
+    assert f"<code>{sample.DIGEST[:12]}</code>" in again
+    receipt = re.compile(r'<p class="receipt">.*?</p>')
+    assert receipt.sub("", again) == receipt.sub("", page)  # only the receipt line differs
+    (project / "reports/receipt.json").write_text(json.dumps(   # an earlier run's receipt
+        sample.RECEIPT | {"receipt": {"outputs": {gate: "0" * 32}}}))
+    main()
+    assert (project / "out/index.html").read_text(encoding="utf-8") == page
+    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md",
+                                      "--receipt", "reports/missing.json"])
+    main()
+    assert (project / "out/index.html").read_text(encoding="utf-8") == page

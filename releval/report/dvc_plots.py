@@ -1,0 +1,61 @@
+"""The tables behind dvc.yaml's plots (``dvc plots show`` / ``dvc plots diff REV``): CSV files
+with fixed column names, so one plot definition compares any two revisions.
+
+- ``per_query_delta``: rank (1 = the candidate's largest loss), query_id, delta
+  (candidate − baseline of the gate's measure), sorted by delta;
+- ``recall_at_k`` and ``ndcg_at_k``: k, baseline, candidate (the mean over the evaluated
+  queries);
+- ``slices``: slice ("dimension=value"), delta, ci_low, ci_high, verdict, for the gate's
+  measure, the overall row first.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.report.inputs import ReportInputs
+
+CURVES = {"recall_at_k": "R", "ndcg_at_k": "nDCG"}
+
+
+def _per_query_delta(inputs: ReportInputs) -> pd.DataFrame:
+    diff = inputs.per_query_diff
+    rows = diff.loc[(diff[S.MEASURE] == inputs.measure) & diff["diff"].notna(),
+                    [S.QUERY_ID, "diff"]]
+    rows = rows.sort_values(["diff", S.QUERY_ID], kind="stable").reset_index(drop=True)
+    return pd.DataFrame({"rank": range(1, len(rows) + 1), S.QUERY_ID: rows[S.QUERY_ID],
+                         "delta": rows["diff"].round(6)})
+
+
+def _curve(inputs: ReportInputs, family: str) -> pd.DataFrame:
+    c = inputs.curves
+    mine = c[(c["family"] == family) & c["system"].isin([inputs.baseline, inputs.candidate])]
+    wide = mine.pivot_table(index="k", columns="system", values=S.VALUE).reset_index()
+    return pd.DataFrame({"k": wide["k"],
+                         "baseline": wide.get(inputs.baseline, pd.Series(dtype=float)).round(6),
+                         "candidate": wide.get(inputs.candidate,
+                                               pd.Series(dtype=float)).round(6)})
+
+
+def _slices(inputs: ReportInputs) -> pd.DataFrame:
+    s = inputs.slices[inputs.slices[S.MEASURE] == inputs.measure]
+    overall = s[S.DIMENSION] == S.ALL
+    s = pd.concat([s[overall], s[~overall]])
+    name = s[S.DIMENSION].where(~overall.loc[s.index], "") + "=" + s[S.SLICE]
+    return pd.DataFrame({"slice": name.str.lstrip("=").to_numpy(),
+                         "delta": pd.to_numeric(s["mean_diff"]).round(6).to_numpy(),
+                         "ci_low": pd.to_numeric(s["ci_low"]).round(6).to_numpy(),
+                         "ci_high": pd.to_numeric(s["ci_high"]).round(6).to_numpy(),
+                         "verdict": s["verdict"].to_numpy()})
+
+
+def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
+    """File stem -> table, for the data the inputs hold."""
+    out = {}
+    if inputs.per_query_diff is not None:
+        out["per_query_delta"] = _per_query_delta(inputs)
+    if inputs.curves is not None:
+        out |= {stem: _curve(inputs, family) for stem, family in CURVES.items()}
+    out["slices"] = _slices(inputs)
+    return out

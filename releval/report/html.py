@@ -1,0 +1,470 @@
+"""reports/index.html: the whole report in one self-contained page that opens offline from disk.
+
+Top to bottom: the decision (the gate's verdict and rules, controlled or not, what was held
+fixed, the paired comparison, the run's receipt), the metrics per system (n, undefined and
+Judged@k beside every figure), the plots (``releval.report.plots.PLOTS``, inline SVG), the
+per-query table (sortable by a click on a header, filterable by a text box: the one small
+inline script), the first rows of the failure worksheet, and the summary page's candidates,
+judgments (pooling and agreement), route hits and split (with leakage) sections
+(``releval.report.summary.sections``, the same facts as reports/summary.md).
+
+No network: inline CSS, system fonts, inline SVG, no external reference. Deterministic: the
+same inputs give the same bytes (no timestamp). Every string from the inputs is escaped;
+every number is written with ``releval.report.formats``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.diagnosis import worksheet
+from releval.errors import InputError
+from releval.metrics.curves import FAMILY, K
+from releval.metrics.names import parse_measure
+from releval.report.decision import WORKSHEET_ROWS
+from releval.report.formats import (
+    interval,
+    mark,
+    number,
+    significant,
+    verdict,
+    wins_ties_losses,
+)
+from releval.report.inputs import ReportInputs
+from releval.report.plots import PLOTS, svg
+from releval.report.summary import sections as summary_sections
+
+QUERY_ROWS = 2000  # rows of the per-query table at most: the largest |Δ| are kept
+REPRODUCE = "releval reproduce reports/receipt.json"
+
+
+class Raw(str):
+    """Markup already built (and escaped) here: written as is."""
+
+
+def esc(value) -> str:
+    """Text for HTML: escaped, unless it is ``Raw`` markup."""
+    return value if isinstance(value, Raw) else html.escape(str(value))
+
+
+def _tag(name: str, body, **attrs) -> Raw:
+    attributes = "".join(f' {k.rstrip("_").replace("_", "-")}="{html.escape(str(v))}"'
+                         for k, v in attrs.items() if v is not None)
+    return Raw(f"<{name}{attributes}>{esc(body)}</{name}>")
+
+
+def _table(header: Iterable, rows: Iterable[Iterable], **attrs) -> Raw:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(c if isinstance(c, Raw) and c.startswith("<td")
+                                    else f"<td>{esc(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    table = _tag("table", Raw(f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"), **attrs)
+    return Raw(f'<div class="scroll">{table}</div>')
+
+
+def _count(value) -> str:
+    return number(None if value is None else int(value), "d")
+
+
+# --- markdown lines (the summary page's sections, the worksheet) as HTML ----------------
+
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _inline(text: str) -> str:
+    text = html.escape(text.replace("\\|", "|"))
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+
+
+def markdown(lines: list[str]) -> Raw:
+    """The markdown the reports write (## headings, tables, - lists, plain lines) as HTML."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("|"):
+            block = []
+            while i < len(lines) and lines[i].startswith("|"):
+                block.append(lines[i])
+                i += 1
+            cells = [[c.strip() for c in _PIPE.split(row.strip())[1:-1]] for row in block]
+            body = [r for r in cells[1:] if not all(set(c) <= set("-:") and c for c in r)]
+            head = "".join(f"<th>{_inline(c)}</th>" for c in cells[0])
+            rows = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>"
+                           for r in body)
+            out.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                       f"<tbody>{rows}</tbody></table></div>")
+            continue
+        if line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        heading = re.match(r"^(#{1,4}) (.*)$", line)
+        if heading:
+            level = len(heading[1])
+            out.append(f"<h{level}>{_inline(heading[2])}</h{level}>")
+        elif line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+        i += 1
+    return Raw("\n".join(out))
+
+
+# --- the decision -----------------------------------------------------------------------
+
+
+def _receipt(receipt: dict | None) -> Raw:
+    if receipt and receipt.get("sha256"):
+        return Raw(f'<p class="receipt">Run receipt <code>{esc(receipt["sha256"][:12])}</code>'
+                   f" (reports/receipt.json): reproduce this run with <code>{esc(REPRODUCE)}"
+                   "</code>.</p>")
+    return Raw('<p class="receipt">No receipt describes these outputs yet: '
+               "<code>releval run</code> writes one (reports/receipt.json), to reproduce the run "
+               f"with <code>{esc(REPRODUCE)}</code>.</p>")
+
+
+def _conditions(c: dict) -> Raw:
+    """What was held fixed: each condition of the baseline and the candidate, side by side."""
+    base, cand = c["baseline"], c["candidate"]
+    conditions = c.get("conditions", {})
+    b, k = conditions.get(base, {}), conditions.get(cand, {})
+    rows = [[key, b.get(key, "—"), k.get(key, "—"),
+             Raw(f'<td class="mark">{esc(mark(b.get(key) == k.get(key)))}</td>')]
+            for key in dict.fromkeys([*b, *k])]
+    title = "Held fixed" if c.get("controlled") else "Conditions (they differ: UNCONTROLLED)"
+    return Raw(f"<h3>{esc(title)}</h3>"
+               + _table(["condition", f"{base} (baseline)", f"{cand} (candidate)", "same"],
+                        rows))
+
+
+def _paired(c: dict) -> Raw:
+    rows = [[r["measure"], _count(r["n"]), number(r["mean_baseline"]),
+             number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
+             interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r), number(r["p_value"]),
+             number(r["p_holm"]), number(r["min_effect"], ".3f"), r["verdict"]]
+            for r in c.get("paired", [])]
+    if not rows:
+        return Raw("")
+    r = c["paired"][0]
+    unit = c.get("unit") or "query"
+    note = (f"Paired by query; bootstrap ({_count(r.get('resamples'))} resamples, seed "
+            f"{esc(r.get('seed'))}) and sign-flip test over {_count(r.get('units'))} "
+            f"{esc(unit)}(s); Holm over the measures.")
+    return Raw("<h3>Paired comparison</h3>" + _table(
+        ["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI", "W/T/L", "p",
+         "p (Holm)", "min effect", "verdict"], rows) + f'<p class="note">{note}</p>')
+
+
+def decision_section(inputs: ReportInputs) -> Raw:
+    """The verdict, every rule, controlled or not, the conditions, the paired comparison and
+    the receipt."""
+    gate, c = inputs.gate, inputs.comparison
+    passed = bool(gate["passed"])
+    controlled = bool(gate.get("controlled", c.get("controlled", True)))
+    status = (Raw('<span class="badge ok">controlled</span>') if controlled
+              else Raw('<span class="badge warn">UNCONTROLLED</span>'))
+    parts = [Raw(f'<div class="verdict {"pass" if passed else "fail"}">'
+                 f"{esc(verdict(passed))}</div>"),
+             Raw(f'<p class="lead"><strong>{esc(gate["candidate"])}</strong> (candidate) '
+                 f'against <strong>{esc(gate["baseline"])}</strong> (baseline) · {status}'
+                 "</p>")]
+    failed = [o["name"] for o in gate.get("rules", []) if not o["passed"]]
+    if failed:
+        parts.append(_tag("p", "Failed: " + "; ".join(failed), class_="failed"))
+    differences = gate.get("differences") or c.get("differences") or []
+    if not controlled:
+        parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
+                         "number as indicative only.</p><ul>"
+                         + "".join(f"<li>{esc(d)}</li>" for d in differences) + "</ul>"))
+    rules = [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
+                  f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
+              significant(o["threshold"]), o["reason"]] for o in gate.get("rules", [])]
+    parts.append(Raw("<h3>Release rules</h3>"))
+    parts.append(_table(["", "rule", "value", "threshold", "reason"], rules, class_="rules")
+                 if rules else Raw("<p>No rules configured.</p>"))
+    if gate.get("note"):
+        parts.append(_tag("p", gate["note"], class_="note"))
+    parts += [_conditions(c), _paired(c), _receipt(inputs.receipt)]
+    return Raw("".join(parts))
+
+
+# --- metrics per system -------------------------------------------------------------------
+
+
+def _cutoff(measure: str, depth) -> int | None:
+    """The cutoff of a measure's figure (the depth when it has none), None if unparsable."""
+    try:
+        m = parse_measure(measure)
+    except InputError:
+        return None
+    return m.cutoff if m.cutoff is not None else depth
+
+
+def _judged(inputs: ReportInputs) -> dict[tuple[str, int], float]:
+    """(system, k) -> Judged@k: the evaluation's own Judged@k measures, else the curves'."""
+    out = {}
+    c = inputs.curves
+    if c is not None and not c.empty:
+        j = c[c[FAMILY] == "Judged"]
+        out = dict(zip(zip(j[S.SYSTEM], j[K].astype(int), strict=True),
+                       j[S.VALUE].astype(float), strict=True))
+    for system, measures in inputs.summary.get("systems", {}).items():
+        for name, entry in measures.items():
+            if name.startswith("Judged@") and entry.get("value") is not None:
+                out[(system, _cutoff(name, None))] = entry["value"]
+    return out
+
+
+def metrics_section(inputs: ReportInputs) -> Raw:
+    """One row per system, one column per measure: the figure, then n, undefined and the
+    Judged@k at the figure's cutoff."""
+    s = inputs.summary
+    systems = s.get("systems", {})
+    measures = list(dict.fromkeys(m for by in systems.values() for m in by))
+    judged = _judged(inputs)
+    depth = s.get("depth")
+    rows = []
+    for system, by in systems.items():
+        row = [Raw(f"<td><strong>{esc(system)}</strong></td>")]
+        for m in measures:
+            e = by.get(m)
+            if e is None:
+                row.append("—")
+                continue
+            k = _cutoff(m, depth)
+            meta = [f"n {_count(e['n'])} · undef. {_count(e['undefined'])}"]
+            if not m.startswith("Judged") and (system, k) in judged:
+                meta.append(f"Judged@{k} {number(judged[(system, k)], '.3f')}")
+            row.append(Raw(f'<td><span class="fig">{esc(number(e["value"]))}</span>'
+                           + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta)
+                           + "</td>"))
+        rows.append(row)
+    parts = [_table(["system", *measures], rows, class_="metrics")]
+    parts.append(Raw(
+        f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
+        f"({_count(s.get('queries'))} queries); every system gets at most {esc(depth)} "
+        "candidates per query. n = queries averaged; undef. = queries with no relevant "
+        "judgment visible to the user (excluded, never scored); Judged@k = the share of "
+        "the top k with a judgment, at the figure's own cutoff (the depth for a measure "
+        "without one).</p>"))
+    if s.get("skipped"):
+        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
+                          class_="note"))
+    return Raw("".join(parts))
+
+
+# --- plots ----------------------------------------------------------------------------------
+
+
+def plots_section(inputs: ReportInputs) -> Raw:
+    """Every registered plot in order: its SVG, or what is missing."""
+    parts = []
+    for name, p in PLOTS.items():
+        chart = p.build(inputs)
+        body = (Raw(f'<div class="chart">{svg(chart, f"plot-{name}")}</div>') if chart is not None
+                else Raw(f'<p class="absent">{esc(p.absent)}</p>'))
+        parts.append(Raw(f'<figure id="plot-{esc(name)}"><h3>{esc(p.title)}</h3>{body}'
+                         f"<figcaption>{esc(p.caption)}</figcaption></figure>"))
+    return Raw("".join(parts))
+
+
+# --- the per-query table ----------------------------------------------------------------------
+
+
+def _layers_by_query(inputs: ReportInputs) -> dict[str, pd.Series]:
+    """system -> (query_id -> "layer×n, …" in the failure analysis's layer order)."""
+    f = inputs.failure_rows
+    if f is None or f.empty:
+        return {}
+    order = {layer: i for i, layer in enumerate(inputs.failures.get("layers", []))}
+    counts = (f.groupby([S.SYSTEM, S.QUERY_ID, worksheet.LAYER], sort=True).size()
+              .rename("n").reset_index())
+    counts["order"] = counts[worksheet.LAYER].map(order).fillna(len(order))
+    counts = counts.sort_values([S.SYSTEM, S.QUERY_ID, "order", worksheet.LAYER], kind="stable")
+    counts["text"] = counts[worksheet.LAYER].astype(str) + np.where(
+        counts["n"] > 1, "×" + counts["n"].astype(str), "")
+    joined = counts.groupby([S.SYSTEM, S.QUERY_ID], sort=True)["text"].agg(", ".join)
+    return {str(system): part.droplevel(0) for system, part in joined.groupby(level=0)}
+
+
+def query_rows(inputs: ReportInputs) -> tuple[pd.DataFrame, int]:
+    """The per-query table's rows (query_id, text, tags, baseline, candidate, diff, and each
+    compared system's failure layers), at most ``QUERY_ROWS`` (the largest |Δ|), sorted by Δ
+    (worst first, undefined last); and how many queries there are in all."""
+    d = inputs.per_query_diff
+    if d is None or d.empty:
+        return pd.DataFrame(), 0
+    d = d.loc[d[S.MEASURE] == inputs.measure, [S.QUERY_ID, "baseline", "candidate", "diff"]]
+    total = len(d)
+    if total > QUERY_ROWS:
+        keep = d["diff"].abs().fillna(-1.0).sort_values(ascending=False, kind="stable")
+        d = d.loc[keep.index[:QUERY_ROWS]]
+    d = d.assign(**{S.QUERY_ID: d[S.QUERY_ID].astype(str)})
+    q = inputs.queries
+    if q is not None and not q.empty:
+        tags = q[[S.QUERY_ID, S.TAGS]].explode(S.TAGS).dropna()
+        tags = tags.assign(**{S.TAGS: tags[S.TAGS].astype(str)}).groupby(
+            S.QUERY_ID, sort=True)[S.TAGS].agg(", ".join)
+        first = q.drop_duplicates(S.QUERY_ID)
+        text = pd.Series(first[S.TEXT].astype(str).to_numpy(),
+                         index=first[S.QUERY_ID].astype(str).to_numpy())
+        d = d.assign(tags=d[S.QUERY_ID].map(tags).fillna(""),
+                     text=d[S.QUERY_ID].map(text).fillna(""))
+    else:
+        d = d.assign(tags="", text="")
+    layers = _layers_by_query(inputs)
+    for role, system in (("baseline", inputs.baseline), ("candidate", inputs.candidate)):
+        d[f"failures_{role}"] = d[S.QUERY_ID].map(layers.get(system, pd.Series(dtype=str))) \
+            .fillna("")
+    d = d.sort_values(["diff", S.QUERY_ID], na_position="last", kind="stable")
+    return d.reset_index(drop=True), total
+
+
+def _num(value, spec: str = ".4f", cls: str | None = None) -> Raw:
+    defined = value is not None and not (isinstance(value, float) and np.isnan(value))
+    attrs = f' data-v="{float(value)!r}"' if defined else ' data-v=""'
+    css = f' class="{cls}"' if cls and defined else ""
+    return Raw(f"<td{attrs}{css}>{esc(number(value, spec))}</td>")
+
+
+def queries_section(inputs: ReportInputs) -> Raw:
+    rows, total = query_rows(inputs)
+    if rows.empty:
+        return Raw('<p class="absent">No per-query differences of the gate\'s measure '
+                   "(compare/per_query_diff.parquet).</p>")
+    base, cand, m = inputs.baseline, inputs.candidate, inputs.measure
+    body = []
+    for r in rows.itertuples(index=False):
+        diff = r.diff
+        cls = None if np.isnan(diff) else ("pos" if diff > 0 else "neg" if diff < 0 else None)
+        body.append("<tr>" + _tag("td", r.query_id, title=r.text or None) + _tag("td", r.tags)
+                    + _num(r.baseline) + _num(r.candidate) + _num(diff, "+.4f", cls)
+                    + _tag("td", r.failures_baseline) + _tag("td", r.failures_candidate)
+                    + "</tr>")
+    header = ["query", "tags", f"{m} {base}", f"{m} {cand}", "Δ", f"failures {base}",
+              f"failures {cand}"]
+    head = "".join(f'<th scope="col" title="sort">{esc(h)}</th>' for h in header)
+    shown = (f"all {_count(total)} queries" if total == len(rows)
+             else f"the {_count(len(rows))} of {_count(total)} queries with the largest |Δ|")
+    return Raw(
+        f'<p class="note">{esc(m)} per query ({esc(shown)}); Δ = {esc(cand)} − {esc(base)}; '
+        "failures: the layers that lost each system's missed relevant documents. Click a "
+        "header to sort, type to filter.</p>"
+        '<p><input type="search" id="qfilter" placeholder="filter: query id, tag, layer…" '
+        'aria-label="filter the queries"> <span id="qcount"></span></p>'
+        f'<div class="scroll tall"><table id="qtable" class="sortable"><thead><tr>{head}'
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+# --- the worksheet and the summary's sections ------------------------------------------------
+
+
+def worksheet_section(inputs: ReportInputs) -> Raw:
+    text = worksheet.markdown(inputs.sheet, limit=WORKSHEET_ROWS)
+    return Raw('<p class="note">The manual inspection worksheet (data/failures/worksheet.csv; '
+               "fill in reviewer_layer and set failures.review to ingest it).</p>"
+               + markdown(text.splitlines()))
+
+
+SECTIONS = (
+    ("decision", "Decision", decision_section),
+    ("metrics", "Metrics per system", metrics_section),
+    ("plots", "Plots", plots_section),
+    ("queries", "Per query", queries_section),
+    ("worksheet", "Failure worksheet", worksheet_section),
+)
+SUMMARY_SECTIONS = (("candidates", "Candidates"), ("judgments", "Judgments and pooling"),
+                    ("route_hits", "Route hits"), ("split", "Split and leakage"))
+
+STYLE = """
+:root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--ok:#1a7f37;--bad:#c62828;--warn:#9a6700}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1100px;padding:1.5rem 1.25rem 4rem;color:var(--fg);
+font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.3rem;margin:2.2rem 0 .6rem;
+border-bottom:1px solid var(--line);padding-bottom:.3rem}h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
+nav a{margin-right:.9rem;color:#0b57d0;text-decoration:none}nav{margin:.5rem 0 1rem}
+.sub{color:var(--muted);margin:.2rem 0}
+.verdict{display:inline-block;font-size:3rem;font-weight:800;letter-spacing:.08em;
+padding:.1rem 1.2rem;border-radius:.5rem;color:#fff;margin:.3rem 0}
+.verdict.pass{background:var(--ok)}.verdict.fail{background:var(--bad)}
+.lead{font-size:1.1rem}p.failed{color:var(--bad);font-weight:600}
+.badge{padding:.05rem .5rem;border-radius:1rem;font-size:.85rem;
+font-weight:600;border:1px solid}.badge.ok{color:var(--ok)}.badge.warn{color:#fff;
+background:var(--warn)}p.warn{color:var(--warn);font-weight:600}
+.scroll{overflow-x:auto}.scroll.tall{max-height:36rem;overflow-y:auto}
+table{border-collapse:collapse;margin:.4rem 0;font-size:.9rem}
+th,td{border-bottom:1px solid var(--line);padding:.3rem .55rem;text-align:left;
+vertical-align:top}th{background:#f6f8fa;position:sticky;top:0}
+td[data-v]{text-align:right;font-variant-numeric:tabular-nums}
+td.mark{font-weight:700;text-align:center}td.ok{color:var(--ok)}td.bad{color:var(--bad)}
+td.pos{color:var(--ok)}td.neg{color:var(--bad)}
+table.metrics td{min-width:5.5rem}.fig{display:block;font-weight:600;
+font-variant-numeric:tabular-nums}.meta{display:block;color:var(--muted);font-size:.75rem;
+white-space:nowrap}
+table.sortable th{cursor:pointer;user-select:none}
+th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
+figure{margin:1.2rem 0 2rem}figcaption,.note{color:var(--muted);font-size:.85rem}
+.chart svg{max-width:100%;height:auto}.absent{color:var(--muted);font-style:italic}
+code{background:#f6f8fa;padding:.05rem .3rem;border-radius:.25rem;font-size:.85em}
+input[type=search]{font:inherit;padding:.3rem .5rem;width:22rem;max-width:100%}
+footer{margin-top:3rem;color:var(--muted);font-size:.8rem}
+""".strip()
+
+SCRIPT = """
+(function(){
+var t=document.getElementById("qtable");if(!t)return;
+var body=t.tBodies[0],rows=Array.prototype.slice.call(body.rows),
+box=document.getElementById("qfilter"),count=document.getElementById("qcount");
+function shown(){var n=0;rows.forEach(function(r){if(!r.hidden)n++;});
+count.textContent=n+" of "+rows.length+" rows";}
+box.addEventListener("input",function(){var q=box.value.toLowerCase();
+rows.forEach(function(r){r.hidden=q!==""&&r.textContent.toLowerCase().indexOf(q)<0;});
+shown();});
+function key(r,i){var c=r.cells[i],v=c.getAttribute("data-v");
+if(v===null)return c.textContent.toLowerCase();return v===""?null:parseFloat(v);}
+Array.prototype.forEach.call(t.tHead.rows[0].cells,function(th,i){
+th.addEventListener("click",function(){
+var dir=th.getAttribute("aria-sort")==="ascending"?-1:1;
+Array.prototype.forEach.call(t.tHead.rows[0].cells,function(h){h.removeAttribute("aria-sort");});
+th.setAttribute("aria-sort",dir>0?"ascending":"descending");
+rows.sort(function(a,b){var x=key(a,i),y=key(b,i);
+if(x===null||y===null)return x===y?0:(x===null?1:-1);
+return x<y?-dir:x>y?dir:0;});
+rows.forEach(function(r){body.appendChild(r);});});});
+shown();})();
+""".strip()
+
+
+def render_html(inputs: ReportInputs) -> str:
+    """The page, from the report's inputs."""
+    s, c = inputs.summary, inputs.comparison
+    md = summary_sections(s, inputs.split_report, inputs.stats, inputs.ingest, inputs.agreement)
+    blocks = [(key, title, Raw(f"<h2>{esc(title)}</h2>" + fn(inputs)))
+              for key, title, fn in SECTIONS]
+    blocks += [(key, title, markdown(md[key]))  # its own "## …" headings title it
+               for key, title in SUMMARY_SECTIONS if md.get(key)]
+    nav = " ".join(f'<a href="#{key}">{esc(title)}</a>' for key, title, _ in blocks)
+    body = "\n".join(f'<section id="{key}">{content}</section>' for key, _, content in blocks)
+    name = f"releval report: {c['candidate']} vs {c['baseline']}"
+    header = (f"<header><h1>{esc(name)}</h1><p class=\"sub\">Data: "
+              f"{esc(inputs.source.get('source', '?'))} · qrels: {esc(s.get('qrels', '?'))} · "
+              f"evaluated split(s): {esc(', '.join(s.get('splits', [])))} "
+              f"({_count(s.get('queries'))} queries) · gate measure: {esc(inputs.measure)}</p>"
+              f"<nav>{nav}</nav></header>")
+    footer = ("<footer>Written by the report stage from the pipeline's outputs (data/…); the "
+              "same facts as reports/summary.md and reports/decision.md.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{esc(name)}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n"
+            f"{header}\n<main>\n{body}\n</main>\n{footer}\n<script>\n{SCRIPT}\n</script>\n"
+            "</body>\n</html>\n")

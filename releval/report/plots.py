@@ -1,0 +1,408 @@
+"""The report's plots: one registry entry each, a Vega-Lite chart (Altair) rendered to inline SVG
+(vl-convert), so the page shows them with no script and no network.
+
+``PLOTS`` maps a name to its ``Plot``: a title, a caption, what the page says when there is
+nothing to draw, and ``build(inputs) -> chart | None`` (None: its data is absent or empty).
+The page shows the entries in registry order; a new plot is one ``@plot(...)`` function here
+(reading a ``ReportInputs`` field, a new optional one if it needs new data). ``svg`` renders a
+chart; the same chart always gives the same SVG. Numbers written into titles and labels use
+``releval.report.formats``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import vl_convert as vlc
+
+from releval.data import contracts as S
+from releval.metrics.curves import FAMILY, K
+from releval.report.formats import interval, number
+from releval.report.inputs import ReportInputs
+
+Chart = alt.TopLevelMixin
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b",
+           "#9d755d", "#bab0ac", "#ff9da6")
+VERDICT_COLORS = {"improved": "#2f8f46", "regressed": "#c62828",
+                  "no consequential change": "#4c78a8", "inconclusive": "#555555",
+                  "too small": "#bbbbbb"}
+GREY, LIGHT = "#888888", "#bbbbbb"
+WIDTH = 620
+ROW = 18  # pixels per bar or slice row
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One figure of the page: ``build`` draws it from the inputs, or returns None when its
+    data is absent; ``absent`` is what the page says then."""
+
+    title: str
+    caption: str
+    absent: str
+    build: Callable[[ReportInputs], Chart | None]
+
+
+PLOTS: dict[str, Plot] = {}
+
+
+def plot(name: str, title: str, caption: str, absent: str = "No data for this plot."):
+    """Register a chart builder under ``name``."""
+
+    def register(fn: Callable[[ReportInputs], Chart | None]):
+        PLOTS[name] = Plot(title, caption, absent, fn)
+        return fn
+
+    return register
+
+
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes, as vl-convert names it (None: its default)."""
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return wanted if wanted in vlc.get_vegalite_versions() else None
+
+
+VL_VERSION = _vl_version()
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def svg(chart: Chart, scope: str) -> str:
+    """The chart as an SVG element; its ids (clip paths, gradients) prefixed with ``scope``
+    so that several SVGs in one page cannot collide."""
+    spec = chart.to_dict()
+    out = (vlc.vegalite_to_svg(spec, vl_version=VL_VERSION) if VL_VERSION
+           else vlc.vegalite_to_svg(spec))
+    for ident in sorted(set(_ID.findall(out)), key=len, reverse=True):
+        out = (out.replace(f'id="{ident}"', f'id="{scope}-{ident}"')
+               .replace(f"url(#{ident})", f"url(#{scope}-{ident})")
+               .replace(f'href="#{ident}"', f'href="#{scope}-{ident}"'))
+    return out
+
+
+def _finish(chart: Chart) -> Chart:
+    return (chart.configure(background="white", font="sans-serif")
+            .configure_view(stroke=None)
+            .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee",
+                            labelLimit=260)
+            .configure_legend(labelFontSize=11, titleFontSize=11, labelLimit=260)
+            .configure_title(anchor="start", fontSize=13, subtitleFontSize=11,
+                             subtitleColor="#555555"))
+
+
+def _system_scale(inputs: ReportInputs, shown: list[str]) -> alt.Scale:
+    """The same colour for a system on every plot."""
+    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(
+        dict.fromkeys([*inputs.systems, *shown]))}
+    return alt.Scale(domain=shown, range=[colors[s] for s in shown])
+
+
+def _title(text: str, subtitle: str | None = None) -> alt.TitleParams:
+    return alt.TitleParams(text, subtitle=subtitle) if subtitle else alt.TitleParams(text)
+
+
+def _one(value: float, name: str = "x") -> pd.DataFrame:
+    return pd.DataFrame({name: [float(value)]})
+
+
+@plot("per_query_diff", "Per-query differences",
+      "How far the candidate is from the baseline on each query, for the gate's measure; the "
+      "line is the mean difference, the band its 95% confidence interval (the comparison's "
+      "paired bootstrap), the dashed line no difference.",
+      "No per-query differences of the gate's measure (compare/per_query_diff.parquet).")
+def diff_distribution(inputs: ReportInputs) -> Chart | None:
+    d = inputs.per_query_diff
+    if d is None or d.empty:
+        return None
+    diff = d.loc[d[S.MEASURE] == inputs.measure, "diff"].to_numpy(float)
+    diff = diff[~np.isnan(diff)]
+    if not len(diff):
+        return None
+    # bins centred on multiples of the width: ties (difference 0) get a bar of their own
+    lo, hi = float(diff.min()), float(diff.max())
+    width = max(hi - lo, 1e-3) / 30
+    first, last = np.floor(lo / width + 0.5), np.ceil(hi / width - 0.5)
+    edges = (np.arange(first, last + 2) - 0.5) * width
+    counts, _ = np.histogram(diff, bins=edges)
+    bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "queries": counts,
+                         "zero": np.zeros(len(counts))})
+    paired = inputs.paired()
+    mean = paired["mean_diff"] if paired else float(diff.mean())
+    low, high = (paired["ci_low"], paired["ci_high"]) if paired else (None, None)
+    color = PALETTE[1]
+    bars = alt.Chart(bins).mark_bar(color=PALETTE[0], opacity=0.85).encode(
+        x=alt.X("start:Q", title=f"{inputs.measure}: {inputs.candidate} − {inputs.baseline}"),
+        x2="end:Q", y=alt.Y("queries:Q", title="queries"), y2="zero:Q")
+    layers = [bars]
+    if low is not None and high is not None and not (np.isnan(low) or np.isnan(high)):
+        band = pd.DataFrame({"low": [float(low)], "high": [float(high)]})
+        layers.insert(0, alt.Chart(band).mark_rect(color=color, opacity=0.25).encode(
+            x="low:Q", x2="high:Q"))
+    layers += [alt.Chart(_one(0.0)).mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="x:Q"),
+               alt.Chart(_one(mean)).mark_rule(color=color, strokeWidth=2).encode(x="x:Q")]
+    subtitle = (f"mean {number(mean, '+.4f')}, 95% CI {interval(low, high)}; "
+                f"{number(len(diff), 'd')} queries with a defined difference")
+    chart = alt.layer(*layers).properties(
+        width=WIDTH, height=220,
+        title=_title(f"{inputs.measure} per query, {inputs.candidate} − {inputs.baseline}",
+                     subtitle))
+    return _finish(chart)
+
+
+@plot("slices", "Slices (forest plot)",
+      "The mean difference with its 95% confidence interval on each slice, for the gate's "
+      "measure; the colour is the verdict after Holm's correction over every slice test; "
+      "slices too small to test are greyed; dashed lines: ± the minimum effect.",
+      "No slices of the gate's measure (slices/slices.parquet).")
+def forest(inputs: ReportInputs) -> Chart | None:
+    s = inputs.slices
+    if s is None or s.empty:
+        return None
+    s = s[s[S.MEASURE] == inputs.measure]
+    if s.empty:
+        return None
+    name = np.where(s[S.DIMENSION] == S.ALL, S.ALL,
+                    s[S.DIMENSION].astype(str) + "=" + s[S.SLICE].astype(str))
+    small = s["too_small"].astype(bool).to_numpy()
+    rows = pd.DataFrame({
+        "label": name + " (n=" + s["n"].astype(int).astype(str) + ")",
+        "mean_diff": s["mean_diff"].astype(float).to_numpy(),
+        "ci_low": s["ci_low"].astype(float).to_numpy(),
+        "ci_high": s["ci_high"].astype(float).to_numpy(),
+        "verdict": np.where(small, "too small", s["verdict"].astype(str)),
+        "small": small})
+    order = rows["label"].tolist()
+    tested, untested = rows[~small & rows["mean_diff"].notna()], rows[small]
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))
+    colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
+    grey_labels = json.dumps(untested["label"].tolist())
+    y = alt.Y("label:N", sort=order, title=None,
+              axis=alt.Axis(labelColor=alt.ExprRef(
+                  f"indexof({grey_labels}, datum.value) >= 0 ? '{LIGHT}' : '#333333'")))
+    effect = float(s["min_effect"].dropna().iloc[0]) if "min_effect" in s and \
+        s["min_effect"].notna().any() else None
+    layers = [alt.Chart(_one(0.0)).mark_rule(color=GREY).encode(x="x:Q")]
+    if effect:
+        layers.append(alt.Chart(pd.DataFrame({"x": [-effect, effect]})).mark_rule(
+            color=LIGHT, strokeDash=[4, 3]).encode(x="x:Q"))
+    layers += [
+        alt.Chart(tested).mark_rule(strokeWidth=2).encode(
+            x=alt.X("ci_low:Q", title=f"Δ {inputs.measure} ({inputs.candidate} − "
+                                      f"{inputs.baseline}), 95% CI"),
+            x2="ci_high:Q", y=y,
+            color=alt.Color("verdict:N", scale=colors, title="verdict (Holm)")),
+        alt.Chart(tested).mark_point(filled=True, size=70, opacity=1).encode(
+            x="mean_diff:Q", y=y,
+            color=alt.Color("verdict:N", scale=colors, title="verdict (Holm)"))]
+    if len(untested):
+        layers.append(alt.Chart(untested.assign(x=0.0)).mark_text(
+            align="left", dx=6, color=LIGHT, fontStyle="italic",
+            text=f"too small to test (n < {inputs.min_n})").encode(x="x:Q", y=y))
+    chart = alt.layer(*layers).properties(
+        width=WIDTH - 160, height=ROW * len(rows),
+        title=_title(f"{inputs.measure} by slice",
+                     f"{number(len(tested), 'd')} tested, {number(len(untested), 'd')} too "
+                     f"small (n < {inputs.min_n})"))
+    return _finish(chart)
+
+
+def _curve_chart(inputs: ReportInputs, families: tuple[str, ...], title: str,
+                 subtitle: str) -> Chart | None:
+    c = inputs.curves
+    if c is None or c.empty:
+        return None
+    rows = c[c[FAMILY].isin(families) & c[S.VALUE].notna()]
+    if rows.empty:
+        return None
+    rows = rows.assign(curve=rows[FAMILY] + "@k")[[S.SYSTEM, "curve", K, S.VALUE]]
+    ks = sorted(rows[K].unique().tolist())
+    shown = list(dict.fromkeys(rows[S.SYSTEM]))
+    base = alt.Chart(rows).mark_line(point=True).encode(
+        x=alt.X(f"{K}:Q", scale=alt.Scale(type="log"), axis=alt.Axis(values=ks, format="d"),
+                title="k"),
+        y=alt.Y(f"{S.VALUE}:Q", scale=alt.Scale(domain=[0, 1]), title="mean"),
+        color=alt.Color(f"{S.SYSTEM}:N", scale=_system_scale(inputs, shown), title="system"))
+    if len(families) > 1:
+        chart = base.properties(width=(WIDTH - 20) // len(families), height=220).facet(
+            column=alt.Column("curve:N", sort=[f + "@k" for f in families],
+                              header=alt.Header(title=None, labelFontSize=12)),
+            title=_title(title, subtitle))
+    else:
+        chart = base.properties(width=WIDTH - 100, height=220, title=_title(title, subtitle))
+    return _finish(chart)
+
+
+@plot("curves", "Recall and nDCG by cutoff",
+      "R@k and nDCG@k of every system at each cutoff k up to the candidate budget: the mean "
+      "over the evaluated queries (queries with no relevant document left out).",
+      "No curves (evaluate/curves.parquet).")
+def recall_ndcg_curves(inputs: ReportInputs) -> Chart | None:
+    return _curve_chart(inputs, ("R", "nDCG"), "R@k and nDCG@k",
+                        f"every system; k up to the budget of {inputs.summary.get('depth')}")
+
+
+@plot("judged", "Judged@k by depth",
+      "The share of each system's top k that has a judgment: how far down the figures above "
+      "can be trusted (unjudged is not irrelevant).",
+      "No Judged@k curves (evaluate/curves.parquet).")
+def judged_curves(inputs: ReportInputs) -> Chart | None:
+    return _curve_chart(inputs, ("Judged",), "Judged@k by depth",
+                        "share of the top k with a judgment of any grade")
+
+
+@plot("failures", "Failures by layer",
+      "Each relevant document outside the top k, by the first layer that lost it: baseline "
+      "against candidate.",
+      "No failure counts (failures/failures.json).")
+def failures_by_layer(inputs: ReportInputs) -> Chart | None:
+    f = inputs.failures
+    by_layer = (f or {}).get("by_layer") or []
+    if not by_layer:
+        return None
+    base, cand = f["baseline"], f["candidate"]
+    layers = [r["layer"] for r in by_layer]
+    rows = pd.DataFrame([(r["layer"], system, int(r[role]))
+                         for r in by_layer for system, role in ((base, "baseline"),
+                                                                (cand, "candidate"))],
+                        columns=["layer", S.SYSTEM, "failures"])
+    rows["label"] = rows["failures"].map(lambda n: number(n, "d"))
+    y = alt.Y("layer:N", sort=layers, title=None)
+    color = alt.Color(f"{S.SYSTEM}:N", scale=_system_scale(inputs, [base, cand]),
+                      title="system", sort=[base, cand])
+    offset = alt.YOffset(f"{S.SYSTEM}:N", sort=[base, cand])
+    bars = alt.Chart(rows).mark_bar().encode(
+        x=alt.X("failures:Q", title="missed relevant documents"), y=y, yOffset=offset,
+        color=color)
+    text = alt.Chart(rows).mark_text(align="left", dx=3, fontSize=10, color="#333333").encode(
+        x="failures:Q", y=y, yOffset=offset, text="label:N")
+    chart = alt.layer(bars, text).properties(
+        width=WIDTH - 140, height=2 * ROW * len(layers),
+        title=_title(f"Failures by layer: {base} (baseline) vs {cand} (candidate)",
+                     f"relevant documents outside the top {f.get('k')}, "
+                     f"{number(f.get('queries'), 'd')} queries"))
+    return _finish(chart)
+
+
+def rank_bands(rank: pd.Series, top_k: int) -> tuple[list[str], np.ndarray]:
+    """Rank bands (the top k first, then 20, 50, 100 and beyond) and each rank's band."""
+    edges = [top_k, *(e for e in (20, 50, 100) if e > top_k)]
+    starts = [1, *(e + 1 for e in edges[:-1])]
+    names = [f"{a}–{b}" for a, b in zip(starts, edges, strict=True)] + [f">{edges[-1]}"]
+    return names, np.searchsorted(np.asarray(edges), rank.to_numpy(), side="left")
+
+
+@plot("safety", "Safety violations",
+      "Every returned document the user must not see, by rule and by the rank it came at "
+      "(every rank of every route's window counts; the first band is what users see).",
+      "No safety violations in any system's window.")
+def safety_violations(inputs: ReportInputs) -> Chart | None:
+    v = inputs.violations
+    if v is None or v.empty:
+        return None
+    top_k = int(inputs.safety.get("top_k", 10))
+    names, band = rank_bands(v[S.RANK], top_k)
+    counts = (pd.DataFrame({S.SYSTEM: v[S.SYSTEM].astype(str).to_numpy(),
+                            "rule": v[S.REASON].astype(str).to_numpy(),
+                            "band": np.asarray(names, dtype=object)[band]})
+              .groupby([S.SYSTEM, "rule", "band"], sort=True).size()
+              .rename("violations").reset_index())
+    rules = counts.groupby("rule")["violations"].sum().sort_values(
+        ascending=False, kind="stable").index.tolist()
+    systems = [s for s in inputs.systems if s in set(counts[S.SYSTEM])] + sorted(
+        set(counts[S.SYSTEM]) - set(inputs.systems))
+    reds = dict(zip(names, ["#7f0000", "#c62828", "#ef6c00", "#f9a825", "#fdd835"],
+                    strict=False))
+    names = [n for n in names if n in set(counts["band"])]
+    clean = [s for s in inputs.safety.get("systems", {}) if s not in set(counts[S.SYSTEM])]
+    chart = alt.Chart(counts).mark_bar().encode(
+        x=alt.X("sum(violations):Q", title="violations"),
+        y=alt.Y("rule:N", sort=rules, title=None),
+        color=alt.Color("band:N", scale=alt.Scale(domain=names, range=[reds[n] for n in names]),
+                        title="rank band", sort=names),
+        order=alt.Order("band_order:Q"),
+    ).transform_calculate(
+        band_order=f"indexof({json.dumps(names)}, datum.band)",
+    ).properties(width=WIDTH - 200, height=ROW * len(rules)).facet(
+        row=alt.Row(f"{S.SYSTEM}:N", sort=systems,
+                    header=alt.Header(title=None, labelAngle=0, labelAlign="left",
+                                      labelFontSize=12)),
+        title=_title("Safety violations by rule and rank band",
+                     f"{number(len(v), 'd')} violation(s); top k = {top_k}"
+                     + (f"; none: {', '.join(clean)}" if clean else "")))
+    return _finish(chart)
+
+
+@plot("latency", "Latency per route",
+      "Each system's latency percentiles per query (run_stats.json); a fused system's is the "
+      "serial bound of its routes and the fusion.",
+      "No latency figures in the systems' run stats.")
+def latency(inputs: ReportInputs) -> Chart | None:
+    rows = [(f"{s} ({stats.get('route', '?')})", pct, float(ms))
+            for s, stats in inputs.stats.items()
+            for pct, ms in (stats.get("latency_ms") or {}).items()
+            if pct in ("p50", "p95", "p99") and ms is not None]
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows, columns=["system", "percentile", "ms"])
+    without = [s for s, stats in inputs.stats.items()
+               if not any(v is not None for v in (stats.get("latency_ms") or {}).values())]
+    frame["label"] = frame["ms"].map(lambda x: number(x, ".2f"))
+    order = list(dict.fromkeys(frame["system"]))
+    pcts = [p for p in ("p50", "p95", "p99") if p in set(frame["percentile"])]
+    y = alt.Y("system:N", sort=order, title=None)
+    offset = alt.YOffset("percentile:N", sort=pcts)
+    color = alt.Color("percentile:N", sort=pcts, title="percentile",
+                      scale=alt.Scale(domain=pcts,
+                                      range=["#9ecae1", "#4292c6", "#08519c"][: len(pcts)]))
+    bars = alt.Chart(frame).mark_bar().encode(x=alt.X("ms:Q", title="ms per query"), y=y,
+                                              yOffset=offset, color=color)
+    text = alt.Chart(frame).mark_text(align="left", dx=3, fontSize=10, color="#333333").encode(
+        x="ms:Q", y=y, yOffset=offset, text="label:N")
+    chart = alt.layer(bars, text).properties(
+        width=WIDTH - 200, height=ROW * len(pcts) * len(order),
+        title=_title("Latency percentiles per route", "ms per query" + (
+            f"; no figures: {', '.join(without)}" if without else "")))
+    return _finish(chart)
+
+
+@plot("no_answer", "No-answer refusals",
+      "On the queries with no answer, the share each system correctly refuses (an empty "
+      "window or nothing above its threshold); on the answerable ones, the share it wrongly "
+      "returns nothing for.",
+      "No no-answer figures (safety/safety.json).")
+def no_answer(inputs: ReportInputs) -> Chart | None:
+    na = (inputs.safety or {}).get("no_answer") or {}
+    kinds = ("correct refusals (no-answer queries)", "no result (answerable queries)")
+    rows = [(s, kind, float(rate), f"{number(rate, '.1%')} ({number(hit, 'd')}/"
+                                   f"{number(total, 'd')})")
+            for s, a in na.items()
+            for kind, rate, hit, total in (
+                (kinds[0], a["correct_refusal_rate"], a["correct_refusals"],
+                 a["no_answer_queries"]),
+                (kinds[1], a["no_result_rate"], a["no_result"], a["answerable_queries"]))
+            if rate is not None]
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows, columns=[S.SYSTEM, "rate of", "rate", "label"])
+    order = list(dict.fromkeys(frame[S.SYSTEM]))
+    y = alt.Y(f"{S.SYSTEM}:N", sort=order, title=None)
+    offset = alt.YOffset("rate of:N", sort=list(kinds))
+    color = alt.Color("rate of:N", sort=list(kinds), title=None,
+                      scale=alt.Scale(domain=list(kinds), range=["#2f8f46", "#c62828"]),
+                      legend=alt.Legend(orient="bottom", direction="vertical"))
+    bars = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"),
+                title=None),
+        y=y, yOffset=offset, color=color)
+    text = alt.Chart(frame).mark_text(align="left", dx=3, fontSize=10, color="#333333").encode(
+        x="rate:Q", y=y, yOffset=offset, text="label:N")
+    chart = alt.layer(bars, text).properties(
+        width=WIDTH - 200, height=2 * ROW * len(order),
+        title=_title("No-answer refusal rates per system",
+                     f"{number(next(iter(na.values()))['no_answer_queries'], 'd')} "
+                     "no-answer queries, outside the relevance means"))
+    return _finish(chart)

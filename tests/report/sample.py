@@ -1,0 +1,126 @@
+"""A small hand-made report: every input of the HTML page, with names that need escaping."""
+
+import math
+
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
+from releval.report.inputs import ReportInputs
+
+BASE, CAND = "bm25", 'hy<b>&"brid'  # the candidate's name needs escaping everywhere
+MEASURE = "nDCG@10"
+DIGEST = "0123456789abcdef" * 4
+
+
+def entry(value, n=40, undefined=2):
+    return {"value": value, "n": n, "undefined": undefined, "empty": 1}
+
+
+SUMMARY = {
+    "splits": ["test"], "queries": 42, "skipped": ["empty_sys"], "depth": 100,
+    "qrels": "hand-made", "unjudged": 7,
+    "systems": {BASE: {MEASURE: entry(0.5), "R@100": entry(None), "AP": entry(0.25),
+                       "Judged@10": entry(0.875, 42, 0)},
+                CAND: {MEASURE: entry(0.61234), "R@100": entry(0.7), "AP": entry(0.3),
+                       "Judged@10": entry(0.9, 42, 0)}},
+    "judgments": {"invisible_left_out": 3, "relevant_invisible_left_out": 1},
+    "route_hits": {"bm25|dense": {"bm25-only": 4, "both": 9, "dense-only": 2, "neither": 1}},
+}
+SPLIT = {"method": "quantiles", "cuts": ["2025-01-01", "2025-02-01"], "rule": "by time",
+         "counts": {"train": 30, "test": 12}, "counts_by_tag": {"test": {"typo": 2}},
+         "leakage": {"shared_sources": {"count": 1, "test_queries_affected": 2,
+                                        "sources": [{"source_id": "kb-1"}]},
+                     "duplicate_texts": {"count": 0, "examples": []}}}
+STATS = {BASE: {"route": "bm25", "depth": 100,
+                "candidates_per_query": {"mean": 64.25, "empty": 3},
+                "latency_ms": {"p50": 0.25, "p95": 0.5, "p99": None}},
+         CAND: {"route": "hybrid", "depth": 100,
+                "candidates_per_query": {"mean": 80.0, "empty": 0},
+                "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0},
+                "fusion": {"method": "rrf", "k": 10}, "tuning": "tuned on 5 queries"},
+         "prod": {"route": "external", "depth": 100,
+                  "candidates_per_query": {"mean": 90.0, "empty": 0},
+                  "latency_ms": {"p50": None, "p95": None, "p99": None}}}
+INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
+          "quarantined": 1, "by_reason": {"grade missing": 1}}
+AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "low_agreement": []}
+PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
+          "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
+          "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
+          "verdict": "improved", "resamples": 500, "seed": 3, "units": 40}
+COMPARISON = {"baseline": BASE, "candidate": CAND, "controlled": False,
+              "differences": ["budget: 100 vs <50>"], "measures": [MEASURE], "unit": "query",
+              "strata": "kind",
+              "conditions": {BASE: {"budget": 100, "qrels": "abc"},
+                             CAND: {"budget": 50, "qrels": "abc"}},
+              "paired": [PAIRED]}
+SLICES = pd.DataFrame({
+    S.DIMENSION: ["all", "kind", "kind"], S.SLICE: ["all", "typo", "error_code"],
+    S.MEASURE: [MEASURE] * 3, "n": [40, 25, 3], f"mean_{BASE}": [0.5, 0.4, math.nan],
+    f"mean_{CAND}": [0.61, 0.55, math.nan], "too_small": [False, False, True],
+    "mean_diff": [0.11, 0.15, math.nan], "ci_low": [0.01, -0.02, math.nan],
+    "ci_high": [0.2, 0.3, math.nan], "p_holm": [0.01, 0.2, math.nan],
+    "verdict": ["improved", "inconclusive", "too small"], "min_effect": [0.02] * 3})
+SAFETY = {"top_k": 10,
+          "systems": {BASE: {"routes": ["bm25"], "violations": 0, "own": 0, "by_reason": {},
+                             "below_top_k": 0, "queries_affected": 0},
+                      CAND: {"routes": ["hybrid", "bm25"], "violations": 3, "own": 3,
+                             "by_reason": {"acl": 2, "deleted": 1}, "below_top_k": 2,
+                             "queries_affected": 2}},
+          "no_answer": {BASE: {"no_answer_queries": 4, "correct_refusals": 2,
+                               "correct_refusal_rate": 0.5, "answerable_queries": 40,
+                               "no_result": 1, "no_result_rate": 0.025, "threshold": None},
+                        CAND: {"no_answer_queries": 4, "correct_refusals": 1,
+                               "correct_refusal_rate": 0.25, "answerable_queries": 40,
+                               "no_result": 2, "no_result_rate": 0.05, "threshold": None}}}
+FAILURES = {"baseline": BASE, "candidate": CAND, "k": 10, "deep_k": 1000, "queries": 40,
+            "chunk_map": False, "layers": ["corpus", "fusion", "ranking"],
+            "by_layer": [{"layer": "corpus", "baseline": 1, "candidate": 1, "difference": 0},
+                         {"layer": "fusion", "baseline": 0, "candidate": 2, "difference": 2},
+                         {"layer": "ranking", "baseline": 9, "candidate": 4,
+                          "difference": -5}],
+            "safety": {BASE: 0, CAND: 3}, "review": None}
+GATE = {"passed": False, "baseline": BASE, "candidate": CAND, "controlled": False,
+        "differences": ["budget: 100 vs <50>"],
+        "rules": [{"name": f"safety {CAND}", "passed": False, "value": 3, "threshold": 0,
+                   "reason": "3 violation(s) > max 0 <acl>"},
+                  {"name": "latency p95", "passed": True, "value": 0.123456,
+                   "threshold": 50.0, "reason": "fast"}]}
+SHEET = pd.DataFrame([{c: "" for c in WORKSHEET_COLUMNS}
+                      | {"system": BASE, "query_id": "q1", "query_text": "reset | password",
+                         "doc_id": "d1", "kind": "relevance", "grade": "2",
+                         "automatic_layer": "ranking"}])
+PER_QUERY_DIFF = pd.DataFrame({
+    S.QUERY_ID: ["q1", "q2", "q3", "q4", "q1"],
+    S.MEASURE: [MEASURE] * 4 + ["R@100"],
+    "baseline": [0.5, 0.2, math.nan, 0.9, 0.1],
+    "candidate": [0.75, 0.2, math.nan, 0.4, 0.3],
+    "diff": [0.25, 0.0, math.nan, -0.5, 0.2]})
+CURVES = pd.DataFrame(
+    [(system, family, k, f"{family}@{k}", value, 40)
+     for system, shift in ((BASE, 0.0), (CAND, 0.1))
+     for family in ("R", "nDCG", "Judged")
+     for k, value in ((1, 0.2), (10, 0.5), (100, 0.7))
+     for value in [min(value + shift, 1.0)]],
+    columns=["system", "family", "k", S.MEASURE, S.VALUE, "n"])
+VIOLATIONS = pd.DataFrame({S.SYSTEM: [CAND] * 3, S.QUERY_ID: ["q1", "q1", "q2"],
+                           S.RANK: [1, 15, 120], S.REASON: ["acl", "acl", "deleted"]})
+FAILURE_ROWS = pd.DataFrame({S.SYSTEM: [BASE, BASE, BASE, CAND, CAND],
+                             S.QUERY_ID: ["q4", "q4", "q4", "q4", "q1"],
+                             "layer": ["ranking", "ranking", "corpus", "fusion", "ranking"]})
+QUERIES = pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3", "q4"],
+                        S.TEXT: ["<script>alert(1)</script>", "two", "three", "four"],
+                        S.TAGS: [["typo", "a&b"], [], ["no_answer"], ["head"]]})
+RECEIPT = {"receipt": {}, "sha256": DIGEST, "run": {}}
+
+
+def inputs(**changes) -> ReportInputs:
+    """The sample's inputs, every optional one given, with ``changes``."""
+    fields = dict(summary=SUMMARY, stats=STATS, comparison=COMPARISON, slices=SLICES,
+                  safety=SAFETY, failures=FAILURES, sheet=SHEET, gate=GATE,
+                  split_report=SPLIT, source={"source": "hand-made <data>"}, ingest=INGEST,
+                  agreement=AGREEMENT, measure=MEASURE, min_n=20,
+                  per_query_diff=PER_QUERY_DIFF, curves=CURVES, violations=VIOLATIONS,
+                  failure_rows=FAILURE_ROWS, queries=QUERIES, receipt=RECEIPT)
+    return ReportInputs(**(fields | changes))

@@ -1,0 +1,33 @@
+"""The CSV tables behind dvc.yaml's plots: fixed columns, baseline and candidate side by side."""
+
+import pandas as pd
+
+from releval.report.dvc_plots import plot_tables
+from tests.report import sample
+
+
+def test_tables_for_dvc_plots():
+    inputs = sample.inputs()
+    out = plot_tables(inputs)
+    assert set(out) == {"per_query_delta", "recall_at_k", "ndcg_at_k", "slices"}
+    delta = out["per_query_delta"]
+    assert list(delta.columns) == ["rank", "query_id", "delta"]
+    assert delta["delta"].is_monotonic_increasing and delta["rank"].tolist()[0] == 1
+    diff = inputs.per_query_diff
+    wanted = diff[(diff["measure"] == inputs.measure) & diff["diff"].notna()]
+    assert sorted(delta["delta"]) == sorted(wanted["diff"].round(6))
+    recall = out["recall_at_k"]
+    assert list(recall.columns) == ["k", "baseline", "candidate"]
+    c = inputs.curves
+    at = c[(c["family"] == "R") & (c["system"] == inputs.candidate)].set_index("k")["value"]
+    assert recall.set_index("k")["candidate"].to_dict() == at.round(6).to_dict()
+    slices = out["slices"]
+    assert slices["slice"].iloc[0] == "all" and list(slices.columns) == [
+        "slice", "delta", "ci_low", "ci_high", "verdict"]
+    assert all("=" in s for s in slices["slice"].iloc[1:])
+
+
+def test_without_per_query_or_curves_only_the_slices():
+    inputs = sample.inputs(per_query_diff=None, curves=None)
+    assert set(plot_tables(inputs)) == {"slices"}
+    assert isinstance(plot_tables(inputs)["slices"], pd.DataFrame)

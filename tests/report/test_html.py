@@ -1,0 +1,166 @@
+"""reports/index.html from a small hand-made report: self-contained, every section and plot,
+the verdict, escaping, the per-query table, and the same bytes for the same inputs."""
+
+import html
+import re
+
+import pytest
+
+from releval.report import html as page_module
+from releval.report.html import SECTIONS, SUMMARY_SECTIONS, markdown, query_rows, render_html
+from releval.report.plots import PLOTS
+from tests.report.sample import CAND, DIGEST, inputs
+
+ESCAPED_CAND = "hy&lt;b&gt;&amp;&quot;brid"
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return render_html(inputs())
+
+
+def section(page: str, key: str) -> str:
+    start = page.index(f'<section id="{key}">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_page_is_one_self_contained_document(page):
+    assert page.startswith("<!DOCTYPE html>\n<html lang=\"en\">") and page.endswith("</html>\n")
+    assert page.count("<style>") == 1 and page.count("<script>") == 1
+    for external in ("<link", " src=", "@import", "url(http", "<iframe", "<img"):
+        assert external not in page
+    # the only addresses are the SVG namespaces (names, never fetched)
+    assert set(re.findall(r"https?://[^\s\"')]+", page)) <= {
+        "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+    assert len(page.encode()) < 1_000_000
+
+
+def test_every_section_and_every_plot_is_there_in_order(page):
+    keys = [k for k, _, _ in SECTIONS] + [k for k, _ in SUMMARY_SECTIONS]
+    positions = [page.index(f'<section id="{k}">') for k in keys]
+    assert positions == sorted(positions)
+    plots = section(page, "plots")
+    assert plots.count("<svg") == len(PLOTS) == 8
+    for name in PLOTS:
+        figure = plots[plots.index(f'<figure id="plot-{name}">'):]
+        assert figure[:figure.index("</figure>")].count("<svg") == 1
+    assert set(PLOTS) == {"per_query_diff", "slices", "curves", "judged", "failures", "safety",
+                          "latency", "no_answer"}
+
+
+def test_the_decision_shows_the_verdict_every_rule_the_conditions_and_the_receipt(page):
+    d = section(page, "decision")
+    assert '<div class="verdict fail">FAIL</div>' in d
+    assert '<span class="badge warn">UNCONTROLLED</span>' in d
+    assert "<li>budget: 100 vs &lt;50&gt;</li>" in d
+    assert f"Failed: safety {ESCAPED_CAND}" in d
+    assert (f'<td class="mark bad">✗</td><td>safety {ESCAPED_CAND}</td><td>3</td><td>0</td>'
+            "<td>3 violation(s) &gt; max 0 &lt;acl&gt;</td>") in d
+    assert '<td class="mark ok">✓</td><td>latency p95</td><td>0.1235</td><td>50</td>' in d
+    assert "<h3>Conditions (they differ: UNCONTROLLED)</h3>" in d
+    assert ('<td>budget</td><td>100</td><td>50</td><td class="mark">✗</td>') in d
+    assert ("<td>nDCG@10</td><td>40</td><td>0.5000</td><td>0.6123</td><td>+0.1123</td>"
+            "<td>[+0.0100, +0.2000]</td><td>20/15/5</td><td>0.0040</td><td>—</td>") in d
+    assert f"<code>{DIGEST[:12]}</code>" in d and DIGEST[12:20] not in d
+    assert "<code>releval reproduce reports/receipt.json</code>" in d
+
+
+def test_without_a_receipt_the_page_says_it_is_written_at_the_end_of_the_run():
+    d = section(render_html(inputs(receipt=None)), "decision")
+    assert "No receipt describes these outputs yet" in d and DIGEST[:12] not in d
+
+
+def test_a_controlled_pass_reads_so():
+    gate = inputs().gate | {"passed": True, "controlled": True,
+                            "rules": [{"name": "latency p95", "passed": True, "value": 1.0,
+                                       "threshold": 50.0, "reason": "fast"}]}
+    comparison = inputs().comparison | {"controlled": True, "differences": []}
+    d = section(render_html(inputs(gate=gate, comparison=comparison)), "decision")
+    assert '<div class="verdict pass">PASS</div>' in d and "Failed:" not in d
+    assert '<span class="badge ok">controlled</span>' in d and "<h3>Held fixed</h3>" in d
+
+
+def test_every_user_string_is_escaped(page):
+    assert CAND not in page and "<script>alert" not in page and "<b>" not in page
+    assert "hand-made &lt;data&gt;" in page
+    assert f"<title>releval report: {ESCAPED_CAND} vs bm25</title>" in page
+
+
+def test_the_metrics_table_puts_n_undefined_and_judged_beside_every_figure(page):
+    m = section(page, "metrics")
+    assert ('<td><span class="fig">0.5000</span><span class="meta">n 40 · undef. 2</span>'
+            '<span class="meta">Judged@10 0.875</span></td>') in m
+    # R@100 and AP (no cutoff: the depth) take Judged@100 from the curves
+    assert ('<span class="fig">—</span><span class="meta">n 40 · undef. 2</span>'
+            '<span class="meta">Judged@100 0.700</span>') in m
+    assert ('<span class="fig">0.9000</span><span class="meta">n 42 · undef. 0</span></td>'
+            in m)  # Judged itself has no Judged beside it
+    assert "Skipped (empty run): empty_sys" in m
+
+
+def test_the_per_query_table_rows_sorted_by_difference_with_tags_and_failure_layers(page):
+    rows, total = query_rows(inputs())
+    assert total == 4
+    assert rows["query_id"].tolist() == ["q4", "q2", "q1", "q3"]  # worst first, undefined last
+    assert rows.loc[0, "failures_baseline"] == "corpus, ranking×2"  # the layers' order
+    assert rows.loc[0, "failures_candidate"] == "fusion"
+    assert rows.loc[2, "tags"] == "typo, a&b" and rows.loc[2, "failures_baseline"] == ""
+    q = section(page, "queries")
+    assert q.count("<tr>") == 5  # the header and four queries
+    assert ('<tr><td title="four">q4</td><td>head</td><td data-v="0.9">0.9000</td>'
+            '<td data-v="0.4">0.4000</td><td data-v="-0.5" class="neg">-0.5000</td>'
+            "<td>corpus, ranking×2</td><td>fusion</td></tr>") in q
+    assert ('<td title="&lt;script&gt;alert(1)&lt;/script&gt;">q1</td>'
+            "<td>typo, a&amp;b</td>") in q
+    assert '<td data-v="">—</td><td data-v="">—</td><td data-v="">—</td>' in q
+    assert '<input type="search" id="qfilter"' in q and 'id="qtable" class="sortable"' in q
+    assert "all 4 queries" in q
+
+
+def test_the_per_query_table_keeps_the_largest_differences(monkeypatch):
+    monkeypatch.setattr(page_module, "QUERY_ROWS", 2)
+    rows, total = query_rows(inputs())
+    assert (total, rows["query_id"].tolist()) == (4, ["q4", "q1"])
+    assert "the 2 of 4 queries with the largest |Δ|" in render_html(inputs())
+
+
+def test_the_worksheet_and_the_summary_sections(page):
+    w = section(page, "worksheet")
+    assert "<p>1 failure(s) to inspect; the first 1 below.</p>" in w
+    assert "<td>q1: reset | password</td>" in w
+    assert "<h2>Candidates</h2>" in section(page, "candidates")
+    j = section(page, "judgments")
+    assert "Unjudged top-k candidates kept for the next pooling round: 7." in j
+    assert "Rows in 5 = accepted 3 + already accepted 1 + quarantined 1" in j
+    assert "<h2>Which route found each relevant document (bm25 vs dense)</h2>" in section(
+        page, "route_hits")
+    s = section(page, "split")
+    assert "<td>typo</td><td>0</td><td>2</td>" in s
+    assert "<li>1 source(s) relevant in both train and test, affecting 2 test queries: kb-1" in s
+
+
+def test_absent_data_leaves_its_plots_out_and_says_so():
+    bare = render_html(inputs(per_query_diff=None, curves=None, violations=None,
+                              failure_rows=None, queries=None, receipt=None))
+    plots = section(bare, "plots")
+    assert plots.count("<svg") == 4  # slices, failures, latency, no-answer
+    for name in ("per_query_diff", "curves", "judged", "safety"):
+        figure = plots[plots.index(f'<figure id="plot-{name}">'):]
+        absent = html.escape(PLOTS[name].absent)
+        assert f'<p class="absent">{absent}</p>' in figure[:figure.index("</figure>")]
+    assert "No per-query differences" in section(bare, "queries")
+    assert "Judged@100" not in section(bare, "metrics")  # no curves: only Judged@10 is known
+
+
+def test_the_same_inputs_give_the_same_bytes(page):
+    assert render_html(inputs()) == page
+
+
+def test_markdown_lines_become_html():
+    out = markdown(["## A <b>", "", "| x | y \\| z |", "|---|---|", "| 1 | `c` |", "",
+                    "- one", "- **two**", "plain & text"])
+    assert out == ("<h2>A &lt;b&gt;</h2>\n"
+                   '<div class="scroll"><table><thead><tr><th>x</th><th>y | z</th></tr>'
+                   "</thead><tbody><tr><td>1</td><td><code>c</code></td></tr></tbody></table>"
+                   "</div>\n<ul><li>one</li><li><strong>two</strong></li></ul>\n"
+                   "<p>plain &amp; text</p>")

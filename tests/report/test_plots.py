@@ -1,0 +1,64 @@
+"""The plot registry: every entry draws from the sample, returns None without its data, and
+renders to one SVG whose ids are scoped."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from releval.report.plots import PLOTS, Plot, plot, rank_bands, svg
+from tests.report.sample import inputs
+
+NEEDS = {"per_query_diff": {"per_query_diff": None}, "curves": {"curves": None},
+         "judged": {"curves": None}, "safety": {"violations": None},
+         "slices": {"slices": pd.DataFrame()},
+         "failures": {"failures": {"baseline": "a", "candidate": "b", "by_layer": []}},
+         "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}}}
+
+
+def test_the_registry_lists_every_plot_in_page_order():
+    assert list(PLOTS) == ["per_query_diff", "slices", "curves", "judged", "failures",
+                           "safety", "latency", "no_answer"]
+    assert all(p.title and p.caption and p.absent for p in PLOTS.values())
+
+
+@pytest.mark.parametrize("name", sorted(PLOTS))
+def test_each_plot_draws_from_the_sample_and_is_none_without_its_data(name):
+    chart = PLOTS[name].build(inputs())
+    assert chart is not None
+    out = svg(chart, f"plot-{name}")
+    assert out.startswith("<svg") and out.rstrip().endswith("</svg>")
+    assert PLOTS[name].build(inputs(**NEEDS[name])) is None
+
+
+def test_an_svg_is_the_same_every_time_and_its_ids_are_scoped():
+    chart = PLOTS["curves"].build(inputs())
+    first = svg(chart, "one")
+    assert svg(PLOTS["curves"].build(inputs()), "one") == first
+    ids = re.findall(r'\bid="([^"]+)"', first)
+    assert all(i.startswith("one-") for i in ids)
+
+
+def test_the_difference_plot_titles_its_mean_and_interval():
+    spec = PLOTS["per_query_diff"].build(inputs()).to_dict()
+    assert spec["title"]["subtitle"] == ("mean +0.1123, 95% CI [+0.0100, +0.2000]; "
+                                         "3 queries with a defined difference")
+
+
+def test_rank_bands_start_with_what_users_see():
+    names, band = rank_bands(pd.Series([1, 10, 11, 20, 21, 100, 101]), 10)
+    assert names == ["1–10", "11–20", "21–50", "51–100", ">100"]
+    assert band.tolist() == [0, 0, 1, 1, 2, 3, 4]
+    assert rank_bands(pd.Series([5]), 50)[0] == ["1–50", "51–100", ">100"]
+
+
+def test_a_new_plot_is_one_registered_function():
+    @plot("extra_test_plot", "Extra", "A test entry.", "Nothing.")
+    def extra(inputs):
+        return None
+
+    try:
+        assert PLOTS["extra_test_plot"] == Plot("Extra", "A test entry.", "Nothing.", extra)
+        assert list(PLOTS)[-1] == "extra_test_plot"
+    finally:
+        del PLOTS["extra_test_plot"]
