@@ -23,15 +23,22 @@ from pathlib import Path
 import pandas as pd
 import yaml
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import (
+    create_link_artifact,
+    create_markdown_artifact,
+    create_table_artifact,
+)
 from prefect.states import Failed
 
+from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_receipt
 from flows.validation import ValidationFailed, check
 from releval.errors import InputError
 from releval.params import load_params
 
 VALIDATION_DIR = Path("data/validation")
+REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
+BOARD: list[Board] = []  # the quiet console's stage lines while main() shows one
 
 
 @dataclass(frozen=True)
@@ -153,22 +160,40 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     record: dict = {}
     validations = 0
     dag = dvc_stages()
+    receipt = None
     for stage, items in dag.items():
         outs = [out for paths in items.values() for out in paths]
+        if stage == REPORT_STAGE:
+            try:
+                receipt = write_receipt(params_path, validations, started,
+                                        {n for s, i in dag.items() if s != stage for n in i})
+            except InputError as exc:
+                get_run_logger().error(str(exc))
+                return Failed(message=str(exc))
+        _show("start", stage)
         if stage in skip:
             record[stage] = "kept"
+            _show("finish", stage, "kept")
             continue
-        record[stage] = repro(stage, force)
+        record[stage] = repro(stage, force or stage == REPORT_STAGE)  # shows the new receipt
         if record[stage].startswith("failed"):  # the stage printed its own one-line error
+            _show("finish", stage, "failed")
             get_run_logger().error(record[stage])
             return Failed(message=record[stage])
         passed, problem = validate(stage, outs, params)
         validations += passed
+        _show("finish", stage, "failed" if problem else record[stage])
         if problem:
             get_run_logger().error(problem)
             return Failed(message=problem)
     create_markdown_artifact(Path("reports/summary.md").read_text(), key="releval-summary",
                              description="releval summary")
+    create_markdown_artifact(Path("reports/decision.md").read_text(), key="releval-decision",
+                             description="the release decision")
+    page = Path("reports/index.html")
+    if page.exists():
+        create_link_artifact(page.resolve().as_uri(), link_text="releval report (HTML)",
+                             key="releval-report", description="the run's HTML report")
     metrics = json.loads(Path("data/evaluate/metrics.json").read_text())
     create_table_artifact([{"system": s, **m} for s, m in metrics.items()],
                           key="releval-metrics", description="metrics per system")
@@ -180,37 +205,61 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     record["decision"] = "PASS" if decision["passed"] else "FAIL"
     if "inputs" not in skip:
         get_run_logger().info(push_inputs())
-    try:
-        doc = write_receipt(params_path, validations, started,
-                            {name for items in dag.values() for name in items})
-    except InputError as exc:
-        get_run_logger().error(str(exc))
-        return Failed(message=str(exc))
-    record["receipt"] = doc["sha256"][:12]
+    if receipt is None:  # a pipeline without a report stage
+        receipt = write_receipt(params_path, validations, started,
+                                {n for items in dag.values() for n in items})
+    record["receipt"] = receipt["sha256"][:12]
     return record
 
 
+def _show(method: str, *args) -> None:
+    for board in BOARD:
+        getattr(board, method)(*args)
+
+
 def main() -> None:
-    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE]``: exit 0
-    on success, else 1."""
+    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE] [-v]``: one
+    line per stage on the console, everything else in reports/run.log (``-v``: on the
+    console too); exit 0 on success, else 1 with the error."""
     import argparse
 
     ap = argparse.ArgumentParser(description="Run the releval pipeline flow.")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--force", action="store_true", help="re-run up-to-date stages too")
     ap.add_argument("--skip", action="append", default=[], help="leave a stage out")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="show DVC's, Prefect's and the stages' own output too")
     args = ap.parse_args()
-    try:
-        state = pipeline(args.params, force=args.force, skip=tuple(args.skip),
-                         return_state=True)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    offline_env()
+    start = LOG.stat().st_size if LOG.exists() else 0
+    problem = None
+    with quiet(LOG, verbose=args.verbose) as board:
+        BOARD.append(board)
+        try:
+            state = pipeline(args.params, force=args.force, skip=tuple(args.skip),
+                             return_state=True)
+            problem = None if state.is_completed() else state.message
+        except InputError as exc:
+            problem = str(exc)
+        finally:
+            BOARD.remove(board)
+    logging.getLogger("prefect").setLevel(logging.WARNING)  # its exit notes: in the log only
+    if problem:
+        if not args.verbose:  # the failing stage's own one-line error, from the log
+            for line in _errors_since(start):
+                print(line, file=sys.stderr)
+        print(f"error: {problem}", file=sys.stderr)
+        print(f"(the whole log: {LOG})", file=sys.stderr)
         sys.exit(1)
-    if not state.is_completed():
-        print(f"error: {state.message}", file=sys.stderr)
-        sys.exit(1)
-    stages = state.result()
-    print("stages: " + ", ".join(f"{k} {v}" for k, v in stages.items()))
+
+
+def _errors_since(offset: int) -> list[str]:
+    """The ``error:`` lines the stages wrote to the log after ``offset``, once each."""
+    with LOG.open("rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    return list(dict.fromkeys(line.strip() for line in text.splitlines()
+                              if line.strip().startswith("error:")))
 
 
 if __name__ == "__main__":

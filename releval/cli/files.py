@@ -201,8 +201,9 @@ def _read_decision(path: Path) -> dict:
     return doc
 
 
-def _print_decision(doc: dict, controlled: bool) -> None:
-    out = Console()
+def print_decision(doc: dict, controlled: bool, out: Console | None = None) -> None:
+    """The gate's rules as a table, then the verdict."""
+    out = out or Console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
     table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
     for col in ("rule", "passed", "value", "threshold", "reason"):
@@ -241,6 +242,6 @@ def gate(
     if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        _print_decision(doc, controlled)
+        print_decision(doc, controlled)
     if not doc["passed"]:
         raise typer.Exit(1)

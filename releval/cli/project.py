@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 
 from releval.cli.output import TableOrJson, err, fail
@@ -29,7 +28,7 @@ def _project_root() -> Path:
     return root
 
 
-def _run_flow(params: Path, overrides: list[str]) -> int:
+def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
     """Apply -S overrides to the params file (as ``dvc exp run -S``), validate it, then run
     the Prefect flow in a child process (the library never imports the flows)."""
     from releval.params import apply_overrides, parse_params, read_raw
@@ -47,7 +46,8 @@ def _run_flow(params: Path, overrides: list[str]) -> int:
         except InputError as exc:
             fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
-    return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params)])
+    return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params),
+                   *(["--verbose"] if verbose else [])])
 
 
 def _child(cmd: list[str]) -> int:
@@ -74,12 +74,17 @@ def run_pipeline(
     overrides: Annotated[list[str] | None, typer.Option(
         "-S", "--set", help="override a param, e.g. -S prepare.source=beir (written to the "
         "params file, as dvc exp run -S)")] = None,
+    verbose: Annotated[bool, typer.Option(
+        "-v", "--verbose", help="show DVC's, Prefect's and the stages' own output too (always "
+        "in reports/run.log)")] = False,
 ) -> None:
-    """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow."""
-    _project_root()
-    code = _run_flow(params, overrides or [])
+    """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
+    summary, the decision and where the report is."""
+    root = _project_root()
+    code = _run_flow(params, overrides or [], verbose)
     if code:
         raise typer.Exit(code)
+    _show_run(root, "releval run")
 
 
 def reproduce(
@@ -137,17 +142,27 @@ def runs(
 
 def demo(
     params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+    verbose: Annotated[bool, typer.Option(
+        "-v", "--verbose", help="show DVC's, Prefect's and the stages' own output too (always "
+        "in reports/run.log)")] = False,
 ) -> None:
     """Generate the demo data, run the whole pipeline on it and print the summary."""
     root = _project_root()
     from releval.params import read_raw
 
     source = (read_raw(params).get("prepare") or {}).get("source", "demo")
-    code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"])
+    code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"], verbose)
     if code:
         raise typer.Exit(code)
+    _show_run(root, "releval demo")
+
+
+def _show_run(root: Path, title: str) -> None:
+    """After a run: the metrics table, the gate's decision, the report and the receipt."""
+    from releval.cli.files import print_decision
+
     summary = json.loads((root / "data/evaluate/summary.json").read_text())
-    table = Table(title=f"releval demo — {', '.join(summary['splits'])} split, "
+    table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                         f"{summary['queries']} queries, qrels: {summary['qrels']}")
     for col in ("system", *SHOWN, "n", "undefined"):
         table.add_column(col, justify="left" if col == "system" else "right")
@@ -156,15 +171,20 @@ def demo(
         table.add_row(system, *(number(measures.get(m, {}).get("value")) for m in SHOWN),
                       str(first["n"]), str(first["undefined"]))
     out = Console()
-    out.print(table)
-    decision = root / "reports" / "decision.md"
-    if decision.exists():  # wide tables: never squeeze them below 140 columns off a terminal
-        wide = out if out.is_terminal else Console(width=max(out.width, 140))
-        wide.print(Markdown(decision.read_text()))
-    out.print(f"report: {root / 'reports' / 'summary.md'}", highlight=False)
-    receipt = root / "reports" / "receipt.json"
+    wide = out if out.is_terminal else Console(width=max(out.width, 140))
+    wide.print(table)
+    decision = root / "data" / "gate" / "decision.json"
+    if decision.exists():
+        doc = json.loads(decision.read_text())
+        print_decision(doc, doc.get("controlled", True) is not False, wide)
+    reports = root / "reports"
+    page = reports / "index.html"
+    out.print(f"report: {(page if page.exists() else reports / 'summary.md').relative_to(root)}"
+              f" (also {(reports / 'summary.md').relative_to(root)}; log: reports/run.log)",
+              highlight=False)
+    receipt = reports / "receipt.json"
     if receipt.exists():
         digest = json.loads(receipt.read_text())["sha256"]
-        out.print(f"receipt: {receipt} (sha256 {digest[:12]}); check it with `releval "
-                  "reproduce reports/receipt.json`, list past runs with `releval runs`",
+        out.print(f"receipt: reports/receipt.json (sha256 {digest[:12]}); check it with "
+                  "`releval reproduce reports/receipt.json`, list runs with `releval runs`",
                   highlight=False)

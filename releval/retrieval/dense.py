@@ -40,11 +40,11 @@ import faiss
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from rich.progress import track
 
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
 from releval.errors import InputError
+from releval.progress import track
 from releval.retrieval.base import (
     CANDIDATE_COLUMNS,
     Candidates,

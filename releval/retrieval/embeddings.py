@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rich.progress import track
 
 from releval.errors import InputError
+from releval.progress import track
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.pipeline import pipeline
+from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
 from stages.common import system_dirs
 
@@ -144,12 +144,16 @@ def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_
 
 
 def test_second_run_with_nothing_changed_skips_every_stage(project):
-    _, _, second = project
+    root, _, second = project
     assert second.is_completed(), second.message
     record = dict(second.result())
-    record.pop("decision"), record.pop("receipt")
+    record.pop("decision")
+    receipt = record.pop("receipt")
     assert record.pop("inputs") == "ran"  # always: it re-reads every input's content
+    assert record.pop("report") == "ran"  # always: it renders this run's receipt
     assert set(record.values()) == {"skipped"}
+    page = (root / "reports/index.html").read_text(encoding="utf-8")
+    assert f"<code>{receipt}</code>" in page  # the page shows the receipt of this run
 
 
 def test_every_stage_lists_every_params_key_it_reads(project, tmp_path, monkeypatch):
@@ -251,15 +255,62 @@ def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project,
     assert "visibility: baseline 'enforced by the route' ≠ candidate 'not enforced" in err
 
 
-def test_releval_demo_end_to_end_prints_the_table(tmp_path):
-    root = make_project(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "releval.cli", "demo"], cwd=root,
+def test_releval_run_is_a_quiet_console(project):
+    """One line per stage, the table, the decision and the report's path; DVC's notes,
+    Prefect's logs and the stages' own output only in reports/run.log."""
+    root = project[0]
+    done = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+    console = done.stdout + done.stderr
     for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",
-                   "Comparison: hybrid vs bm25", "Slices", "No-answer", "Safety",
-                   "Release gate: "):
+                   "release gate: hybrid against bm25", "no_regression", "FAIL"):
         assert column in done.stdout
-    assert "reports" in done.stdout and (root / "reports/summary.md").exists()
+    lines = console.splitlines()
+    for stage in dvc_stages(root):
+        marked = [line for line in lines if line[:1] in "✓·✗" and line.split()[1:2] == [stage]]
+        assert len(marked) == 1, stage
+    for noise in ("didn't change", "INFO", "Traceback", "ERROR", "telemetry"):
+        assert noise not in console
+    assert len(lines) < 60
+    assert "report: reports/index.html" in done.stdout and (root / "reports/index.html").exists()
     assert "receipt: " in done.stdout and (root / "reports/receipt.json").exists()
+    log = (root / "reports/run.log").read_text()
+    assert "didn't change, skipping" in log and "Running stage 'report'" in log  # kept there
 
+
+def test_the_report_page_renders_offline_in_a_real_browser(project):
+    """reports/index.html of the run, opened from disk in headless Chromium with the network
+    off: the verdict, every plot as a drawn SVG, the per-query table (sortable, filterable),
+    no console error; a full-page screenshot is kept under reports/."""
+    from tests.browser.cdp import Browser, png_size
+
+    root = project[0]
+    with Browser() as browser, browser.open(root / "reports/index.html") as page:
+        verdict = page.eval("document.querySelector('.verdict').textContent")
+        assert "FAIL" in verdict or "PASS" in verdict
+        plots = page.eval("""[...document.querySelectorAll('figure[id^="plot-"]')].map(f => {
+            const s = f.querySelector('svg'); const r = s && s.getBoundingClientRect();
+            return [f.id, s ? s.querySelectorAll('path,rect,line,circle,text').length : 0,
+                    r ? r.width * r.height : 0]; })""")
+        assert len(plots) >= 8
+        assert [p[0] for p in plots if p[1] < 5 or p[2] <= 0] == []  # all drawn, non-empty
+        rows = page.eval("document.querySelectorAll('#qtable tbody tr').length")
+        assert rows > 0
+        shot = root / "reports" / "index.png"
+        width, height = png_size(page.screenshot(shot))
+        assert width >= 1000 and height > 3000  # the whole page, not one screen
+        first = page.eval("document.querySelector('#qtable tbody tr').textContent")
+        page.eval("document.querySelector('#qtable thead th').click()")
+        page.eval("document.querySelector('#qtable thead th').click()")
+        assert page.eval("document.querySelector('#qtable tbody tr').textContent") != first
+        query = page.eval("document.querySelector('#qtable tbody tr td').textContent")
+        page.eval(f"const f = document.querySelector('#qfilter'); f.value = {query!r};"
+                  "f.dispatchEvent(new Event('input'))")
+        shown = page.eval("[...document.querySelectorAll('#qtable tbody tr')]"
+                          ".filter(r => !r.hidden && r.offsetHeight > 0).length")
+        assert 1 <= shown < rows
+        assert page.errors == [] and page.failed_requests == []
+    kept = ROOT / "reports"
+    if kept.is_dir():  # keep the picture where the project's reports are, to look at
+        shutil.copy(shot, kept / "index-tiny.png")
