@@ -156,6 +156,7 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     assert f"<code>{receipt}</code>" in page  # the page shows the receipt of this run
 
 
+@pytest.mark.slow  # re-runs every stage's main(); in `make test-all`
 def test_every_stage_lists_every_params_key_it_reads(project, tmp_path, monkeypatch):
     """Each stage's main() runs again with params that record every key read (outputs go to
     a scratch folder); dvc.yaml must list each key, or a section holding it."""
