@@ -25,11 +25,7 @@ SUMMARY = {
     "judgments": {"invisible_left_out": 3, "relevant_invisible_left_out": 1},
     "route_hits": {"bm25|dense": {"bm25-only": 4, "both": 9, "dense-only": 2, "neither": 1}},
 }
-SPLIT = {"method": "quantiles", "cuts": ["2025-01-01", "2025-02-01"], "rule": "by time",
-         "counts": {"train": 30, "test": 12}, "counts_by_tag": {"test": {"typo": 2}},
-         "leakage": {"shared_sources": {"count": 1, "test_queries_affected": 2,
-                                        "sources": [{"source_id": "kb-1"}]},
-                     "duplicate_texts": {"count": 0, "examples": []}}}
+SPLIT = sample.SPLIT
 STATS = {"bm25": {"route": "bm25", "depth": 100,
                   "candidates_per_query": {"mean": 64.25, "empty": 3},
                   "latency_ms": {"p50": 0.25, "p95": 0.5, "p99": None}},
