@@ -53,6 +53,15 @@ def _grade_integer(frame: pd.DataFrame) -> pd.Series:
     return pd.to_numeric(grade, errors="coerce").mod(1).eq(0).astype(object).where(grade.notna())
 
 
+def _probability_ok(frame: pd.DataFrame) -> np.ndarray:
+    """False where a run's probability (an optional column) is missing or outside [0, 1];
+    True everywhere for a run without probabilities."""
+    if S.PROBABILITY not in frame.columns:
+        return np.ones(len(frame), bool)
+    p = pd.to_numeric(frame[S.PROBABILITY], errors="coerce")
+    return (p.between(0, 1) & p.notna()).to_numpy()
+
+
 class Helper(NamedTuple):
     """A derived check column: the columns it reads (shown as example values) and its rule."""
 
@@ -64,6 +73,7 @@ HELPERS: dict[str, Helper] = {
     "_rank_contiguous": Helper((*S.LIST_KEY, S.RANK), S.rank_contiguous),
     "_score_order_ok": Helper((*S.LIST_KEY, S.RANK, S.SCORE), S.score_order_ok),
     "_grade_integer": Helper((S.GRADE,), _grade_integer),
+    "_probability_ok": Helper((*S.LIST_KEY, S.DOC_ID), _probability_ok),
     "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
                                _diff_consistent),
 }
@@ -118,7 +128,8 @@ def split_suite() -> gx.ExpectationSuite:
 
 
 def run_suite() -> gx.ExpectationSuite:
-    """run: one row per (system, query, doc); ranks 1..n contiguous; scores follow ranks."""
+    """run: one row per (system, query, doc); ranks 1..n contiguous; scores follow ranks;
+    a probability, where the run has that column, on every row and in [0, 1]."""
     return gx.ExpectationSuite(name="run", expectations=[
         *_exist(S.RUN_COLUMNS),
         *_not_null(S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE),
@@ -126,6 +137,43 @@ def run_suite() -> gx.ExpectationSuite:
         E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
         _holds("_rank_contiguous"),
         _holds("_score_order_ok"),
+        _holds("_probability_ok"),
+    ])
+
+
+def interactions_suite() -> gx.ExpectationSuite:
+    """interactions (recommendation mode): user, item and time on every row, label 0 or 1."""
+    return gx.ExpectationSuite(name="interactions", expectations=[
+        *_exist(S.INTERACTION_COLUMNS),
+        *_not_null(*S.INTERACTION_COLUMNS),
+        E.ExpectColumnValuesToBeInSet(column=S.LABEL, value_set=[0, 1]),
+    ])
+
+
+def team_runs_suite() -> gx.ExpectationSuite:
+    """team runs (recommendation demo): a (system, user, item) once, probability in [0, 1]."""
+    columns = (S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SCORE, S.PROBABILITY, S.SPLIT)
+    return gx.ExpectationSuite(name="team_runs", expectations=[
+        *_exist(columns),
+        *_not_null(*columns),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SPLIT]),
+        E.ExpectColumnValuesToBeBetween(column=S.PROBABILITY, min_value=0, max_value=1),
+    ])
+
+
+def reliability_suite() -> gx.ExpectationSuite:
+    """reliability diagram data: a (system, binning, bin) once, bins inside [0, 1], n ≥ 0,
+    predicted and observed rates in [0, 1]."""
+    return gx.ExpectationSuite(name="reliability", expectations=[
+        *_exist((S.SYSTEM, "binning", "bin", "lo", "hi", "n", "mean_predicted", "observed")),
+        *_not_null(S.SYSTEM, "binning", "bin", "n"),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, "binning", "bin"]),
+        E.ExpectColumnValuesToBeInSet(column="binning", value_set=["width", "mass"]),
+        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
+        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1)
+          for c in ("lo", "hi", "mean_predicted", "observed")],
+        E.ExpectColumnPairValuesAToBeGreaterThanB(column_A="hi", column_B="lo", or_equal=True,
+                                                  ignore_row_if="either_value_is_missing"),
     ])
 
 
@@ -228,6 +276,9 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "queries": queries_suite,
     "split": split_suite,
     "run": run_suite,
+    "interactions": interactions_suite,
+    "team_runs": team_runs_suite,
+    "reliability": reliability_suite,
     "qrels": qrels_suite,
     "pool": pool_suite,
     "metrics": metrics_suite,

@@ -25,7 +25,7 @@ class Base(Section):
 
 
 class Prepare(Section):
-    source: Literal["demo", "beir", "tables"] = "demo"
+    source: Literal["demo", "beir", "tables", "interactions", "recsys_demo"] = "demo"
     path: str | None = None  # BEIR folder or folder of parquet tables
     n_docs: int = Field(5000, ge=50)
     n_queries: int = Field(1000, ge=20)
@@ -35,6 +35,25 @@ class Prepare(Section):
     max_grade: int = Field(3, ge=1)  # the declared grade scale is 0..max_grade
     # judgments of documents not in the corpus above this share refuse the data (wrong corpus?)
     max_unknown_docs: float = Field(0.0, ge=0, le=1)
+
+
+class Recommend(Section):
+    """The recommendation protocol (``prepare.source`` interactions | recsys_demo).
+
+    At each cut t of the split (validation: t1, test: t2) every user with an interaction
+    before t or in [t, t + horizon) is one query issued at t: "given the history before t,
+    which items does the user buy in [t, t + horizon)". Those items are the user's positives
+    (grade 1); a user with none is undefined (counted, never scored).
+    """
+
+    horizon_days: int = Field(30, ge=1)
+    exclude_seen: bool = True  # items bought before t are neither candidates nor positives
+    holdout_users: float = Field(0.0, ge=0, lt=1)  # share of users kept out of all fitting
+    context: list[str] = ["country"]  # log columns carried onto the user-queries (slices)
+    negatives: Literal["window", "sample"] = "window"  # AUC/GAUC negatives
+    n_negatives: int = Field(100, ge=1)  # seeded sample of never-bought items (sample)
+    expected: str | None = None  # serendipity's "expected" system (default: the popularity one)
+    random_split: list[str] = ["popularity", "cooccurrence"]  # routes whose leakage is shown
 
 
 class Split(Section):
@@ -149,6 +168,7 @@ class Params(Section):
     base: Base = Base()
     prepare: Prepare = Prepare()
     split: Split = Split()
+    recommend: Recommend = Recommend()
     candidates: Candidates = Candidates()
     pool: Pool = Pool()
     judgments: Judgments = Judgments()
@@ -173,6 +193,11 @@ class Params(Section):
     def windows(self, system: str) -> list[str]:
         """The candidate windows ``system`` answers for: its own, then its sources'."""
         return [system, *self.sources(system)]
+
+    @property
+    def recommendation(self) -> bool:
+        """Users as queries over an interaction log (``Recommend``)."""
+        return self.prepare.source in ("interactions", "recsys_demo")
 
     @property
     def judges_source(self) -> str:

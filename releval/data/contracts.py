@@ -54,6 +54,18 @@ ROLES = ("guest", "employee", "admin")
 TAG_VALUES = ("head", "tail", "no_answer", "authz_boundary", "typo", "error_code", "paraphrase",
               "numeric", "negation")
 
+# recommendation mode: the interaction log, the item catalogue, and what user-queries carry
+ITEM_ID = "item_id"
+TIMESTAMP = "timestamp"
+LABEL = "label"  # 1: a positive interaction (purchase), 0: a negative one (cancellation)
+INTERACTION_COLUMNS = (USER_ID, ITEM_ID, TIMESTAMP, LABEL)  # + optional context columns
+CATEGORY = "category"
+FIRST_SEEN = "first_seen"
+ITEM_COLUMNS = (ITEM_ID, TITLE)  # + optional category, first_seen
+HISTORY = "history"  # a user-query's interactions before its cut
+HELD_OUT = "held_out"  # the user is held out of every route's fitting data
+PROBABILITY = "probability"  # optional run column: the system's P(relevant) for the pair
+
 # split
 SPLIT = "split"
 SPLITS = ("train", "validation", "test")

@@ -45,10 +45,12 @@ class Input:
         return self.path is not None and not _in_pipeline(self.path)
 
 
+GENERATED_SOURCES = ("demo", "recsys_demo")  # prepare.source values that read no files
+
 # params key -> (slot, the path it names for these params, or None when not used)
 FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
-    "prepare.path": ("prepare", lambda p: p.prepare.path if p.prepare.source != "demo"
-                     else None),
+    "prepare.path": ("prepare", lambda p: p.prepare.path
+                     if p.prepare.source not in GENERATED_SOURCES else None),
     "judgments.files": ("judgments", lambda p: p.judgments.files
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
