@@ -8,7 +8,16 @@ any, BEIR: none; always written, empty with the contract's columns when there ar
 answers.parquet (query_id, source_id, doc_id: which unit holds each query's answer, known
 only to the demo generator; empty for real data, so the chunk layer of failure analysis is
 reported as unknown there), external_run.trec (the demo's simulated team run; empty for
-real data) and source.json (where the data and the qrels came from).
+real data), interactions.parquet and team_runs.parquet (recommendation mode, below; empty
+with their columns otherwise) and source.json (where the data and the qrels came from).
+
+Recommendation mode (``prepare.source`` interactions: a folder read by
+``releval.data.interactions``; recsys_demo: ``releval.demo.recsys``): the split's cuts and
+``recommend`` make the users queries (``user_queries``): documents are the items, queries
+the users at each cut, judgments their positives, given_split the cut of each query;
+interactions.parquet is the checked log (``S.INTERACTION_COLUMNS`` + the
+``recommend.context`` columns), team_runs.parquet the demo's two simulated team systems
+(``TEAM_COLUMNS``); must_not_return, answers and external_run.trec are empty.
 """
 
 from __future__ import annotations
@@ -20,10 +29,19 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.adapters import RealData, dangling, read_beir, read_tables
+from releval.data.adapters import (
+    TIME,
+    RealData,
+    dangling,
+    no_must_not_return,
+    read_beir,
+    read_tables,
+)
+from releval.data.interactions import cuts_of, read_interactions, user_queries
 from releval.data.readers import write_trec_run
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
+from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
 from releval.demo.team_run import simulate_external_run
 from releval.errors import InputError
 from releval.params import Params
@@ -36,7 +54,8 @@ class Outputs:
     """documents → documents.parquet, queries → queries.parquet, judgments →
     judgments.parquet, given_split → given_split.parquet, answers → answers.parquet,
     must_not_return → must_not_return.parquet, external_run → external_run.trec (query_id,
-    doc_id, score[, system]), source → source.json (provenance, then the row counts)."""
+    doc_id, score[, system]), interactions → interactions.parquet, team_runs →
+    team_runs.parquet, source → source.json (provenance, then the row counts)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
@@ -45,6 +64,8 @@ class Outputs:
     answers: pd.DataFrame
     must_not_return: pd.DataFrame
     external_run: pd.DataFrame
+    interactions: pd.DataFrame
+    team_runs: pd.DataFrame
     source: dict
 
 
@@ -52,6 +73,10 @@ NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Serie
 NO_RUN = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.DOC_ID: pd.Series([], dtype=str),
                        S.SCORE: pd.Series([], dtype=float)})
 NO_ANSWERS = pd.DataFrame({c: pd.Series([], dtype=str) for c in S.ANSWER_COLUMNS})
+NO_INTERACTIONS = pd.DataFrame({S.USER_ID: pd.Series([], dtype=str),
+                                S.ITEM_ID: pd.Series([], dtype=str),
+                                S.TIMESTAMP: pd.Series([], dtype=TIME),
+                                S.LABEL: pd.Series([], dtype="int64")})
 
 
 def _demo(p: Params, inputs: Path) -> Outputs:
@@ -61,6 +86,7 @@ def _demo(p: Params, inputs: Path) -> Outputs:
     return Outputs(data.documents, data.queries, data.ground_truth, NO_SPLIT,
                    answer_map(data.ground_truth, data.documents), data.must_not_return,
                    simulate_external_run(data, p.base.seed, p.candidates.depth),
+                   NO_INTERACTIONS, no_team_runs(),
                    {"source": "demo generator", "seed": p.base.seed,
                     "qrels": "generator ground truth",
                     "external_run": "simulated team system prod_v2 (demo only)"})
@@ -74,13 +100,44 @@ def _real(reader: Callable[[Path], RealData], label: str) -> Callable[[Params, P
         data = reader(path)
         points = dangling(data, p.prepare.max_unknown_docs, str(path))
         return Outputs(data.documents, data.queries, data.qrels, data.splits, NO_ANSWERS,
-                       data.must_not_return, NO_RUN,
+                       data.must_not_return, NO_RUN, NO_INTERACTIONS, no_team_runs(),
                        {"source": f"{label} {p.prepare.path}", "qrels": f"{label} qrels",
                         "query_times": data.has_query_times, "qrels_pointing_nowhere": points})
     return load
 
 
-SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"), "tables": _real(read_tables, "tables")}
+def _users_as_queries(p: Params, log: pd.DataFrame, items: pd.DataFrame, source: dict,
+                      demo: RecDemo | None = None) -> Outputs:
+    """The recommendation tables of a checked log and item table (module docstring)."""
+    r = p.recommend
+    t1, t2 = cuts_of(log, p.split.method, p.split.cuts, p.split.quantiles)
+    data = user_queries(log, items, t1, t2, r.horizon_days, r.exclude_seen, r.holdout_users,
+                        r.context, p.base.seed)
+    runs = team_runs(demo, data, p.candidates.depth, r.exclude_seen) if demo else no_team_runs()
+    interactions = log[[*S.INTERACTION_COLUMNS, *r.context]].reset_index(drop=True)
+    return Outputs(data.documents, data.queries, data.qrels, data.given_split, NO_ANSWERS,
+                   no_must_not_return(), NO_RUN, interactions, runs,
+                   source | {"qrels": f"label-1 interactions within {r.horizon_days} days of "
+                             "each cut", "recommendation": data.report})
+
+
+def _interactions(p: Params, inputs: Path) -> Outputs:
+    if not p.prepare.path:
+        raise InputError(f"prepare.source={p.prepare.source} needs prepare.path", "params")
+    log, items = read_interactions(pinned(p, "prepare.path", inputs))
+    return _users_as_queries(p, log, items, {"source": f"interactions {p.prepare.path}"})
+
+
+def _recsys_demo(p: Params, inputs: Path) -> Outputs:
+    demo = generate_recsys(p.base.seed, start=p.prepare.start, months=p.prepare.months)
+    return _users_as_queries(p, demo.log, demo.items, {
+        "source": "recommendation demo generator", "seed": p.base.seed,
+        "team_runs": "simulated team systems team_calibrated, team_overconfident (demo only)"},
+        demo)
+
+
+SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"), "tables": _real(read_tables, "tables"),
+           "interactions": _interactions, "recsys_demo": _recsys_demo}
 
 
 def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:
@@ -90,6 +147,24 @@ def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:
     return replace(tables, source=tables.source | {
         "documents": len(tables.documents), "queries": len(tables.queries),
         "judgments": len(tables.judgments), "must_not_return": len(tables.must_not_return)})
+
+
+def _summary(result: Outputs) -> str:
+    """The stage's one line: the tables' sizes (recommendation: users, items, and the
+    queries of each cut) and the source."""
+    source = result.source
+    if "recommendation" in source:
+        rec = source["recommendation"]
+        splits = "; ".join(f"{split} {c['users']:,} queries ({c['users_with_positives']:,} "
+                           "with positives)" for split, c in rec["splits"].items())
+        return (f"prepare: {rec['users']:,} users, {rec['items']:,} items, "
+                f"{rec['interactions']:,} interactions; {splits} ({source['source']})")
+    nowhere = source.get("qrels_pointing_nowhere") or {}
+    note = "".join(f", {nowhere[k]:,} judgments of {what}" for k, what in (
+        ("unknown_documents", "documents not in the corpus"),
+        ("unknown_queries", "queries not in the queries file (not evaluated)")) if nowhere.get(k))
+    return (f"prepare: {len(result.documents):,} documents, {len(result.queries):,} queries, "
+            f"{len(result.judgments):,} judgments ({source['source']}){note}")
 
 
 def main() -> None:
@@ -105,13 +180,10 @@ def main() -> None:
     write_parquet(out / "answers.parquet", result.answers)
     write_parquet(out / "must_not_return.parquet", result.must_not_return)
     write_trec_run(out / "external_run.trec", result.external_run)
+    write_parquet(out / "interactions.parquet", result.interactions)
+    write_parquet(out / "team_runs.parquet", result.team_runs)
     write_json(out / "source.json", result.source)
-    nowhere = result.source.get("qrels_pointing_nowhere") or {}
-    note = "".join(f", {nowhere[k]:,} judgments of {what}" for k, what in (
-        ("unknown_documents", "documents not in the corpus"),
-        ("unknown_queries", "queries not in the queries file (not evaluated)")) if nowhere.get(k))
-    print(f"prepare: {len(result.documents):,} documents, {len(result.queries):,} queries, "
-          f"{len(result.judgments):,} judgments ({result.source['source']}){note}")
+    print(_summary(result))
 
 
 if __name__ == "__main__":

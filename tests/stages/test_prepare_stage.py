@@ -1,4 +1,5 @@
-"""Stage prepare: run() on tiny demo params and a tiny BEIR folder; main() writes every file."""
+"""Stage prepare: run() on tiny demo params, a tiny BEIR folder, a tiny interaction log and the
+recommendation demo; main() writes every file."""
 
 import json
 import sys
@@ -8,8 +9,10 @@ import pytest
 import yaml
 
 from releval.data import contracts as S
+from releval.data.interactions import cuts_of, user_queries
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
+from releval.demo.recsys import TEAM_COLUMNS, generate_recsys
 from releval.demo.team_run import simulate_external_run
 from releval.errors import InputError
 from releval.params import Params
@@ -23,6 +26,18 @@ CORPUS = ('{"_id": "d1", "title": "A", "text": "x", "published_at": "2020-05-01"
 QUERIES = '{"_id": "q1", "text": "a"}\n{"_id": "q2", "text": "b"}\n'
 QRELS = {"train.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
          "test.tsv": "query-id\tcorpus-id\tscore\nq2\td2\t2\nq9\td1\t1\n"}
+LOG = ("user_id,item_id,timestamp,label,country,quantity\n"
+       "u1,A,2025-01-02T10:00:00Z,1,UK,2\nu1,a,2025-01-12T10:00:00Z,1,FR,1\n"
+       "u2,A,2025-01-22T10:00:00Z,1,DE,4\nu2,A,2025-01-23T10:00:00Z,0,DE,-4\n")
+ITEMS = "item_id,title,category\nA,Red mug,kitchen\na,Blue mug,kitchen\n"
+REC = {"split": {"method": "dates", "cuts": ["2025-01-10", "2025-01-20"]},
+       "recommend": {"horizon_days": 30}}
+
+
+def empty_of_rec_mode(result) -> None:
+    assert result.interactions.empty and result.team_runs.empty
+    assert list(result.interactions.columns) == list(S.INTERACTION_COLUMNS)
+    assert list(result.team_runs.columns) == list(TEAM_COLUMNS)
 
 
 def beir(folder):
@@ -43,6 +58,7 @@ def test_demo_tables_are_the_generators_with_its_team_run_and_answer_map():
     pd.testing.assert_frame_equal(result.external_run, simulate_external_run(data, 4, 7))
     pd.testing.assert_frame_equal(result.answers, answer_map(data.ground_truth, data.documents))
     assert result.given_split.empty and list(result.given_split.columns) == [S.QUERY_ID, S.SPLIT]
+    empty_of_rec_mode(result)
     assert result.source == {
         "source": "demo generator", "seed": 4, "qrels": "generator ground truth",
         "external_run": "simulated team system prod_v2 (demo only)", "documents": 50,
@@ -61,6 +77,7 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
         S.QUERY_ID: ["q1", "q2", "q9"], S.SPLIT: ["train", "test", "test"]}
     assert result.external_run.empty and result.answers.empty and result.must_not_return.empty
     assert list(result.answers.columns) == list(S.ANSWER_COLUMNS)
+    empty_of_rec_mode(result)
     assert result.source == {
         "source": f"BEIR {tmp_path / 'b'}", "qrels": "BEIR qrels", "query_times": False,
         "qrels_pointing_nowhere": {"judgments": 3, "unknown_documents": 0,
@@ -69,9 +86,58 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
         "documents": 2, "queries": 2, "judgments": 3, "must_not_return": 0}
 
 
+def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
+    (tmp_path / "log").mkdir()
+    (tmp_path / "log" / "interactions.csv").write_text(LOG)
+    (tmp_path / "log" / "items.csv").write_text(ITEMS)
+    p = Params.model_validate(REC | {"prepare": {"source": "interactions",
+                                                 "path": str(tmp_path / "log")}})
+    pin(p, tmp_path / "input")
+    (tmp_path / "log" / "interactions.csv").unlink()  # the pinned copy is what is read
+    result = run(p, tmp_path / "input")
+    assert result.documents[S.DOC_ID].tolist() == ["A", "a"]
+    assert result.documents[S.TEXT].tolist() == ["Red mug kitchen", "Blue mug kitchen"]
+    assert result.queries[S.QUERY_ID].tolist() == ["u1@validation", "u1@test", "u2@test"]
+    assert result.queries["country"].tolist() == ["UK", "FR", "DE"]
+    assert result.judgments.to_dict("list") == {S.QUERY_ID: ["u1@validation", "u2@test"],
+                                                S.DOC_ID: ["a", "A"], S.GRADE: [1, 1]}
+    assert result.given_split[S.SPLIT].tolist() == ["validation", "test", "test"]
+    assert list(result.interactions.columns) == [*S.INTERACTION_COLUMNS, "country"]
+    assert result.interactions[S.LABEL].tolist() == [1, 1, 1, 0]
+    assert result.team_runs.empty and list(result.team_runs.columns) == list(TEAM_COLUMNS)
+    assert result.must_not_return.empty and result.answers.empty and result.external_run.empty
+    source = result.source
+    assert source["source"] == f"interactions {tmp_path / 'log'}"
+    assert source["qrels"] == "label-1 interactions within 30 days of each cut"
+    assert source["recommendation"]["splits"]["test"]["users_with_positives"] == 1
+    assert {k: source[k] for k in ("documents", "queries", "judgments", "must_not_return")} \
+        == {"documents": 2, "queries": 3, "judgments": 2, "must_not_return": 0}
+
+
+def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
+    p = Params.model_validate(REC | {"base": {"seed": 5}, "prepare": {"source": "recsys_demo"},
+                                     "candidates": {"depth": 20}, "split": {}})
+    result = run(p)
+    demo = generate_recsys(5)
+    t1, t2 = cuts_of(demo.log, "quantiles", None, (0.7, 0.85))
+    data = user_queries(demo.log, demo.items, t1, t2, 30, True, 0.0, ["country"], 5)
+    for name in ("documents", "queries", "given_split"):
+        pd.testing.assert_frame_equal(getattr(result, name), getattr(data, name))
+    pd.testing.assert_frame_equal(result.judgments, data.qrels)
+    pd.testing.assert_frame_equal(result.interactions, demo.log)
+    runs = result.team_runs
+    assert list(runs.columns) == list(TEAM_COLUMNS) and set(runs[S.SPLIT]) == {"validation",
+                                                                              "test"}
+    assert runs.groupby([S.SYSTEM, S.SPLIT, S.USER_ID]).size().max() == 20  # candidates.depth
+    assert result.source["seed"] == 5 and result.source["recommendation"] == data.report
+    assert result.external_run.empty and result.must_not_return.empty
+
+
 def test_real_data_without_a_path_is_an_input_error():
     with pytest.raises(InputError, match="prepare.source=tables needs prepare.path"):
         run(Params.model_validate({"prepare": {"source": "tables"}}))
+    with pytest.raises(InputError, match="prepare.source=interactions needs prepare.path"):
+        run(Params.model_validate({"prepare": {"source": "interactions"}}))
 
 
 @pytest.mark.parametrize("params,line,team_run", [
@@ -91,7 +157,9 @@ def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, ca
     source = json.loads((tmp_path / "raw/source.json").read_text())
     assert capsys.readouterr().out.strip() == line.format(n=source["judgments"])
     tables = {name: pd.read_parquet(tmp_path / f"raw/{name}.parquet") for name in (
-        "documents", "queries", "judgments", "given_split", "answers", "must_not_return")}
+        "documents", "queries", "judgments", "given_split", "answers", "must_not_return",
+        "interactions", "team_runs")}
+    assert tables["interactions"].empty and tables["team_runs"].empty
     assert [len(tables[n]) for n in ("documents", "queries", "judgments", "must_not_return")] \
         == [source[n] for n in ("documents", "queries", "judgments", "must_not_return")]
     trec = (tmp_path / "raw/external_run.trec").read_text().splitlines()
@@ -99,3 +167,24 @@ def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, ca
                 if team_run else pd.DataFrame())
     assert len(trec) == len(expected) and (len(trec) > 0) == team_run
     assert all(line.split()[1] == "Q0" and line.split()[5] == "prod_v2" for line in trec)
+
+
+def test_main_writes_the_recommendation_tables_and_one_line(tmp_path, monkeypatch, capsys):
+    params = {"prepare": {"source": "recsys_demo"}, "candidates": {"depth": 10}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
+    main()
+    rec = json.loads((tmp_path / "raw/source.json").read_text())["recommendation"]
+    val, test = rec["splits"]["validation"], rec["splits"]["test"]
+    assert capsys.readouterr().out.strip() == (
+        f"prepare: {rec['users']:,} users, 800 items, {rec['interactions']:,} interactions; "
+        f"validation {val['users']:,} queries ({val['users_with_positives']:,} with "
+        f"positives); test {test['users']:,} queries ({test['users_with_positives']:,} with "
+        "positives) (recommendation demo generator)")
+    log = pd.read_parquet(tmp_path / "raw/interactions.parquet")
+    runs = pd.read_parquet(tmp_path / "raw/team_runs.parquet")
+    assert len(log) == rec["interactions"] and list(runs.columns) == list(TEAM_COLUMNS)
+    assert runs.groupby([S.SYSTEM, S.SPLIT, S.USER_ID]).size().max() == 10
+    assert len(pd.read_parquet(tmp_path / "raw/queries.parquet")) == val["users"] + test["users"]
+    assert (tmp_path / "raw/external_run.trec").read_text() == ""
