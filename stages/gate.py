@@ -1,8 +1,9 @@
 """Stage ``gate``: the release decision, every ``gate.rules`` entry checked against the evidence.
 
-Reads the comparison, the slices, the safety report, the metrics and each system's latency
-(run_stats.json); writes data/gate/decision.json (``releval.decision.gate.decide``) and prints
-"gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the decision;
+Reads the comparison, the slices, the safety report, the metrics, the evaluation summary
+(system-level values, applicability) and each system's latency (run_stats.json); writes
+data/gate/decision.json (``releval.decision.gate.decide``) and prints "gate: PASS" or
+"gate: FAIL (...)". It exits 0 either way, so DVC records the decision;
 ``releval gate`` turns the decision into the exit status for CI.
 """
 
@@ -15,6 +16,8 @@ import pandas as pd
 
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence, check_sides
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measures
 from releval.params import Params
 from stages.common import (
     guarded,
@@ -32,13 +35,22 @@ class Outputs:
     decision: dict  # decision.json
 
 
+def directions(rules) -> dict[str, str]:
+    """measure -> "higher" | "lower" (the way it improves: the measure registry's) for each
+    measure a ``not_worse`` rule names."""
+    names = [r.measure for r in rules if r.rule == "not_worse"]
+    return {name: MEASURES[parse_measures(name)[0].family].better for name in names}
+
+
 def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
-        latency: dict[str, dict]) -> Outputs:
+        latency: dict[str, dict], summary: dict) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``; a comparison of
-    other systems than params name is stale input and is rejected."""
+    other systems than params name is stale input and is rejected. ``summary``:
+    evaluate/summary.json."""
     evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
                         comparison=comparison, slices=slices, safety=safety, metrics=metrics,
-                        latency=latency)
+                        latency=latency, summary=summary.get("systems") or {},
+                        better=directions(p.gate.rules))
     check_sides(evidence)
     return Outputs(decide(p.gate.rules, evidence))
 
@@ -69,13 +81,15 @@ def main() -> None:
     ap.add_argument("--slices", default="data/slices/slices.parquet")
     ap.add_argument("--safety", default="data/safety/safety.json")
     ap.add_argument("--metrics", default="data/evaluate/metrics.json")
+    ap.add_argument("--summary", default="data/evaluate/summary.json")
     ap.add_argument("--candidates", default="data/candidates")
     ap.add_argument("--fused", default="data/fused")
     ap.add_argument("--out", default="data/gate")
     args = ap.parse_args()
     p = params_of(args)
     result = run(p, read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
-                 read_doc(args.metrics), read_latency(p, args.candidates, args.fused))
+                 read_doc(args.metrics), read_latency(p, args.candidates, args.fused),
+                 read_doc(args.summary))
     write_json(Path(args.out) / "decision.json", result.decision)
     print(summary(result.decision))
 

@@ -3,6 +3,10 @@ then the decision: the comparison, slices, no-answer and safety, and the release
 alone in reports/decision.md, which ``releval demo`` prints); and reports/index.html, the
 whole report in one self-contained page with its plots (no network needed to open it).
 
+A recommendation evaluation (summary.json with a "recommendation" block) also draws on
+evaluate/reliability.parquet (the reliability diagram) and the split report's forward-in-time
+against random split.
+
 The pages are rendered by ``releval.report.summary``, ``releval.report.decision`` and
 ``releval.report.html`` (plots: ``releval.report.plots``). The page shows the run's receipt
 when ``--receipt`` names one of these very outputs (``releval.project.receipt.describes``;
@@ -47,11 +51,12 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         failures: dict, sheet: pd.DataFrame, gate: dict, *,
         per_query_diff: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
         violations: pd.DataFrame | None = None, failure_rows: pd.DataFrame | None = None,
-        queries: pd.DataFrame | None = None, receipt: dict | None = None) -> Outputs:
+        queries: pd.DataFrame | None = None, reliability: pd.DataFrame | None = None,
+        receipt: dict | None = None) -> Outputs:
     """summary.md: the summary page, a blank line, then the decision; decision.md: the
     decision alone; index.html: the page (``releval.report.html``), which also draws on
     compare/per_query_diff, evaluate/curves, safety/violations, failures/failures, the raw
-    queries and the run's ``receipt`` (None: not written yet)."""
+    queries, evaluate/reliability and the run's ``receipt`` (None: not written yet)."""
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
                                p.slices.min_n)
     page = render_summary(summary, split_report, source, stats, ingest, agreement)
@@ -61,7 +66,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         ingest=ingest, agreement=agreement,
         measure=gate_measure(p.gate.rules, comparison.get("measures", [])),
         min_n=p.slices.min_n, per_query_diff=per_query_diff, curves=curves,
-        violations=violations, failure_rows=failure_rows, queries=queries, receipt=receipt)
+        violations=violations, failure_rows=failure_rows, queries=queries,
+        reliability=reliability, receipt=receipt)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -77,6 +83,8 @@ def main() -> None:
     ap.add_argument("--compare", default="data/compare/comparison.json")
     ap.add_argument("--per-query-diff", default="data/compare/per_query_diff.parquet")
     ap.add_argument("--curves", default="data/evaluate/curves.parquet")
+    ap.add_argument("--reliability", default="data/evaluate/reliability.parquet",
+                    help="read for a recommendation evaluation only")
     ap.add_argument("--slices", default="data/slices/slices.parquet")
     ap.add_argument("--safety", default="data/safety/safety.json")
     ap.add_argument("--gate", default="data/gate/decision.json")
@@ -92,7 +100,9 @@ def main() -> None:
     receipt = read_doc(args.receipt) if args.receipt and Path(args.receipt).exists() else None
     if receipt is not None and not describes(receipt):
         receipt = None  # left by an earlier run: not this page's
-    result = run(p, read_doc(args.summary), read_doc(args.split_report),
+    summary = read_doc(args.summary)
+    reliability = read_table(args.reliability) if summary.get("recommendation") else None
+    result = run(p, summary, read_doc(args.split_report),
                  read_doc(Path(args.raw) / "source.json"),
                  system_stats(p, args.candidates, args.fused),
                  read_doc(judgments / "ingest.json"), read_doc(judgments / "agreement.json"),
@@ -102,7 +112,8 @@ def main() -> None:
                  read_doc(args.gate), per_query_diff=read_table(args.per_query_diff),
                  curves=read_table(args.curves), violations=read_table(args.violations),
                  failure_rows=read_table(failures / "failures.parquet"),
-                 queries=read_table(Path(args.raw) / "queries.parquet"), receipt=receipt)
+                 queries=read_table(Path(args.raw) / "queries.parquet"),
+                 reliability=reliability, receipt=receipt)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.summary)

@@ -13,11 +13,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from releval.cli.output import TableOrJson, err, fail
 from releval.errors import InputError
+from releval.report import recommendation as rec
 from releval.report.formats import number
 from releval.report.summary import SHOWN
+
+RECSYS_DEMO = Path("examples/recsys-demo.yaml")
+RECOMMENDATION_SOURCES = ("interactions", "recsys_demo")
 
 
 def _project_root() -> Path:
@@ -29,15 +34,21 @@ def _project_root() -> Path:
 
 
 def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
-    """Apply -S overrides to the params file (as ``dvc exp run -S``), validate it, then run
-    the Prefect flow in a child process (the library never imports the flows)."""
+    """Validate the params file with the -S overrides applied; make it params.yaml (the file
+    DVC's stages read: ``releval.project.params_file``), write the overrides into it (as
+    ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
+    imports the flows)."""
     from releval.params import apply_overrides, parse_params, read_raw
+    from releval.project.params_file import adopt
 
     try:
         raw = apply_overrides(read_raw(params), overrides)
         parse_params(raw, str(params))
+        params, adopted = adopt(params, Path.cwd())
     except InputError as exc:
         fail(str(exc))
+    if adopted:
+        err.print(adopted, highlight=False)
     if overrides:
         from releval.params import write_overrides
 
@@ -142,37 +153,92 @@ def runs(
 
 def demo(
     params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+    recsys: Annotated[bool, typer.Option(
+        "--recsys", help="the recommendation demo (users as queries over a generated "
+        "purchase log)")] = False,
     verbose: Annotated[bool, typer.Option(
         "-v", "--verbose", help="show DVC's, Prefect's and the stages' own output too (always "
         "in reports/run.log)")] = False,
 ) -> None:
-    """Generate the demo data, run the whole pipeline on it and print the summary."""
+    """Generate the demo data, run the whole pipeline on it and print the summary
+    (``--recsys``: the recommendation demo of examples/recsys-demo.yaml)."""
     root = _project_root()
     from releval.params import read_raw
 
-    source = (read_raw(params).get("prepare") or {}).get("source", "demo")
-    code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"], verbose)
+    if recsys:
+        code = _run_flow(root / RECSYS_DEMO, [], verbose)
+    else:
+        source = (read_raw(params).get("prepare") or {}).get("source", "demo")
+        if source in RECOMMENDATION_SOURCES:
+            fail(f"{params} is in recommendation mode (prepare.source: {source}); run "
+                 "`releval demo --recsys`, or restore the retrieval params (`git checkout "
+                 "params.yaml`)")
+        code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"], verbose)
     if code:
         raise typer.Exit(code)
     _show_run(root, "releval demo")
 
 
+PAD = 3  # a column's padding and border
+
+
+def _recommendation_tables(summary: dict, title: str, width: int) -> list[Table]:
+    """A recommendation evaluation's measures by group (ranking | calibration |
+    beyond-accuracy), one row per system: each figure above its n and undefined, n/a (no
+    number) where it does not apply; a group too wide for ``width`` is split over several
+    tables."""
+    systems = summary["systems"]
+    first = max(len("system"), *(len(s) for s in systems)) + PAD + 1
+    tables = []
+    for group, measures in rec.grouped(systems).items():
+        cells = {m: [(rec.value_text(by.get(m)), rec.note_text(by.get(m)))
+                     for by in systems.values()] for m in measures}
+        sizes = {m: max(len(m), *(len(t) for pair in cells[m] for t in pair)) + PAD
+                 for m in measures}
+        chunks: list[list[str]] = [[]]
+        for m in measures:
+            if chunks[-1] and first + sum(sizes[c] for c in chunks[-1]) + sizes[m] > width:
+                chunks.append([])
+            chunks[-1].append(m)
+        for i, chunk in enumerate(chunks):
+            table = Table(title=f"{title} — {group}" + (f" ({i + 1}/{len(chunks)})"
+                                                         if len(chunks) > 1 else ""))
+            table.add_column("system")
+            for m in chunk:
+                table.add_column(m, justify="right")
+            for row, system in enumerate(systems):
+                table.add_row(Text(system), *(Text(cells[m][row][0]) + Text(
+                    "\n" + cells[m][row][1], style="dim") for m in chunk))
+            tables.append(table)
+    return tables
+
+
 def _show_run(root: Path, title: str) -> None:
-    """After a run: the metrics table, the gate's decision, the report and the receipt."""
+    """After a run: the metrics table (recommendation: the measures by group, with n and
+    undefined), the gate's decision, the report and the receipt."""
     from releval.cli.files import print_decision
 
     summary = json.loads((root / "data/evaluate/summary.json").read_text())
-    table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
-                        f"{summary['queries']} queries, qrels: {summary['qrels']}")
-    for col in ("system", *SHOWN, "n", "undefined"):
-        table.add_column(col, justify="left" if col == "system" else "right")
-    for system, measures in summary["systems"].items():
-        first = measures[SHOWN[0]]
-        table.add_row(system, *(number(measures.get(m, {}).get("value")) for m in SHOWN),
-                      str(first["n"]), str(first["undefined"]))
     out = Console()
     wide = out if out.is_terminal else Console(width=max(out.width, 140))
-    wide.print(table)
+    block = summary.get("recommendation")
+    if block:
+        wide.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
+                   f"user-queries, qrels: {summary['qrels']}", highlight=False)
+        wide.print(rec.protocol_line(block), highlight=False)
+        for table in _recommendation_tables(summary, title, wide.width):
+            wide.print(table)
+        wide.print(rec.LEGEND, highlight=False, style="dim")
+    else:
+        table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
+                            f"{summary['queries']} queries, qrels: {summary['qrels']}")
+        for col in ("system", *SHOWN, "n", "undefined"):
+            table.add_column(col, justify="left" if col == "system" else "right")
+        for system, measures in summary["systems"].items():
+            first = measures[SHOWN[0]]
+            table.add_row(system, *(number(measures.get(m, {}).get("value")) for m in SHOWN),
+                          str(first["n"]), str(first["undefined"]))
+        wide.print(table)
     decision = root / "data" / "gate" / "decision.json"
     if decision.exists():
         doc = json.loads(decision.read_text())

@@ -19,6 +19,14 @@ the set of such documents.
 - user_activity: over the whole query log, users sorted by their query count c_u descending
   (ties by user_id); with C_i the count of the first i users and N the log size, the first
   i* = min{i : C_i ≥ head_users · N} users are "head users", the rest "tail users".
+- history: h = the query's history (its user's interactions before the cut): h <
+  long_tail_history "long_tail", else "active".
+- returning: h = 0 "new", else "returning".
+- country: the query's country column ("unknown" where null).
+- holdout: "unseen" where the query's user is held out of every route's fitting data, else
+  "seen".
+history, returning, country and holdout are skipped (no rows) when the queries lack the
+column (retrieval queries have none of them).
 
 ``slice_table`` compares candidate with baseline on every slice S (and on "all": every query):
 n_queries = |S|, mean_<system> = mean of the system's defined (non-NaN) values over S,
@@ -43,7 +51,8 @@ from releval.errors import InputError
 from releval.section import Section
 
 SINGLE_DIMENSIONS = ("kind", "length", "tenant", "role", "freshness", "route_hit",
-                     "user_activity")  # one label per query
+                     "user_activity", "history", "returning", "country",
+                     "holdout")  # one label per query
 DIMENSIONS = ("tag", *SINGLE_DIMENSIONS)  # tag: one label per tag of the query
 
 
@@ -52,13 +61,17 @@ class Slices(Section):
     tag (each of its tags), kind (its tags other than head/tail, joined by '+'), length
     (word-count bucket), tenant, role, freshness (a relevant document published within
     ``new_days`` before the query: new, else old), route_hit (which route's window holds
-    its relevant documents), user_activity (head/tail users)."""
+    its relevant documents), user_activity (head/tail users); for user-queries (skipped for
+    queries without the column): history (fewer than ``long_tail_history`` interactions
+    before the cut: long_tail, else active), returning (none before the cut: new, else
+    returning), country, holdout (a held-out user: unseen, else seen)."""
 
     dimensions: list[Literal[DIMENSIONS]] = list(DIMENSIONS)
     min_n: int = Field(20, ge=2)  # below this many queries a slice is "too small"
     length_buckets: tuple[int, int] = (3, 6)  # words: ≤ a short, ≤ b medium, else long
     new_days: int = Field(30, ge=1)
     head_users: float = Field(0.5, gt=0, lt=1)  # most active users issuing this share = head
+    long_tail_history: int = Field(5, ge=1)  # fewer interactions before the cut: long_tail
 
 
 UNTAGGED = "untagged"
@@ -70,6 +83,7 @@ PAIR = "pair"
 COMPARISON_COLUMNS = ("mean_diff", "median_diff", "wins", "ties", "losses", "ci_low",
                       "ci_high", "p_value", "verdict", "min_effect", "unit")
 CHANGED = ("improved", "regressed")
+COUNTRY = "country"  # a context column of the user-queries (recommend.context)
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,33 @@ def _user_activity(inp: _Inputs) -> pd.DataFrame:
                          S.SLICE: users.map(names).to_numpy()})
 
 
+def _present(name: str, label: Callable[[_Inputs, pd.Series], np.ndarray]
+             ) -> Callable[[_Inputs], pd.DataFrame | None]:
+    """A labeller of the queries' column ``name`` that yields no rows when they lack it."""
+    def labeller(inp: _Inputs) -> pd.DataFrame | None:
+        if name not in inp.chosen.columns:
+            return None
+        return pd.DataFrame({S.QUERY_ID: inp.chosen[S.QUERY_ID].to_numpy(),
+                             S.SLICE: label(inp, inp.chosen[name])})
+    return labeller
+
+
+def _history(inp: _Inputs, history: pd.Series) -> np.ndarray:
+    return np.where(history.to_numpy() < inp.config.long_tail_history, "long_tail", "active")
+
+
+def _returning(inp: _Inputs, history: pd.Series) -> np.ndarray:
+    return np.where(history.to_numpy() == 0, "new", "returning")
+
+
+def _country(inp: _Inputs, country: pd.Series) -> np.ndarray:
+    return country.astype(object).where(country.notna(), "unknown").astype(str).to_numpy()
+
+
+def _holdout(inp: _Inputs, held_out: pd.Series) -> np.ndarray:
+    return np.where(held_out.fillna(False).astype(bool).to_numpy(), "unseen", "seen")
+
+
 LABELLERS: dict[str, Callable[[_Inputs], pd.DataFrame | None]] = {
     "tag": _tag,
     "kind": _kind,
@@ -201,6 +242,10 @@ LABELLERS: dict[str, Callable[[_Inputs], pd.DataFrame | None]] = {
     "freshness": _freshness,
     "route_hit": _route_hit,
     "user_activity": _user_activity,
+    "history": _present(S.HISTORY, _history),
+    "returning": _present(S.HISTORY, _returning),
+    "country": _present(COUNTRY, _country),
+    "holdout": _present(S.HELD_OUT, _holdout),
 }
 
 

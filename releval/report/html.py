@@ -2,11 +2,14 @@
 
 Top to bottom: the decision (the gate's verdict and rules, controlled or not, what was held
 fixed, the paired comparison, the run's receipt), the metrics per system (n, undefined and
-Judged@k beside every figure), the plots (``releval.report.plots.PLOTS``, inline SVG), the
+Judged@k beside every figure; for a recommendation evaluation the protocol in words, then the
+ranking, calibration and beyond-accuracy measures, n/a where a measure does not apply), the
+plots of the evaluation's mode (``releval.report.plots.PLOTS``, inline SVG), the
 per-query table (sortable by a click on a header, filterable by a text box: the one small
 inline script), the first rows of the failure worksheet, and the summary page's candidates,
 judgments (pooling and agreement), route hits and split (with leakage) sections
-(``releval.report.summary.sections``, the same facts as reports/summary.md).
+(``releval.report.summary.sections``, the same facts as reports/summary.md; for
+recommendation the split section also compares the forward-in-time split with a random one).
 
 No network: inline CSS, system fonts, inline SVG, no external reference. Deterministic: the
 same inputs give the same bytes (no timestamp). Every string from the inputs is escaped;
@@ -27,6 +30,7 @@ from releval.diagnosis import worksheet
 from releval.errors import InputError
 from releval.metrics.curves import FAMILY, K
 from releval.metrics.names import parse_measure
+from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
     interval,
@@ -36,7 +40,7 @@ from releval.report.formats import (
     verdict,
     wins_ties_losses,
 )
-from releval.report.inputs import ReportInputs
+from releval.report.inputs import RECOMMENDATION, ReportInputs
 from releval.report.plots import PLOTS, svg
 from releval.report.summary import sections as summary_sections
 
@@ -224,9 +228,49 @@ def _judged(inputs: ReportInputs) -> dict[tuple[str, int], float]:
     return out
 
 
+def _rec_cell(entry: dict | None, level: bool) -> Raw:
+    """A recommendation measure's figure with n and undefined; n/a (no number) where it does
+    not apply."""
+    if entry is None:
+        return Raw('<td><span class="fig">—</span></td>')
+    if not rec.applicable(entry):
+        return Raw(f'<td class="na"><span class="fig">{esc(rec.NOT_APPLICABLE)}</span>'
+                   f'<span class="meta">{esc(rec.note_text(entry))}</span></td>')
+    meta = [rec.counts_text(entry), *(["one value per system"] if level else [])]
+    return Raw(f'<td><span class="fig">{esc(rec.value_text(entry))}</span>'
+               + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta) + "</td>")
+
+
+def _rec_metrics(inputs: ReportInputs) -> Raw:
+    """The protocol in words, then per group one row per system, one column per measure."""
+    s = inputs.summary
+    systems = s.get("systems", {})
+    level = set(rec.system_level(systems))
+    parts = [Raw("<h3>Protocol</h3>"), Raw("".join(
+        f"<p>{esc(line)}</p>" for line in rec.protocol(s["recommendation"])))]
+    for name, measures in rec.grouped(systems).items():
+        rows = [[Raw(f"<td><strong>{esc(system)}</strong></td>"),
+                 *(_rec_cell(by.get(m), m in level) for m in measures)]
+                for system, by in systems.items()]
+        parts += [Raw(f'<h3 id="group-{esc(name)}">{esc(name.capitalize())}</h3>'),
+                  _tag("p", rec.GROUPS[name], class_="note"),
+                  _table(["system", *measures], rows, class_="metrics")]
+    parts.append(Raw(
+        f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
+        f"({_count(s.get('queries'))} user-queries); every system gets at most "
+        f"{esc(s.get('depth'))} candidates per user. {esc(rec.LEGEND)}</p>"))
+    if s.get("skipped"):
+        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
+                          class_="note"))
+    return Raw("".join(parts))
+
+
 def metrics_section(inputs: ReportInputs) -> Raw:
     """One row per system, one column per measure: the figure, then n, undefined and the
-    Judged@k at the figure's cutoff."""
+    Judged@k at the figure's cutoff (recommendation: the protocol and the measures by
+    group)."""
+    if inputs.mode == RECOMMENDATION:
+        return _rec_metrics(inputs)
     s = inputs.summary
     systems = s.get("systems", {})
     measures = list(dict.fromkeys(m for by in systems.values() for m in by))
@@ -266,9 +310,11 @@ def metrics_section(inputs: ReportInputs) -> Raw:
 
 
 def plots_section(inputs: ReportInputs) -> Raw:
-    """Every registered plot in order: its SVG, or what is missing."""
+    """Every registered plot of the page's mode in order: its SVG, or what is missing."""
     parts = []
     for name, p in PLOTS.items():
+        if inputs.mode not in p.modes:
+            continue
         chart = p.build(inputs)
         body = (Raw(f'<div class="chart">{svg(chart, f"plot-{name}")}</div>') if chart is not None
                 else Raw(f'<p class="absent">{esc(p.absent)}</p>'))
@@ -409,7 +455,8 @@ td[data-v]{text-align:right;font-variant-numeric:tabular-nums}
 td.mark{font-weight:700;text-align:center}td.ok{color:var(--ok)}td.bad{color:var(--bad)}
 td.pos{color:var(--ok)}td.neg{color:var(--bad)}
 table.metrics td{min-width:5.5rem}.fig{display:block;font-weight:600;
-font-variant-numeric:tabular-nums}.meta{display:block;color:var(--muted);font-size:.75rem;
+font-variant-numeric:tabular-nums}td.na .fig{color:var(--muted);font-weight:400}
+.meta{display:block;color:var(--muted);font-size:.75rem;
 white-space:nowrap}
 table.sortable th{cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+RETRIEVAL, RECOMMENDATION = "retrieval", "recommendation"
+MODES = (RETRIEVAL, RECOMMENDATION)
+
 
 @dataclass(frozen=True, eq=False)
 class ReportInputs:
@@ -23,7 +26,8 @@ class ReportInputs:
     ``per_query_diff`` (compare/per_query_diff.parquet), ``curves``
     (evaluate/curves.parquet), ``violations`` (safety/violations.parquet), ``failure_rows``
     (failures/failures.parquet), ``queries`` (raw/queries.parquet: the tags and texts of the
-    per-query table) and ``receipt`` (reports/receipt.json of the run)."""
+    per-query table), ``reliability`` (evaluate/reliability.parquet: the reliability
+    diagram's bins) and ``receipt`` (reports/receipt.json of the run)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -44,7 +48,13 @@ class ReportInputs:
     violations: pd.DataFrame | None = None
     failure_rows: pd.DataFrame | None = None
     queries: pd.DataFrame | None = None
+    reliability: pd.DataFrame | None = None
     receipt: dict | None = None
+
+    @property
+    def mode(self) -> str:
+        """recommendation when the evaluation has a "recommendation" block, else retrieval."""
+        return RECOMMENDATION if self.summary.get("recommendation") else RETRIEVAL
 
     @property
     def baseline(self) -> str:

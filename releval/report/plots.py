@@ -2,11 +2,12 @@
 (vl-convert), so the page shows them with no script and no network.
 
 ``PLOTS`` maps a name to its ``Plot``: a title, a caption, what the page says when there is
-nothing to draw, and ``build(inputs) -> chart | None`` (None: its data is absent or empty).
-The page shows the entries in registry order; a new plot is one ``@plot(...)`` function here
-(reading a ``ReportInputs`` field, a new optional one if it needs new data). ``svg`` renders a
-chart; the same chart always gives the same SVG. Numbers written into titles and labels use
-``releval.report.formats``.
+nothing to draw, ``build(inputs) -> chart | None`` (None: its data is absent or empty) and
+the evaluation modes it belongs to (``releval.report.inputs.MODES``: retrieval,
+recommendation). The page shows the entries of its mode in registry order; a new plot is
+one ``@plot(...)`` function here (reading a ``ReportInputs`` field, a new optional one if it
+needs new data). ``svg`` renders a chart; the same chart always gives the same SVG. Numbers
+written into titles and labels use ``releval.report.formats``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import vl_convert as vlc
 from releval.data import contracts as S
 from releval.metrics.curves import FAMILY, K
 from releval.report.formats import interval, number
-from releval.report.inputs import ReportInputs
+from releval.report.inputs import MODES, RECOMMENDATION, RETRIEVAL, ReportInputs
 
 Chart = alt.TopLevelMixin
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b",
@@ -40,22 +41,25 @@ ROW = 18  # pixels per bar or slice row
 @dataclass(frozen=True)
 class Plot:
     """One figure of the page: ``build`` draws it from the inputs, or returns None when its
-    data is absent; ``absent`` is what the page says then."""
+    data is absent; ``absent`` is what the page says then; ``modes``: the evaluations whose
+    page shows it."""
 
     title: str
     caption: str
     absent: str
     build: Callable[[ReportInputs], Chart | None]
+    modes: tuple[str, ...] = MODES
 
 
 PLOTS: dict[str, Plot] = {}
 
 
-def plot(name: str, title: str, caption: str, absent: str = "No data for this plot."):
-    """Register a chart builder under ``name``."""
+def plot(name: str, title: str, caption: str, absent: str = "No data for this plot.", *,
+         modes: tuple[str, ...] = MODES):
+    """Register a chart builder under ``name``, shown on the pages of ``modes``."""
 
     def register(fn: Callable[[ReportInputs], Chart | None]):
-        PLOTS[name] = Plot(title, caption, absent, fn)
+        PLOTS[name] = Plot(title, caption, absent, fn, modes)
         return fn
 
     return register
@@ -248,7 +252,7 @@ def recall_ndcg_curves(inputs: ReportInputs) -> Chart | None:
 @plot("judged", "Judged@k by depth",
       "The share of each system's top k that has a judgment: how far down the figures above "
       "can be trusted (unjudged is not irrelevant).",
-      "No Judged@k curves (evaluate/curves.parquet).")
+      "No Judged@k curves (evaluate/curves.parquet).", modes=(RETRIEVAL,))
 def judged_curves(inputs: ReportInputs) -> Chart | None:
     return _curve_chart(inputs, ("Judged",), "Judged@k by depth",
                         "share of the top k with a judgment of any grade")
@@ -373,7 +377,7 @@ def latency(inputs: ReportInputs) -> Chart | None:
       "On the queries with no answer, the share each system correctly refuses (an empty "
       "window or nothing above its threshold); on the answerable ones, the share it wrongly "
       "returns nothing for.",
-      "No no-answer figures (safety/safety.json).")
+      "No no-answer figures (safety/safety.json).", modes=(RETRIEVAL,))
 def no_answer(inputs: ReportInputs) -> Chart | None:
     na = (inputs.safety or {}).get("no_answer") or {}
     kinds = ("correct refusals (no-answer queries)", "no result (answerable queries)")
@@ -405,4 +409,52 @@ def no_answer(inputs: ReportInputs) -> Chart | None:
         title=_title("No-answer refusal rates per system",
                      f"{number(next(iter(na.values()))['no_answer_queries'], 'd')} "
                      "no-answer queries, outside the relevance means"))
+    return _finish(chart)
+
+
+BINNINGS = {"width": "equal-width bins", "mass": "equal-mass bins"}
+
+
+@plot("reliability", "Reliability diagram",
+      "Each system that emits probabilities: its predictions binned by predicted probability "
+      "(equal-width bins, and equal-mass bins of as many predictions each), the mean "
+      "predicted probability against the observed share bought in each bin; a calibrated "
+      "system lies on the dashed diagonal. A system without probabilities is not drawn (its "
+      "calibration measures are n/a).",
+      "No system emits probabilities: there is nothing to calibrate "
+      "(evaluate/reliability.parquet).", modes=(RECOMMENDATION,))
+def reliability(inputs: ReportInputs) -> Chart | None:
+    r = inputs.reliability
+    if r is None or r.empty:
+        return None
+    r = r[(r["n"] > 0) & r["mean_predicted"].notna() & r["observed"].notna()]
+    if r.empty:
+        return None
+    rows = r.assign(**{S.SYSTEM: r[S.SYSTEM].astype(str)})[
+        [S.SYSTEM, "binning", "bin", "n", "mean_predicted", "observed"]]
+    shown = [s for s in inputs.systems if s in set(rows[S.SYSTEM])] + sorted(
+        set(rows[S.SYSTEM]) - set(inputs.systems))
+    unit = alt.Scale(domain=[0, 1])
+    diagonal = pd.DataFrame({"mean_predicted": [0.0, 1.0], "observed": [0.0, 1.0]})
+    charts = []
+    for binning, title in BINNINGS.items():
+        part = rows[rows["binning"] == binning]
+        if part.empty:
+            continue
+        line = alt.Chart(diagonal).mark_line(color=GREY, strokeDash=[4, 3]).encode(
+            x=alt.X("mean_predicted:Q", scale=unit, title="mean predicted probability"),
+            y=alt.Y("observed:Q", scale=unit, title="observed share bought"))
+        curves = alt.Chart(part).mark_line(point=True).encode(
+            x="mean_predicted:Q", y="observed:Q", order=alt.Order("bin:Q"),
+            color=alt.Color(f"{S.SYSTEM}:N", scale=_system_scale(inputs, shown),
+                            title="system"))
+        charts.append(alt.layer(line, curves).properties(
+            width=(WIDTH - 160) // 2, height=(WIDTH - 160) // 2, title=title))
+    if not charts:
+        return None
+    without = [s for s in inputs.summary.get("systems", {}) if s not in shown]
+    chart = alt.hconcat(*charts).properties(title=_title(
+        "Reliability: predicted probability against observed share",
+        f"{number(len(shown), 'd')} system(s) with probabilities"
+        + (f"; none: {', '.join(without)}" if without else "")))
     return _finish(chart)

@@ -1,11 +1,14 @@
-"""The summary page of reports/summary.md: the headline measures per system, the candidate
-budget, each system's candidates, where the qrels came from, which route found each relevant
-document, and the split with its leakage findings."""
+"""The summary page of reports/summary.md: the headline measures per system (for a
+recommendation evaluation: the protocol, then every measure in its group with n and undefined,
+n/a where it does not apply), the candidate budget, each system's candidates, where the qrels
+came from, which route found each relevant document, and the split with its leakage findings
+(and, for recommendation, the forward-in-time against random split)."""
 
 from __future__ import annotations
 
 import json
 
+from releval.report import recommendation as rec
 from releval.report.formats import markdown_table, number
 
 SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")  # the headline measures, where evaluated
@@ -15,27 +18,54 @@ def _cell(entry: dict | None) -> str:
     return number(None if entry is None else entry["value"])
 
 
-def _systems_section(summary: dict, source: dict) -> list[str]:
+def _headline(systems: dict) -> list[str]:
     """One row per system: the headline measures, n and undefined (of the first one)."""
-    systems = summary["systems"]
     shown = [m for m in SHOWN if any(m in s for s in systems.values())]
-    lines = ["# releval summary", "",
-             f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
-             f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
-             "| system | " + " | ".join(shown) + " | n | undefined |",
+    lines = ["| system | " + " | ".join(shown) + " | n | undefined |",
              "|---" * (len(shown) + 3) + "|"]
     for name, measures in systems.items():
         first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
         lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m)) for m in shown)
                      + f" | {first['n']} | {first['undefined']} |")
+    return lines
+
+
+def _rec_cell(entry: dict | None) -> str:
+    counts = rec.counts_text(entry)
+    return rec.value_text(entry) + (f" ({counts})" if counts else "")
+
+
+def _groups(summary: dict) -> list[str]:
+    """The protocol in words, then per group one row per system: each measure's figure with
+    its n and undefined (n/a: not applicable)."""
+    systems = summary["systems"]
+    lines = [*rec.protocol(summary["recommendation"])]
+    for name, measures in rec.grouped(systems).items():
+        lines += ["", f"**{name}**: {rec.GROUPS[name]}", "", *markdown_table(
+            ["system", *measures],
+            [[system, *(_rec_cell(by.get(m)) for m in measures)]
+             for system, by in systems.items()])]
+    level = rec.system_level(systems)
+    if level:
+        lines += ["", f"One value per system (n = users contributing): {', '.join(level)}."]
+    return lines
+
+
+def _systems_section(summary: dict, source: dict) -> list[str]:
+    """The headline table (recommendation: the protocol and the grouped measures)."""
+    recommendation = bool(summary.get("recommendation"))
+    lines = ["# releval summary", "",
+             f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
+             f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
+             *(_groups(summary) if recommendation else _headline(summary["systems"]))]
     if summary.get("skipped"):
         lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
     lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "
               "per query."]
     j = summary["judgments"]
     return lines + [
-        "", "n = queries averaged; undefined = queries with no relevant judgment visible to "
-        "the user (excluded, never scored).",
+        "", rec.LEGEND if recommendation else "n = queries averaged; undefined = queries "
+        "with no relevant judgment visible to the user (excluded, never scored).",
         f"Judgments of documents the user may not see were left out: "
         f"{j['invisible_left_out']} ({j['relevant_invisible_left_out']} relevant)."]
 
@@ -119,6 +149,13 @@ def _split_section(r: dict) -> list[str]:
               f"- {dupes['count']} test queries repeat a train query's normalised text"
               + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
                  if dupes["count"] else "")]
+    random = rec.random_split(r)
+    if random:
+        protocol, rows = random
+        lines += ["", f"Forward-in-time against a random split ({protocol}): trained on a "
+                  "random share of the log, a route also learns from the future; inflation = "
+                  "random − forward, ratio = random / forward.", "",
+                  *markdown_table(rec.SPLIT_HEADER, rows)]
     return lines
 
 

@@ -13,6 +13,7 @@ from releval.decision.gate.judged import JudgedRule
 from releval.decision.gate.latency import LatencyRule
 from releval.decision.gate.no_answer import NoAnswerRule
 from releval.decision.gate.no_regression import NoRegression
+from releval.decision.gate.not_worse import NotWorse
 from releval.decision.gate.safety import SafetyRule
 from releval.errors import InputError
 from releval.params import Gate, Params, Rule
@@ -88,13 +89,14 @@ def test_registry_covers_every_rule_of_the_params_contract():
     (union, _) = typing.get_args(Rule)
     literals = {model.model_fields["rule"].default for model in typing.get_args(union)}
     assert set(RULES) == literals == {"no_regression", "safety", "no_answer", "judged",
-                                      "latency"}
+                                      "latency", "not_worse"}
     assert all(RULES[name].params.model_fields["rule"].default == name for name in RULES)
 
 
 def test_default_rules_are_the_registry_defaults():
     assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
-    assert [name for name, r in RULES.items() if not r.default] == ["latency"]  # needs max_ms
+    assert [name for name, r in RULES.items() if not r.default] == [
+        "latency", "not_worse"]  # they need max_ms, a measure
 
 
 def test_a_comparison_of_other_systems_is_stale():
@@ -230,6 +232,100 @@ def test_latency_not_measured_fails():
     assert not null.passed and null.reason == "latency not measured for hybrid"
     absent = one(LatencyRule(max_ms=1e9), evidence(latency={"bm25": LATENCY["bm25"]}))
     assert not absent.passed and absent.reason == "latency not measured for hybrid"
+
+
+def entry(value, n=120, undefined=3, **extra):
+    return {"value": value, "n": n, "undefined": undefined, "empty": 0, **extra}
+
+
+SUMMARY = {  # evaluate/summary.json's systems: older entries lack applicable and level
+    "bm25": {"nDCG@10": entry(0.40), "ECE(bins=10)": entry(0.05, level="system",
+                                                          applicable=True),
+             "Coverage@10": entry(0.30, level="system", applicable=True)},
+    "hybrid": {"nDCG@10": entry(0.39), "ECE(bins=10)": entry(None, n=0, undefined=0,
+                                                            level="system", applicable=False),
+               "Coverage@10": entry(None, n=0, undefined=120, level="system",
+                                    applicable=True)},
+}
+BETTER = {"nDCG@10": "higher", "ECE(bins=10)": "lower", "Coverage@10": "higher"}
+
+
+def rec_evidence(**systems):
+    summary = {side: SUMMARY[side] | measures for side, measures in systems.items()}
+    return evidence(summary=SUMMARY | summary, better=BETTER)
+
+
+@pytest.mark.parametrize(("tolerance", "passed"), [(0.01, True), (0.02, True),
+                                                   (0.009, False), (0.0, False)])
+def test_not_worse_higher_is_better_within_the_tolerance(tolerance, passed):
+    result = one(NotWorse(measure="nDCG@10", tolerance=tolerance), rec_evidence())
+    assert result.passed is passed and result.name == "not_worse nDCG@10"
+    assert result.value == 0.39 and result.threshold == pytest.approx(0.40 - tolerance)
+    assert result.reason.startswith(f"nDCG@10 of hybrid 0.3900 {'≥' if passed else '<'} ")
+    assert (f"(baseline bm25 0.4000 − tolerance {tolerance:g}; Δ -0.0100, higher is better)"
+            in result.reason)
+
+
+def test_not_worse_equal_values_pass_without_tolerance():
+    result = one(NotWorse(measure="nDCG@10"), rec_evidence(hybrid={"nDCG@10": entry(0.40)}))
+    assert result.passed and result.threshold == 0.40
+
+
+@pytest.mark.parametrize(("candidate", "passed"), [(0.04, True), (0.06, True), (0.0601, False)])
+def test_not_worse_lower_is_better(candidate, passed):
+    ev = rec_evidence(hybrid={"ECE(bins=10)": entry(candidate, level="system",
+                                                    applicable=True)})
+    result = one(NotWorse(measure="ECE(bins=10)", tolerance=0.01), ev)
+    assert result.passed is passed
+    assert result.value == candidate and result.threshold == pytest.approx(0.06)
+    sign = "≤" if passed else ">"
+    assert result.reason.startswith(f"ECE(bins=10) of hybrid {candidate:.4f} {sign} 0.0600 ")
+    assert "(baseline bm25 0.0500 + tolerance 0.01; Δ" in result.reason
+    assert result.reason.endswith("lower is better)")
+
+
+def test_not_worse_not_applicable_or_undefined_fails_and_says_which_and_why():
+    na = one(NotWorse(measure="ECE(bins=10)", tolerance=1.0), rec_evidence())
+    assert not na.passed and na.value is None and na.threshold is None
+    assert na.reason == ("ECE(bins=10) is not applicable to hybrid: it emits no "
+                         "probabilities: cannot show it is not worse")
+    undefined = one(NotWorse(measure="Coverage@10", tolerance=1.0), rec_evidence())
+    assert not undefined.passed
+    assert undefined.reason == ("Coverage@10 of hybrid is undefined (n=0, undefined=120): "
+                                "cannot show it is not worse")
+    both = one(NotWorse(measure="ECE(bins=10)"), rec_evidence(
+        bm25={"ECE(bins=10)": entry(None, applicable=False)}))
+    assert both.reason == ("ECE(bins=10) is not applicable to hybrid: it emits no "
+                           "probabilities; ECE(bins=10) is not applicable to bm25: it emits no "
+                           "probabilities: cannot show it is not worse")
+    catalogue = one(NotWorse(measure="Coverage@10"), rec_evidence(
+        hybrid={"Coverage@10": entry(None, applicable=False)}))
+    assert catalogue.reason == ("Coverage@10 is not applicable to hybrid: the evaluation has "
+                                "no item catalogue for it: cannot show it is not worse")
+    baseline_only = one(NotWorse(measure="nDCG@10"), rec_evidence(
+        bm25={"nDCG@10": entry(math.nan, n=0)}))
+    assert not baseline_only.passed and baseline_only.value == 0.39
+    assert baseline_only.reason.startswith("nDCG@10 of bm25 is undefined (n=0")
+
+
+def test_not_worse_missing_measure_or_direction_fails():
+    missing = one(NotWorse(measure="Gini@10", tolerance=1.0),
+                  evidence(summary=SUMMARY, better={"Gini@10": "lower"}))
+    assert not missing.passed
+    assert missing.reason == ("no Gini@10 for hybrid in the evaluation summary; no Gini@10 for "
+                              "bm25 in the evaluation summary: cannot show it is not worse")
+    unknown = one(NotWorse(measure="nDCG@10"), evidence(summary=SUMMARY))
+    assert not unknown.passed and "direction of nDCG@10" in unknown.reason
+
+
+def test_not_worse_from_params_needs_a_measure():
+    p = Params.model_validate({"gate": {"rules": [{"rule": "not_worse", "measure": "Brier"}]}})
+    assert p.gate.rules == [NotWorse(measure="Brier", tolerance=0.0)]
+    with pytest.raises(ValueError, match="measure"):
+        Params.model_validate({"gate": {"rules": [{"rule": "not_worse"}]}})
+    with pytest.raises(ValueError, match="tolerance"):
+        Params.model_validate({"gate": {"rules": [{"rule": "not_worse", "measure": "Brier",
+                                                   "tolerance": -0.1}]}})
 
 
 def test_uncontrolled_comparison_labels_every_outcome_but_still_decides():

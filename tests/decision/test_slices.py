@@ -72,10 +72,14 @@ def make(queries, qrels, documents, hits, ids=IDS, **config):
     return labels(queries, qrels, documents, hits, ids, Slices(**config))
 
 
+USER_DIMENSIONS = ("history", "returning", "country", "holdout")  # user-queries' columns
+
+
 def test_every_query_gets_every_dimension_as_strings(queries, qrels, documents, hits):
     out = make(queries, qrels, documents, hits)
     assert list(out.columns) == ["query_id", "dimension", "slice"]
-    assert list(pd.unique(out["dimension"])) == list(Slices().dimensions)
+    assert list(pd.unique(out["dimension"])) == [
+        d for d in Slices().dimensions if d not in USER_DIMENSIONS]
     for dimension, group in out.groupby("dimension"):
         assert set(group["query_id"]) == set(IDS), dimension
     assert all(isinstance(v, str) for v in out.to_numpy().ravel())
@@ -150,6 +154,50 @@ def test_user_activity_head_users_with_ties_over_the_whole_log(queries, qrels, d
     exact = make(queries, qrels, documents, hits, dimensions=["user_activity"],
                  head_users=4 / 6)
     assert label_map(exact, "user_activity")["q2"] == ["tail users"]
+
+
+@pytest.fixture
+def user_queries(queries):
+    """The same queries as user-queries: history before the cut, held out, country."""
+    return queries.assign(history=[0, 4, 5, 12, 0, 1],
+                          held_out=[False, True, False, False, True, False],
+                          country=["France", "EIRE", None, "France", "Germany", "EIRE"])
+
+
+def test_user_query_dimensions(user_queries, qrels, documents, hits):
+    out = make(user_queries, qrels, documents, hits, dimensions=list(USER_DIMENSIONS))
+    assert list(pd.unique(out["dimension"])) == list(USER_DIMENSIONS)
+    assert label_map(out, "history") == {
+        "q1": ["long_tail"], "q2": ["long_tail"], "q3": ["active"], "q4": ["active"],
+        "q5": ["long_tail"], "q6": ["long_tail"]}
+    assert label_map(out, "returning") == {
+        "q1": ["new"], "q2": ["returning"], "q3": ["returning"], "q4": ["returning"],
+        "q5": ["new"], "q6": ["returning"]}
+    assert label_map(out, "country") == {
+        "q1": ["France"], "q2": ["EIRE"], "q3": ["unknown"], "q4": ["France"],
+        "q5": ["Germany"], "q6": ["EIRE"]}
+    assert label_map(out, "holdout") == {
+        "q1": ["seen"], "q2": ["unseen"], "q3": ["seen"], "q4": ["seen"], "q5": ["unseen"],
+        "q6": ["seen"]}
+    strict = make(user_queries, qrels, documents, hits, dimensions=["history"],
+                  long_tail_history=1)
+    assert label_map(strict, "history")["q6"] == ["active"]
+    assert label_map(strict, "history")["q1"] == ["long_tail"]
+
+
+def test_user_query_dimensions_are_skipped_without_their_columns(user_queries, qrels,
+                                                                   documents, hits):
+    for column, skipped in (("history", {"history", "returning"}), ("country", {"country"}),
+                            ("held_out", {"holdout"})):
+        out = make(user_queries.drop(columns=column), qrels, documents, hits,
+                   dimensions=[*USER_DIMENSIONS, "role"])
+        assert set(out["dimension"]) == {*USER_DIMENSIONS, "role"} - skipped, column
+
+
+def test_freshness_of_user_queries_from_the_items_first_seen(user_queries, qrels, documents,
+                                                             hits):
+    out = make(user_queries, qrels, documents, hits, dimensions=["freshness", "holdout"])
+    assert label_map(out, "freshness")["q5"] == ["new"]  # d4 first seen a day before the cut
 
 
 def test_labels_only_for_the_given_query_ids(queries, qrels, documents, hits):

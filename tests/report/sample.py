@@ -124,3 +124,51 @@ def inputs(**changes) -> ReportInputs:
                   per_query_diff=PER_QUERY_DIFF, curves=CURVES, violations=VIOLATIONS,
                   failure_rows=FAILURE_ROWS, queries=QUERIES, receipt=RECEIPT)
     return ReportInputs(**(fields | changes))
+
+
+# --- a recommendation evaluation: users as queries --------------------------------------
+
+def rec_entry(value, n=40, undefined=2, level="query", applicable=True):
+    return {"value": value, "n": n, "undefined": undefined, "empty": 0, "level": level,
+            "applicable": applicable}
+
+
+NOT_APPLICABLE = rec_entry(None, n=0, undefined=0, level="system", applicable=False)
+REC_SUMMARY = SUMMARY | {
+    "qrels": "purchases",
+    "systems": {
+        BASE: {"HR@10": rec_entry(0.25), "nDCG@10": rec_entry(0.5), "AUC": rec_entry(0.7),
+               "GAUC": rec_entry(0.68, n=38, level="system"),
+               "LogLoss": NOT_APPLICABLE, "ECE(bins=10)": NOT_APPLICABLE,
+               "Coverage@10": rec_entry(0.125, n=40, undefined=0, level="system"),
+               "Novelty@10": rec_entry(None, n=0, undefined=40)},
+        CAND: {"HR@10": rec_entry(0.375), "nDCG@10": rec_entry(0.61234),
+               "AUC": rec_entry(0.75), "GAUC": rec_entry(0.72, n=38, level="system"),
+               "LogLoss": rec_entry(0.4321, n=40, undefined=0, level="system"),
+               "ECE(bins=10)": rec_entry(0.0456, n=40, undefined=0, level="system"),
+               "Coverage@10": rec_entry(0.25, n=40, undefined=0, level="system"),
+               "Novelty@10": rec_entry(7.5)}},
+    "recommendation": {"horizon_days": 30, "exclude_seen": True, "negatives": "sample",
+                       "n_negatives": 100, "users": 42, "undefined_users": 2,
+                       "held_out_users": 5},
+}
+REC_SPLIT = SPLIT | {"random_split": {
+    "protocol": "a seeded random 80/20 split of the same log",
+    "systems": {"popularity": {"HR@10": {"forward": 0.2, "random": 0.3, "inflation": 0.1,
+                                         "ratio": 1.5},
+                               "nDCG@10": {"forward": 0.1, "random": 0.125,
+                                           "inflation": 0.025, "ratio": 1.25}}}}}
+RELIABILITY = pd.DataFrame(
+    [(CAND, binning, b, b / 4, (b + 1) / 4, n, (b + 0.5) / 4, observed)
+     for binning, bins in (("width", ((0, 30, 0.1), (1, 20, 0.3), (2, 0, None),
+                                      (3, 5, 0.9))),
+                           ("mass", ((0, 14, 0.05), (1, 14, 0.35), (2, 14, 0.6), (3, 13, 0.8))))
+     for b, n, observed in bins],
+    columns=["system", "binning", "bin", "lo", "hi", "n", "mean_predicted", "observed"])
+RELIABILITY.loc[RELIABILITY["n"] == 0, "mean_predicted"] = math.nan
+
+
+def rec_inputs(**changes) -> ReportInputs:
+    """The sample as a recommendation evaluation, with ``changes``."""
+    return inputs(**({"summary": REC_SUMMARY, "split_report": REC_SPLIT,
+                      "reliability": RELIABILITY} | changes))

@@ -9,7 +9,7 @@ import pytest
 from releval.report import html as page_module
 from releval.report.html import SECTIONS, SUMMARY_SECTIONS, markdown, query_rows, render_html
 from releval.report.plots import PLOTS
-from tests.report.sample import CAND, DIGEST, inputs
+from tests.report.sample import BASE, CAND, DIGEST, inputs, rec_inputs
 
 ESCAPED_CAND = "hy&lt;b&gt;&amp;&quot;brid"
 
@@ -40,12 +40,14 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     positions = [page.index(f'<section id="{k}">') for k in keys]
     assert positions == sorted(positions)
     plots = section(page, "plots")
-    assert plots.count("<svg") == len(PLOTS) == 8
-    for name in PLOTS:
+    retrieval = [name for name, p in PLOTS.items() if "retrieval" in p.modes]
+    assert plots.count("<svg") == len(retrieval) == 8
+    for name in retrieval:
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         assert figure[:figure.index("</figure>")].count("<svg") == 1
-    assert set(PLOTS) == {"per_query_diff", "slices", "curves", "judged", "failures", "safety",
-                          "latency", "no_answer"}
+    assert set(retrieval) == {"per_query_diff", "slices", "curves", "judged", "failures",
+                              "safety", "latency", "no_answer"}
+    assert 'id="plot-reliability"' not in page
 
 
 def test_the_decision_shows_the_verdict_every_rule_the_conditions_and_the_receipt(page):
@@ -164,3 +166,74 @@ def test_markdown_lines_become_html():
                    "</thead><tbody><tr><td>1</td><td><code>c</code></td></tr></tbody></table>"
                    "</div>\n<ul><li>one</li><li><strong>two</strong></li></ul>\n"
                    "<p>plain &amp; text</p>")
+
+
+# --- a recommendation evaluation ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rec_page() -> str:
+    return render_html(rec_inputs())
+
+
+def test_a_retrieval_page_has_none_of_the_recommendation_parts(page):
+    assert "n/a" not in page and "<h3>Protocol</h3>" not in page and 'id="group-' not in page
+    assert "random split" not in page
+
+
+def test_the_recommendation_metrics_come_in_three_groups_after_the_protocol(rec_page):
+    m = section(rec_page, "metrics")
+    starts = [m.index(f'<h3 id="group-{g}">') for g in ("ranking", "calibration",
+                                                        "beyond-accuracy")]
+    assert m.index("<h3>Protocol</h3>") < starts[0] and starts == sorted(starts)
+    groups = [m[a:b] for a, b in zip(starts, [*starts[1:], len(m)], strict=True)]
+    heads = [re.findall(r"<th>([^<]*)</th>", g) for g in groups]
+    assert heads == [["system", "HR@10", "nDCG@10", "AUC", "GAUC"],
+                     ["system", "LogLoss", "ECE(bins=10)"],
+                     ["system", "Coverage@10", "Novelty@10"]]
+    assert ("<p>Users as queries: at each cut t, every user with an interaction before t or "
+            "in the 30 days after it is one query issued at t;") in m
+    assert "a seeded sample of 100 items the user never bought." in m
+    assert "Users evaluated: 42, of which 2 bought nothing in the horizon" in m
+    assert "Held-out users: 5, kept out of every route&#x27;s fitting data" in m
+    assert "(42 user-queries)" in m
+
+
+def test_not_applicable_is_never_a_number(rec_page):
+    calibration = section(rec_page, "metrics").split('<h3 id="group-calibration">')[1]
+    calibration = calibration[:calibration.index("<h3")]
+    base = calibration[calibration.index(f"<strong>{BASE}</strong>"):]
+    base = base[:base.index("</tr>")]
+    na = ('<td class="na"><span class="fig">n/a</span><span class="meta">not applicable'
+          "</span></td>")
+    assert base.count(na) == 2 and not re.search(r"\d", base.replace(BASE, ""))
+    assert ('<span class="fig">0.4321</span><span class="meta">n 40 · undef. 0</span>'
+            '<span class="meta">one value per system</span>') in calibration
+
+
+def test_an_undefined_recommendation_measure_keeps_its_counts(rec_page):
+    beyond = section(rec_page, "metrics").split('<h3 id="group-beyond-accuracy">')[1]
+    assert '<span class="fig">—</span><span class="meta">n 0 · undef. 40</span>' in beyond
+    assert '<span class="fig">7.5000</span><span class="meta">n 40 · undef. 2</span>' in beyond
+
+
+def test_the_recommendation_plots_and_the_random_split(rec_page):
+    plots = section(rec_page, "plots")
+    shown = re.findall(r'<figure id="plot-([a-z_]+)">', plots)
+    assert shown == [name for name, p in PLOTS.items() if "recommendation" in p.modes]
+    assert "reliability" in shown and "judged" not in shown and "no_answer" not in shown
+    figure = plots[plots.index('<figure id="plot-reliability">'):]
+    assert figure[:figure.index("</figure>")].count("<svg") == 1
+    split = section(rec_page, "split")
+    assert "Forward-in-time against a random split (a seeded random 80/20 split of the same " \
+        "log)" in split
+    assert ("<tr><td>popularity</td><td>HR@10</td><td>0.2000</td><td>0.3000</td>"
+            "<td>+0.1000</td><td>1.50</td></tr>") in split
+
+
+def test_without_probabilities_the_reliability_diagram_says_so():
+    plots = section(render_html(rec_inputs(reliability=None)), "plots")
+    figure = plots[plots.index('<figure id="plot-reliability">'):]
+    figure = figure[:figure.index("</figure>")]
+    assert "<svg" not in figure
+    assert f'<p class="absent">{html.escape(PLOTS["reliability"].absent)}</p>' in figure

@@ -7,28 +7,51 @@ import pandas as pd
 import pytest
 
 from releval.report.plots import PLOTS, Plot, plot, rank_bands, svg
-from tests.report.sample import inputs
+from tests.report.sample import CAND, RELIABILITY, inputs, rec_inputs
 
 NEEDS = {"per_query_diff": {"per_query_diff": None}, "curves": {"curves": None},
          "judged": {"curves": None}, "safety": {"violations": None},
          "slices": {"slices": pd.DataFrame()},
          "failures": {"failures": {"baseline": "a", "candidate": "b", "by_layer": []}},
-         "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}}}
+         "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}},
+         "reliability": {"reliability": RELIABILITY.iloc[:0]}}
 
 
 def test_the_registry_lists_every_plot_in_page_order():
     assert list(PLOTS) == ["per_query_diff", "slices", "curves", "judged", "failures",
-                           "safety", "latency", "no_answer"]
+                           "safety", "latency", "no_answer", "reliability"]
     assert all(p.title and p.caption and p.absent for p in PLOTS.values())
+    assert {name for name, p in PLOTS.items() if p.modes == ("retrieval",)} == {
+        "judged", "no_answer"}
+    assert {name for name, p in PLOTS.items() if p.modes == ("recommendation",)} == {
+        "reliability"}
 
 
 @pytest.mark.parametrize("name", sorted(PLOTS))
 def test_each_plot_draws_from_the_sample_and_is_none_without_its_data(name):
-    chart = PLOTS[name].build(inputs())
+    sample = inputs if "retrieval" in PLOTS[name].modes else rec_inputs
+    chart = PLOTS[name].build(sample())
     assert chart is not None
     out = svg(chart, f"plot-{name}")
     assert out.startswith("<svg") and out.rstrip().endswith("</svg>")
-    assert PLOTS[name].build(inputs(**NEEDS[name])) is None
+    assert PLOTS[name].build(sample(**NEEDS[name])) is None
+
+
+def test_the_reliability_diagram_has_both_binnings_the_diagonal_and_drawn_bins_only():
+    spec = PLOTS["reliability"].build(rec_inputs()).to_dict()
+    assert [c["title"] for c in spec["hconcat"]] == ["equal-width bins", "equal-mass bins"]
+    assert spec["title"]["subtitle"] == "1 system(s) with probabilities; none: bm25"
+    datasets = list(spec["datasets"].values())
+    assert [{"mean_predicted": 0.0, "observed": 0.0},
+            {"mean_predicted": 1.0, "observed": 1.0}] in datasets  # the diagonal
+    width = next(d for d in datasets if d and d[0].get("binning") == "width")
+    assert [r["bin"] for r in width] == [0, 1, 3]  # the empty bin is not drawn
+    assert {r["system"] for r in width} == {CAND}
+    only_mass = RELIABILITY[RELIABILITY["binning"] == "mass"]
+    one = PLOTS["reliability"].build(rec_inputs(reliability=only_mass)).to_dict()
+    assert [c["title"] for c in one["hconcat"]] == ["equal-mass bins"]
+    empty = RELIABILITY.assign(n=0)
+    assert PLOTS["reliability"].build(rec_inputs(reliability=empty)) is None
 
 
 def test_an_svg_is_the_same_every_time_and_its_ids_are_scoped():

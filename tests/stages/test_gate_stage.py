@@ -36,6 +36,10 @@ SAFETY = {"top_k": 10,
                         for s in ("bm25", "hybrid")}}
 METRICS = {"bm25": {"nDCG@10": 0.40, "Judged@10": 0.95},
            "hybrid": {"nDCG@10": 0.42, "Judged@10": 0.9}}
+SUMMARY = {"splits": ["test"], "queries": 150,
+           "systems": {system: {m: {"value": v, "n": 150, "undefined": 0, "empty": 0}
+                                for m, v in measures.items()}
+                       for system, measures in METRICS.items()}}
 GATE = {"rules": [{"rule": "no_regression", "measure": "nDCG@10", "max_drop": 0.01},
                   {"rule": "safety"}, {"rule": "no_answer"}, {"rule": "judged", "min": 0.8},
                   {"rule": "latency", "percentile": "p95", "max_ms": 50}]}
@@ -47,7 +51,7 @@ def params(gate=GATE, **compare):
 
 def test_run_passes_when_every_rule_holds():
     decision = run(params(), COMPARISON, SLICES, SAFETY, METRICS,
-                   {"hybrid": {"p95": 50.0}}).decision
+                   {"hybrid": {"p95": 50.0}}, SUMMARY).decision
     assert decision["passed"] is True and decision["failed"] == []
     assert [r["passed"] for r in decision["rules"]] == [True] * 5
     assert decision["rules"][2]["reason"] == "not applicable: no no-answer queries"
@@ -57,7 +61,7 @@ def test_run_passes_when_every_rule_holds():
 def test_run_fails_on_a_too_small_critical_slice_and_unmeasured_latency():
     gate = {"rules": [{**GATE["rules"][0], "slices": ["kind=error_code"]}, GATE["rules"][4]]}
     decision = run(params(gate), COMPARISON, SLICES, SAFETY, METRICS,
-                   {"hybrid": {"p50": None, "p95": None, "p99": None}}).decision
+                   {"hybrid": {"p50": None, "p95": None, "p99": None}}, SUMMARY).decision
     assert decision["failed"] == ["no_regression nDCG@10 @ kind=error_code", "latency p95"]
     assert summary(decision) == ("gate: FAIL (2 of 3 rules failed: no_regression nDCG@10 @ "
                                  "kind=error_code, latency p95)")
@@ -66,13 +70,26 @@ def test_run_fails_on_a_too_small_critical_slice_and_unmeasured_latency():
 def test_run_rejects_a_comparison_of_other_systems():
     with pytest.raises(InputError, match="comparison's baseline is 'bm25' but compare.baseline "
                                          "is 'dense'"):
-        run(params(baseline="dense"), COMPARISON, SLICES, SAFETY, METRICS, {})
+        run(params(baseline="dense"), COMPARISON, SLICES, SAFETY, METRICS, {}, SUMMARY)
+
+
+def test_run_checks_not_worse_on_the_summary_in_the_measure_registry_direction():
+    gate = {"rules": [{"rule": "not_worse", "measure": "nDCG@10"},
+                      {"rule": "not_worse", "measure": "Judged@10", "tolerance": 0.04}]}
+    decision = run(params(gate), COMPARISON, SLICES, SAFETY, METRICS, {}, SUMMARY).decision
+    assert [(r["name"], r["passed"]) for r in decision["rules"]] == [
+        ("not_worse nDCG@10", True), ("not_worse Judged@10", False)]
+    assert decision["rules"][1]["threshold"] == pytest.approx(0.91)
+    assert decision["rules"][1]["reason"].endswith("higher is better)")
+    with pytest.raises(InputError, match="nope"):
+        run(params({"rules": [{"rule": "not_worse", "measure": "nope@3"}]}), COMPARISON,
+            SLICES, SAFETY, METRICS, {}, SUMMARY)
 
 
 def test_uncontrolled_summary_is_labelled():
     uncontrolled = {**COMPARISON, "controlled": False, "differences": ["queries differ"]}
     decision = run(params({"rules": [{"rule": "safety"}]}), uncontrolled, SLICES, SAFETY,
-                   METRICS, {}).decision
+                   METRICS, {}, SUMMARY).decision
     assert decision["controlled"] is False and decision["differences"] == ["queries differ"]
     assert summary(decision) == "gate: PASS [UNCONTROLLED]"
 
@@ -82,9 +99,9 @@ def project(tmp_path, monkeypatch):
     """The stage's inputs, as the other stages write them, under tmp_path."""
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": GATE}))
     files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
-             "data/evaluate/metrics.json": METRICS}
+             "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY}
     for path, doc in files.items():
-        (tmp_path / path).parent.mkdir(parents=True)
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(json.dumps(doc))
     (tmp_path / "data/slices").mkdir()
     SLICES.to_parquet(tmp_path / "data/slices/slices.parquet", index=False)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
+from releval.errors import InputError
 from releval.params import Params
 from stages.report import Outputs, main, run
 from tests.report import sample
@@ -249,3 +250,24 @@ def test_main_writes_the_page_beside_the_markdown_and_the_receipt_only_when_give
                                       "--receipt", "reports/missing.json"])
     main()
     assert (project / "out/index.html").read_text(encoding="utf-8") == page
+
+
+def test_main_of_a_recommendation_run_draws_the_reliability_diagram(project, monkeypatch):
+    rec_summary = sample.REC_SUMMARY | {"systems": {
+        "bm25": sample.REC_SUMMARY["systems"][sample.BASE],
+        "hybrid": sample.REC_SUMMARY["systems"][sample.CAND]}}
+    (project / "data/evaluate/summary.json").write_text(json.dumps(rec_summary))
+    (project / "data/split/split_report.json").write_text(json.dumps(sample.REC_SPLIT))
+    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
+    with pytest.raises(InputError, match="reliability.parquet"):
+        main()  # a recommendation evaluation writes it; without it the page is incomplete
+    rename(sample.RELIABILITY).to_parquet(project / "data/evaluate/reliability.parquet",
+                                          index=False)
+    main()
+    page = (project / "out/index.html").read_text(encoding="utf-8")
+    figure = page[page.index('<figure id="plot-reliability">'):]
+    assert figure[:figure.index("</figure>")].count("<svg") == 1
+    assert 'id="plot-judged"' not in page and 'id="group-calibration"' in page
+    summary = (project / "out/summary.md").read_text()
+    assert "| bm25 | n/a | n/a |" in summary
+    assert "| popularity | HR@10 | 0.2000 | 0.3000 | +0.1000 | 1.50 |" in summary

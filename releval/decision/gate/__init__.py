@@ -10,8 +10,8 @@ as a JSON-ready dict: the candidate ships only when every outcome passed. An unc
 comparison does not stop the decision; it labels it (``controlled: false``, the
 differences, and every reason prefixed ``UNCONTROLLED: ``).
 
-Missing evidence never passes: a missing measure, slice, system or latency fails its rule
-with a reason that says what is missing.
+Missing evidence never passes: a missing measure, slice, system or latency, or a measure not
+applicable to a system, fails its rule with a reason that says what is missing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from releval.decision.gate import judged, latency, no_answer, no_regression, safety
+from releval.decision.gate import judged, latency, no_answer, no_regression, not_worse, safety
 from releval.decision.gate.evidence import Evidence, Outcome
 from releval.errors import InputError
 from releval.section import Section
@@ -46,6 +46,7 @@ RULES: dict[str, GateRule] = {
     "no_answer": GateRule(no_answer.NoAnswerRule, no_answer.check, default=True),
     "judged": GateRule(judged.JudgedRule, judged.check, default=True),
     "latency": GateRule(latency.LatencyRule, latency.check, default=False),  # needs max_ms
+    "not_worse": GateRule(not_worse.NotWorse, not_worse.check, default=False),  # a measure
 }
 
 

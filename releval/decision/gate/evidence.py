@@ -16,7 +16,11 @@ from releval.errors import InputError
 class Evidence:
     """Everything the rules read. ``comparison``: comparison.json; ``slices``:
     slices.parquet; ``safety``: safety.json; ``metrics``: system -> measure -> mean (or
-    None); ``latency``: system -> {"p50", "p95", "p99"} in ms (None = not measured)."""
+    None); ``latency``: system -> {"p50", "p95", "p99"} in ms (None = not measured);
+    ``summary``: system -> measure -> {value, n, undefined, applicable, level, …} (the
+    "systems" of evaluate/summary.json: a system-level value or a mean; an entry without
+    ``applicable`` is applicable); ``better``: measure -> "higher" | "lower", the direction
+    in which the measure improves (the measure registry's)."""
 
     baseline: str
     candidate: str
@@ -25,6 +29,8 @@ class Evidence:
     safety: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     latency: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)
+    better: dict = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:

@@ -1,0 +1,134 @@
+"""What the reports and the console show of a recommendation evaluation (evaluate/summary.json
+with a "recommendation" block): the measures in three groups, a measure's cell (n/a where
+it does not apply: never a number), the protocol in words, and the forward-in-time against
+random split table of split_report.json.
+
+Groups, by the measure's family (its name before any parameters or cutoff): calibration
+(LogLoss, Brier, ECE: whether the emitted probabilities match the observed rates),
+beyond-accuracy (Novelty, ILD, LongTail, Serendipity, Coverage, Gini, Entropy: what is
+recommended besides the bought items), ranking (every other measure: how high the bought
+items are ranked).
+"""
+
+from __future__ import annotations
+
+import re
+
+from releval.report.formats import number
+
+RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
+GROUPS = {
+    RANKING: "how high each user's bought items are ranked (per user, then the mean; "
+             "GAUC: one value per system)",
+    CALIBRATION: "whether the probabilities a system emits match the observed purchase "
+                 "rates (lower is better); n/a: the system emits no probabilities",
+    BEYOND: "what is recommended besides the bought items: novelty, diversity (ILD), long "
+            "tail, serendipity, catalogue coverage and its concentration (Gini, entropy)",
+}
+FAMILIES = {CALIBRATION: ("LogLoss", "Brier", "ECE"),
+            BEYOND: ("Novelty", "ILD", "LongTail", "Serendipity", "Coverage", "Gini",
+                     "Entropy")}
+NOT_APPLICABLE, NOT_APPLICABLE_NOTE = "n/a", "not applicable"
+LEGEND = ("n = users averaged (a system-level measure: users contributing); undefined = users "
+          "who bought nothing in the horizon (excluded, never scored); n/a = not applicable "
+          "(a probability measure of a system that emits none: never computed from scores).")
+SYSTEM_LEVEL = "system"
+_FAMILY = re.compile(r"[A-Za-z_]+")
+
+
+def group(measure: str) -> str:
+    """The group of a measure name, by its family."""
+    found = _FAMILY.match(measure)
+    family = found[0] if found else measure
+    return next((g for g, families in FAMILIES.items() if family in families), RANKING)
+
+
+def grouped(systems: dict[str, dict]) -> dict[str, list[str]]:
+    """group -> its measures in the summary's order (every system's), groups in ``GROUPS``
+    order; a group with no measure is left out."""
+    measures = list(dict.fromkeys(m for by in systems.values() for m in by))
+    found = {g: [m for m in measures if group(m) == g] for g in GROUPS}
+    return {g: ms for g, ms in found.items() if ms}
+
+
+def applicable(entry: dict) -> bool:
+    """False only where the summary says so (older summaries say nothing: applicable)."""
+    return entry.get("applicable", True) is not False
+
+
+def value_text(entry: dict | None) -> str:
+    """A measure's figure: n/a where not applicable, — where undefined or not evaluated."""
+    if entry is not None and not applicable(entry):
+        return NOT_APPLICABLE
+    return number(None if entry is None else entry.get("value"))
+
+
+def counts_text(entry: dict | None) -> str:
+    """n and undefined beside a figure ("" for n/a or not evaluated: no number there)."""
+    if entry is None or not applicable(entry):
+        return ""
+    return f"n {entry['n']} · undef. {entry['undefined']}"
+
+
+def note_text(entry: dict | None) -> str:
+    """What is written under a figure: its counts, or "not applicable" for n/a."""
+    return NOT_APPLICABLE_NOTE if entry is not None and not applicable(entry) else \
+        counts_text(entry)
+
+
+def system_level(systems: dict[str, dict]) -> list[str]:
+    """The measures with one value per system (level "system"), in the summary's order."""
+    return list(dict.fromkeys(m for by in systems.values() for m, e in by.items()
+                              if e.get("level") == SYSTEM_LEVEL))
+
+
+def protocol(block: dict) -> list[str]:
+    """The recommendation protocol of summary.json's "recommendation" block, in sentences."""
+    days = block["horizon_days"]
+    lines = [f"Users as queries: at each cut t, every user with an interaction before t or in "
+             f"the {days} days after it is one query issued at t; its positives are the items "
+             f"the user bought in [t, t + {days} days)."]
+    lines.append("Items a user bought before t are neither recommended nor counted as "
+                 "positives (exclude_seen)." if block["exclude_seen"] else
+                 "Items a user bought before t may be recommended and count as positives "
+                 "again (exclude_seen off).")
+    lines.append("AUC and GAUC negatives: " + (
+        f"a seeded sample of {block['n_negatives']} items the user never bought."
+        if block["negatives"] == "sample" else
+        "the items of the system's window the user did not buy."))
+    if "users" in block:
+        lines.append(f"Users evaluated: {block['users']}, of which "
+                     f"{block.get('undefined_users', 0)} bought nothing in the horizon "
+                     "(undefined: counted, never scored).")
+    if block.get("held_out_users"):
+        lines.append(f"Held-out users: {block['held_out_users']}, kept out of every route's "
+                     "fitting data (the holdout slice: unseen).")
+    return lines
+
+
+def protocol_line(block: dict) -> str:
+    """The protocol in one line (the console's)."""
+    parts = [f"horizon {block['horizon_days']} days",
+             "seen items excluded" if block["exclude_seen"] else "seen items kept",
+             f"AUC negatives: {block['n_negatives']} sampled" if block["negatives"] == "sample"
+             else "AUC negatives: the window"]
+    if "users" in block:
+        parts.append(f"{block['users']} users ({block.get('undefined_users', 0)} undefined)")
+    if block.get("held_out_users"):
+        parts.append(f"{block['held_out_users']} held out")
+    return " · ".join(parts)
+
+
+SPLIT_HEADER = ["system", "measure", "forward", "random", "inflation", "ratio"]
+
+
+def random_split(split_report: dict) -> tuple[str, list[list[str]]] | None:
+    """The forward-in-time against random split comparison of split_report.json: its
+    protocol and one row per (system, measure); None when the report has none."""
+    r = split_report.get("random_split")
+    if not r:
+        return None
+    rows = [[system, measure, number(v.get("forward")), number(v.get("random")),
+             number(v.get("inflation"), "+.4f"), number(v.get("ratio"), ".2f")]
+            for system, by in (r.get("systems") or {}).items() for measure, v in by.items()]
+    return str(r.get("protocol", "")), rows

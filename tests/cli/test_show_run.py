@@ -1,0 +1,62 @@
+"""The console after a run: the retrieval headline table, or for a recommendation evaluation
+the measures by group with n and undefined (n/a where one does not apply), within the
+terminal's width."""
+
+import io
+import json
+
+from rich.console import Console
+
+from releval.cli.project import _recommendation_tables, _show_run
+from tests.report.sample import BASE, CAND, GATE, REC_SUMMARY, SUMMARY
+
+
+def project(tmp_path, summary):
+    (tmp_path / "data/evaluate").mkdir(parents=True)
+    (tmp_path / "data/evaluate/summary.json").write_text(json.dumps(summary))
+    (tmp_path / "data/gate").mkdir()
+    (tmp_path / "data/gate/decision.json").write_text(json.dumps(GATE))
+    return tmp_path
+
+
+def test_a_retrieval_run_prints_the_headline_measures(tmp_path, capsys):
+    _show_run(project(tmp_path, SUMMARY), "releval run")
+    out = capsys.readouterr().out
+    assert "releval run — test split, 42 queries, qrels: hand-made" in out
+    assert "nDCG@10" in out and "R@100" in out and "Judged@10" in out
+    assert "ranking" not in out and "n/a" not in out
+    assert "FAIL" in out and "report: reports/summary.md" in out
+
+
+def test_a_recommendation_run_prints_the_measures_by_group(tmp_path, capsys):
+    _show_run(project(tmp_path, REC_SUMMARY), "releval run")
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "releval run — test split, 42 user-queries, qrels: purchases"
+    assert lines[1] == ("horizon 30 days · seen items excluded · AUC negatives: 100 sampled · "
+                        "42 users (2 undefined) · 5 held out")
+    titles = [line.strip() for line in lines if line.strip().startswith("releval run — ")]
+    assert titles[1:] == ["releval run — ranking", "releval run — calibration",
+                          "releval run — beyond-accuracy"]
+    assert all(len(line) <= 140 for line in lines)
+    calibration = out[out.index("releval run — calibration"):
+                      out.index("releval run — beyond-accuracy")]
+    base = [line for line in calibration.splitlines() if BASE in line]
+    assert len(base) == 1 and base[0].count("n/a") == 2
+    assert "not applicable" in calibration and "0.4321" in calibration
+    assert "n 40 · undef. 0" in calibration and "FAIL" in out
+    assert "n/a = not applicable" in out
+
+
+def test_a_narrow_terminal_gets_several_tables_per_group():
+    tables = _recommendation_tables(REC_SUMMARY, "run", 60)
+    screen = Console(width=60, file=io.StringIO(), record=True)
+    for table in tables:
+        screen.print(table)
+    text = screen.export_text()
+    assert all(len(line) <= 60 for line in text.splitlines())
+    titles = [t.title for t in tables]
+    assert "run — ranking (1/2)" in titles and "run — ranking (2/2)" in titles
+    assert all(title in text for title in titles)
+    for measure in REC_SUMMARY["systems"][CAND]:
+        assert sum(measure == c.header for t in tables for c in t.columns) == 1, measure

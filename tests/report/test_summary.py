@@ -1,0 +1,77 @@
+"""reports/summary.md of a recommendation evaluation: the protocol, the measures in their
+groups with n and undefined (n/a where a measure does not apply), and the random split."""
+
+from releval.report.recommendation import group, grouped, protocol, random_split
+from releval.report.summary import render_summary
+from tests.report.sample import (
+    AGREEMENT,
+    BASE,
+    CAND,
+    INGEST,
+    REC_SPLIT,
+    REC_SUMMARY,
+    SPLIT,
+    STATS,
+    SUMMARY,
+)
+
+
+def page(summary=REC_SUMMARY, split=REC_SPLIT) -> list[str]:
+    return render_summary(summary, split, {"source": "interactions"}, STATS, INGEST,
+                          AGREEMENT).splitlines()
+
+
+def test_measures_fall_into_their_groups_by_family():
+    assert [group(m) for m in ("HR@10", "nDCG@10", "AUC", "GAUC", "MAP@10", "MRR")] == [
+        "ranking"] * 6
+    assert [group(m) for m in ("LogLoss", "Brier", "ECE(bins=10, binning='mass')")] == [
+        "calibration"] * 3
+    assert [group(m) for m in ("Novelty@10", "ILD(space='embedding')@10", "LongTail@10",
+                               "LongTail(head=0.2)@10", "Serendipity@10", "Coverage@10",
+                               "Gini@10", "Entropy@10")] == ["beyond-accuracy"] * 8
+    assert grouped({"a": {"nDCG@10": {}, "Gini@10": {}}, "b": {"HR@10": {}}}) == {
+        "ranking": ["nDCG@10", "HR@10"], "beyond-accuracy": ["Gini@10"]}
+
+
+def test_the_protocol_in_words():
+    block = REC_SUMMARY["recommendation"]
+    assert protocol(block)[1] == ("Items a user bought before t are neither recommended nor "
+                                  "counted as positives (exclude_seen).")
+    window = protocol(block | {"negatives": "window", "exclude_seen": False,
+                               "held_out_users": 0})
+    assert window[1].endswith("count as positives again (exclude_seen off).")
+    assert window[2] == ("AUC and GAUC negatives: the items of the system's window the user "
+                         "did not buy.")
+    assert not any(line.startswith("Held-out") for line in window)
+
+
+def test_the_summary_page_groups_the_measures_with_their_counts():
+    lines = page()
+    assert "| system | HR@10 | nDCG@10 | AUC | GAUC |" in lines
+    assert (f"| {BASE} | 0.2500 (n 40 · undef. 2) | 0.5000 (n 40 · undef. 2) | 0.7000 (n 40 · "
+            "undef. 2) | 0.6800 (n 38 · undef. 2) |") in lines
+    assert "| system | LogLoss | ECE(bins=10) |" in lines
+    assert f"| {BASE} | n/a | n/a |" in lines
+    assert f"| {CAND} | 0.4321 (n 40 · undef. 0) | 0.0456 (n 40 · undef. 0) |" in lines
+    assert f"| {BASE} | 0.1250 (n 40 · undef. 0) | — (n 0 · undef. 40) |" in lines
+    heads = [line for line in lines if line.startswith("**")]
+    assert [h.split("**")[1] for h in heads] == ["ranking", "calibration", "beyond-accuracy"]
+    assert ("One value per system (n = users contributing): GAUC, LogLoss, ECE(bins=10), "
+            "Coverage@10.") in lines
+    assert any(line.startswith("n = users averaged") for line in lines)
+    assert not any(line.startswith("| system | nDCG@10 | R@100") for line in lines)
+
+
+def test_the_split_section_compares_forward_with_random():
+    lines = page()
+    assert random_split(SPLIT) is None
+    assert any(line.startswith("Forward-in-time against a random split (a seeded random "
+                               "80/20 split of the same log)") for line in lines)
+    assert "| system | measure | forward | random | inflation | ratio |" in lines
+    assert "| popularity | nDCG@10 | 0.1000 | 0.1250 | +0.0250 | 1.25 |" in lines
+
+
+def test_a_retrieval_summary_is_unchanged_by_the_recommendation_parts():
+    lines = page(SUMMARY, SPLIT)
+    assert "| system | nDCG@10 | R@100 | Judged@10 | n | undefined |" in lines
+    assert not any("n/a" in line or "random split" in line for line in lines)
