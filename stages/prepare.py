@@ -113,7 +113,8 @@ def _users_as_queries(p: Params, log: pd.DataFrame, items: pd.DataFrame, source:
     t1, t2 = cuts_of(log, p.split.method, p.split.cuts, p.split.quantiles)
     data = user_queries(log, items, t1, t2, r.horizon_days, r.exclude_seen, r.holdout_users,
                         r.context, p.base.seed)
-    runs = team_runs(demo, data, p.candidates.depth, r.exclude_seen) if demo else no_team_runs()
+    runs = (team_runs(demo, data, p.candidates.depth, r.exclude_seen, p.base.seed) if demo
+            else no_team_runs())
     interactions = log[[*S.INTERACTION_COLUMNS, *r.context]].reset_index(drop=True)
     return Outputs(data.documents, data.queries, data.qrels, data.given_split, NO_ANSWERS,
                    no_must_not_return(), NO_RUN, interactions, runs,

@@ -73,6 +73,7 @@ DRIFT_SHARE = 0.5  # of users whose taste drifts from θ0 to θ1
 CANCEL_SHARE = 0.02
 MINUTES = 1440
 OVER_SLOPE, OVER_SHIFT = 1.5, 2.5  # team_overconfident: sigmoid(a·logit(p) + b)
+CALIBRATED_NOISE, CALIBRATED_BINS = 1.0, 50  # team_calibrated: a blurred view, recalibrated
 TEAMS = ("team_calibrated", "team_overconfident")
 TEAM_COLUMNS = (S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SCORE, S.PROBABILITY, S.SPLIT)
 
@@ -249,20 +250,47 @@ def _probabilities(demo: RecDemo, data: RecData, history: History, queries: pd.D
     return -np.expm1(-mu), candidates
 
 
+def _recalibrated(view: np.ndarray, p: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Each candidate's mean true p within its equal-mass bin of ``view`` (over the
+    candidates): the probability a model that only sees ``view`` reports when calibrated."""
+    out = np.zeros_like(p)
+    v = view[candidates]
+    order = np.argsort(v, kind="stable")
+    bins = np.empty(len(v), np.int64)
+    bins[order] = np.arange(len(v)) * CALIBRATED_BINS // max(len(v), 1)
+    sums = np.bincount(bins, weights=p[candidates], minlength=CALIBRATED_BINS)
+    counts = np.bincount(bins, minlength=CALIBRATED_BINS)
+    out[candidates] = (sums / np.maximum(counts, 1))[bins]
+    return out
+
+
+def _overconfident(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):  # p underflowing to 0: logit −inf, over 0
+        logit = np.log(p) - np.log1p(-p)
+    return 1 / (1 + np.exp(-(OVER_SLOPE * logit + OVER_SHIFT)))
+
+
 def no_team_runs() -> pd.DataFrame:
     """An empty team-runs table with ``TEAM_COLUMNS`` and their dtypes."""
     return pd.DataFrame({c: pd.Series(dtype=float if c in (S.SCORE, S.PROBABILITY) else str)
                          for c in TEAM_COLUMNS})
 
 
-def team_runs(demo: RecDemo, data: RecData, depth: int, exclude_seen: bool = True
-              ) -> pd.DataFrame:
+def team_runs(demo: RecDemo, data: RecData, depth: int, exclude_seen: bool = True,
+              seed: int = 0) -> pd.DataFrame:
     """Two simulated team systems on every user-query of ``data`` (``TEAM_COLUMNS``, best
-    first per system, split and user): ``team_calibrated``'s probability is the true P(the
-    user buys the item within the query's window) (module docstring), and
-    ``team_overconfident``'s is sigmoid(``OVER_SLOPE``·logit(p) + ``OVER_SHIFT``): the same
-    ranking, miscalibrated. Both rank only candidates (visible at the cut, not seen when
-    ``exclude_seen``), the top ``depth`` by p, ties by item_id; score = probability."""
+    first per system, split and user), over the candidates (visible at the cut, not seen when
+    ``exclude_seen``), with p the true P(the user buys the item within the query's window):
+
+    - ``team_calibrated`` (the current model) sees p blurred, v = log p + ``CALIBRATED_NOISE``·ε
+      (ε ~ N(0, 1), seeded), ranks by v and reports as its probability the mean true p of its
+      ``CALIBRATED_BINS`` equal-mass bins of v: calibrated by construction, a weaker ranking;
+    - ``team_overconfident`` (the retrained model) ranks by p itself, the best ranking there
+      is, but reports sigmoid(``OVER_SLOPE``·logit(p) + ``OVER_SHIFT``): miscalibrated.
+
+    Each keeps its top ``depth`` per user (ties by item_id); its score is v, resp. its
+    probability."""
+    rng = np.random.default_rng(seed)
     frames = []
     split_of = data.given_split.set_index(S.QUERY_ID)[S.SPLIT]
     by_id = np.argsort(data.documents[S.DOC_ID].to_numpy(dtype=object), kind="stable")
@@ -271,19 +299,20 @@ def team_runs(demo: RecDemo, data: RecData, depth: int, exclude_seen: bool = Tru
         queries = data.queries[data.queries[S.QUERY_ID].map(split_of) == split]
         p, candidates = _probabilities(demo, data, history, queries, t, end, exclude_seen)
         p, candidates = p[:, by_id], candidates[:, by_id]
-        order = np.argsort(np.where(candidates, -p, np.inf), axis=1, kind="stable")[:, :depth]
-        keep = np.take_along_axis(candidates, order, axis=1)
-        row = np.repeat(np.arange(len(queries)), order.shape[1])[keep.ravel()]
-        col = order.ravel()[keep.ravel()]
-        prob = p[row, col]
-        with np.errstate(divide="ignore"):  # p underflowing to 0: logit −inf, over 0
-            logit = np.log(prob) - np.log1p(-prob)
-        over = 1 / (1 + np.exp(-(OVER_SLOPE * logit + OVER_SHIFT)))
-        index = pd.RangeIndex(len(row))
-        pairs = {S.USER_ID: queries[S.USER_ID].take(row).array,
-                 S.ITEM_ID: data.documents[S.DOC_ID].take(by_id[col]).array}
-        for system, value in zip(TEAMS, (prob, over), strict=True):
-            frames.append(pd.DataFrame({S.SYSTEM: pd.Series(system, index, dtype=str), **pairs,
-                                        S.SCORE: value, S.PROBABILITY: value,
-                                        S.SPLIT: pd.Series(split, index, dtype=str)}))
+        with np.errstate(divide="ignore"):  # p underflowing to 0: log −inf, ranked last
+            blurred = np.log(p) + CALIBRATED_NOISE * rng.standard_normal(p.shape)
+        for system, score, prob in ((TEAMS[0], blurred, _recalibrated(blurred, p, candidates)),
+                                    (TEAMS[1], *[_overconfident(p)] * 2)):
+            order = np.argsort(np.where(candidates, -score, np.inf), axis=1,
+                               kind="stable")[:, :depth]
+            keep = np.take_along_axis(candidates, order, axis=1)
+            row = np.repeat(np.arange(len(queries)), order.shape[1])[keep.ravel()]
+            col = order.ravel()[keep.ravel()]
+            index = pd.RangeIndex(len(row))
+            frames.append(pd.DataFrame({
+                S.SYSTEM: pd.Series(system, index, dtype=str),
+                S.USER_ID: queries[S.USER_ID].take(row).array,
+                S.ITEM_ID: data.documents[S.DOC_ID].take(by_id[col]).array,
+                S.SCORE: score[row, col], S.PROBABILITY: prob[row, col],
+                S.SPLIT: pd.Series(split, index, dtype=str)}))
     return pd.concat(frames, ignore_index=True)
