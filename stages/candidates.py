@@ -3,7 +3,10 @@
 Outputs (data/candidates/<system>/): run.parquet per the run contract (system, route,
 query_id, doc_id, rank, score), latency.parquet (query_id, latency_ms; NaN where not
 measured) and run_stats.json (latency percentiles, candidates per query). Every route
-applies the visibility rule to its whole window (``releval.retrieval.routes``).
+applies the visibility rule to its whole window (``releval.retrieval.routes``). In
+recommendation mode the routes that need it learn from the interaction log
+(``releval.data.history.History``), and a run whose route gives P(relevant) keeps it as a
+``probability`` column after the run columns.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.history import History
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import pinned
@@ -29,7 +33,10 @@ class Outputs:
     latency: pd.DataFrame  # latency.parquet
 
 
-def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame) -> Outputs:
+def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
+        interactions: pd.DataFrame) -> Outputs:
+    """``system``'s window for every query; ``interactions`` is prepare's log (empty for a
+    retrieval source), the history of the recommendation routes in recommendation mode."""
     if system not in p.candidates.systems:
         raise InputError(f"no system {system!r} in candidates.systems "
                          f"({', '.join(p.candidates.systems)})", "params")
@@ -37,10 +44,13 @@ def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame) 
     if getattr(config, "path", None):  # a team's run file: read the pinned copy
         config = config.model_copy(
             update={"path": str(pinned(p, f"candidates.systems.{system}.path"))})
-    found = search(config, documents, queries, p.candidates.depth)
+    history = (History.of(interactions, queries, p.recommend.exclude_seen)
+               if p.recommendation else None)
+    found = search(config, documents, queries, p.candidates.depth, history=history)
     settings = config.model_dump()
     route = settings.pop("route")
-    run_table = found.run.assign(**{S.SYSTEM: system, S.ROUTE: route})[list(S.RUN_COLUMNS)]
+    columns = [*S.RUN_COLUMNS, *([S.PROBABILITY] if S.PROBABILITY in found.run.columns else [])]
+    run_table = found.run.assign(**{S.SYSTEM: system, S.ROUTE: route})[columns]
     stats = run_stats(found, queries) | {"system": system, "route": route,
                                          "depth": p.candidates.depth, "params": settings}
     return Outputs(run_table, stats, latency_table(queries, found.latency_ms))
@@ -54,7 +64,7 @@ def main() -> None:
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
     result = run(params_of(args), args.system, read_table(raw / "documents.parquet"),
-                 read_table(raw / "queries.parquet"))
+                 read_table(raw / "queries.parquet"), read_table(raw / "interactions.parquet"))
     write_parquet(out / "run.parquet", result.run)
     write_parquet(out / "latency.parquet", result.latency)
     write_json(out / "run_stats.json", result.stats)

@@ -5,7 +5,8 @@ For ``compare.baseline`` and ``compare.candidate``, on the evaluated queries (no
 queries aside): each judged-relevant document (grade ≥ ``evaluate.rel``) outside the
 system's top ``failures.k`` is classified by ``releval.diagnosis.layers.classify`` (corpus,
 chunk, filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the
-routes re-searched exactly to ``failures.deep_k`` (``releval.retrieval.deep``); safety
+routes re-searched exactly to ``failures.deep_k`` (``releval.retrieval.deep``; in
+recommendation mode from the interaction log, as the candidates stage searched); safety
 violations of the systems and their routes are failures too (layer filter). A reviewed
 worksheet (``failures.review``) overrides the automatic layers; its bad rows are quarantined
 and the disagreement rate reported.
@@ -24,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.history import History
 from releval.decision.no_answer import evaluated_queries
 from releval.diagnosis import worksheet
 from releval.diagnosis.layers import LAYERS, classify, system_infos
@@ -55,14 +57,19 @@ class Outputs:
 def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
         judgments: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
         split: pd.DataFrame, labels: pd.DataFrame, violations: pd.DataFrame,
-        answers: pd.DataFrame, review: str | Path | None = None) -> Outputs:
+        answers: pd.DataFrame, interactions: pd.DataFrame,
+        review: str | Path | None = None) -> Outputs:
+    """``interactions``: prepare's log (empty for a retrieval source)."""
     c, f = p.compare, p.failures
     compared = [c.baseline, c.candidate]
     infos = system_infos(p, stats)
     routes = list(dict.fromkeys(r for s in compared for r in p.windows(s)))
     query_ids, _ = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
+    history = (History.of(interactions, queries, p.recommend.exclude_seen)
+               if p.recommendation else None)
     deep = exact_ranks({r: p.candidates.systems[r] for r in routes
-                        if r in p.candidates.systems}, documents, queries, query_ids, f.deep_k)
+                        if r in p.candidates.systems}, documents, queries, query_ids, f.deep_k,
+                       history)
     found = classify({s: infos[s] for s in routes}, runs, judgments, queries, documents,
                      query_ids, k=f.k, rel=p.evaluate.rel, deep=deep, deep_k=f.deep_k,
                      answers=answers if len(answers) else None)
@@ -110,7 +117,8 @@ def main() -> None:
                  read_table(raw / "documents.parquet"), read_table(args.split),
                  read_table(Path(args.evaluate) / "labels.parquet"),
                  read_table(Path(args.safety) / "violations.parquet"),
-                 read_table(raw / "answers.parquet"), pinned(p, "failures.review"))
+                 read_table(raw / "answers.parquet"), read_table(raw / "interactions.parquet"),
+                 pinned(p, "failures.review"))
     write_parquet(out / "failures.parquet", result.failures)
     write_parquet(out / "summary.parquet", result.summary)
     worksheet.write(result.worksheet, out / "worksheet.csv")

@@ -2,7 +2,10 @@
 
 Outputs (data/split/): split.parquet (query_id, split) and split_report.json (cut points,
 counts per split and tag, leakage findings, and the judgments that point nowhere as
-prepare counted them).
+prepare counted them). In recommendation mode prepare already cut the log into user-queries
+(given_split), which the split is taken from, and the report adds ``random_split``: how much
+a random interaction split would inflate the ``recommend.random_split`` systems' HR@10 and
+nDCG@10 over the forward protocol (``releval.retrieval.leakage``).
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.split import split_queries, split_report
+from releval.data.history import History
+from releval.data.split import TEST, queries_in, split_queries, split_report
+from releval.errors import InputError
 from releval.params import Params
+from releval.retrieval.leakage import random_split
 from stages.common import (
     guarded,
     params_of,
@@ -35,16 +41,36 @@ class Outputs:
 
 
 def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd.DataFrame,
-        given: pd.DataFrame, source: dict) -> Outputs:
-    """Split the queries by ``split.method``; ``given`` is the dataset's own split (empty:
-    none), ``source`` prepare's source.json, whose count of judgments pointing nowhere the
-    report repeats."""
+        given: pd.DataFrame, source: dict, interactions: pd.DataFrame) -> Outputs:
+    """Split the queries by ``split.method`` (the given split in recommendation mode);
+    ``given`` is the dataset's own split (empty: none), ``source`` prepare's source.json,
+    whose count of judgments pointing nowhere the report repeats, ``interactions`` prepare's
+    log (empty for a retrieval source)."""
     c = p.split
-    split = split_queries(queries, c.method, cuts=c.cuts, quantiles=c.quantiles,
-                          given=given if len(given) else None)
-    report = split_report(split, queries, judgments, documents)
-    return Outputs(split.table,
-                   report | {"qrels_pointing_nowhere": source.get("qrels_pointing_nowhere")})
+    split = split_queries(queries, "given" if p.recommendation else c.method, cuts=c.cuts,
+                          quantiles=c.quantiles, given=given if len(given) else None)
+    report = split_report(split, queries, judgments, documents) | {
+        "qrels_pointing_nowhere": source.get("qrels_pointing_nowhere")}
+    if p.recommendation:
+        report["random_split"] = _random_split(p, split.table, queries, documents, judgments,
+                                               interactions)
+    return Outputs(split.table, report)
+
+
+def _random_split(p: Params, table: pd.DataFrame, queries: pd.DataFrame,
+                  documents: pd.DataFrame, judgments: pd.DataFrame,
+                  interactions: pd.DataFrame) -> dict:
+    """``releval.retrieval.leakage.random_split`` of the ``recommend.random_split`` systems on
+    the test queries."""
+    unknown = [s for s in p.recommend.random_split if s not in p.candidates.systems]
+    if unknown:
+        raise InputError(f"recommend.random_split names {', '.join(unknown)}, not in "
+                         f"candidates.systems ({', '.join(p.candidates.systems)})", "params")
+    test = queries[queries[S.QUERY_ID].isin(queries_in(table, [TEST]))]
+    history = History.of(interactions, queries, p.recommend.exclude_seen)
+    return random_split({s: p.candidates.systems[s] for s in p.recommend.random_split},
+                        documents, test, judgments[judgments[S.QUERY_ID].isin(test[S.QUERY_ID])],
+                        history, p.recommend.horizon_days, p.base.seed)
 
 
 def main() -> None:
@@ -55,7 +81,8 @@ def main() -> None:
     raw, out = Path(args.raw), Path(args.out)
     result = run(params_of(args), read_table(raw / "queries.parquet"),
                  read_table(raw / "documents.parquet"), read_table(raw / "judgments.parquet"),
-                 read_table(raw / "given_split.parquet"), read_doc(raw / "source.json"))
+                 read_table(raw / "given_split.parquet"), read_doc(raw / "source.json"),
+                 read_table(raw / "interactions.parquet"))
     write_parquet(out / "split.parquet", result.split)
     write_json(out / "split_report.json", result.report)
     print("split: " + ", ".join(f"{k} {v}"

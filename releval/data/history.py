@@ -37,7 +37,7 @@ class History:
         positives = self.log[self.log[S.LABEL].astype(int) == 1]
         frame = pd.DataFrame({S.USER_ID: positives[S.USER_ID].astype(str).to_numpy(),
                               S.ITEM_ID: positives[S.ITEM_ID].astype(str).to_numpy(),
-                              S.TIMESTAMP: _utc(positives[S.TIMESTAMP]).to_numpy()})
+                              S.TIMESTAMP: _utc(positives[S.TIMESTAMP]).array})
         object.__setattr__(self, "_positives", frame.sort_values(S.TIMESTAMP, kind="stable")
                            .reset_index(drop=True))
 
@@ -67,7 +67,7 @@ class History:
         (query_id, item_id, timestamp), held-out users included: the route's input."""
         q = pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID].astype(str).to_numpy(),
                           S.USER_ID: queries[S.USER_ID].astype(str).to_numpy(),
-                          "_cut": _utc(queries[S.ISSUED_AT]).to_numpy()})
+                          "_cut": _utc(queries[S.ISSUED_AT]).array})
         joined = q.merge(self._positives, on=S.USER_ID, how="inner")
         joined = joined[(joined[S.TIMESTAMP] < joined["_cut"]).to_numpy()]
         return joined[[S.QUERY_ID, S.ITEM_ID, S.TIMESTAMP]].reset_index(drop=True)

@@ -16,6 +16,12 @@ queries table with the run's own list:
   1..n and cut at ``depth``;
 - only the queries searched: run queries missing from the queries table are counted, dropped.
 
+A recommendation team's table (CSV/parquet) names users and items instead: columns user_id,
+item_id (read as strings) and an optional ``split`` (validation | test; "test" without the
+column) become query_id = ``user_query_id(user_id, split)`` and doc_id = item_id, the rest as
+above. Any table may carry ``S.PROBABILITY``, the system's P(relevant) for the pair: a number
+in [0, 1] on every row (else an InputError naming the file and row), kept in the run.
+
 The run is never filtered by visibility (the point is to evaluate what the system returned):
 each returned pair the query may not see is flagged in ``stats["visibility"]`` under one
 reason, the first that applies in the order of ``releval.data.visibility.REASONS``
@@ -26,18 +32,22 @@ Latency is not measured: NaN per query.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from releval.data import contracts as S
-from releval.data.readers import read_run
+from releval.data.history import user_query_id
+from releval.data.readers import existing, read_parquet, read_run, text_of
 from releval.data.visibility import REASONS, Visibility, forbidden_reasons
 from releval.errors import InputError
-from releval.retrieval.base import CANDIDATE_COLUMNS, Candidates
+from releval.retrieval.base import Candidates
 from releval.section import Section
 
 log = logging.getLogger(__name__)
@@ -45,11 +55,89 @@ log = logging.getLogger(__name__)
 MAX_EXAMPLES = 10
 LATENCY = "not measured (external run)"
 _POSITION = "_position"  # the query's row in the queries table; -1 when unknown
+REC_IDS = (S.USER_ID, S.ITEM_ID)
+DELIMITERS = {".csv": ",", ".tsv": "\t"}
 
 
 def _sha256(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _columns(path: Path) -> list[str]:
+    """A table's column names (none for a TREC file or a parquet file pyarrow cannot read:
+    ``read_run`` then reports it)."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            return pq.read_schema(path).names
+        except (pa.ArrowException, OSError):
+            return []
+    if suffix in DELIMITERS:  # the header only: the table itself is read through the gate
+        with path.open(encoding="utf-8-sig", errors="replace") as handle:
+            return handle.readline().strip().split(DELIMITERS[suffix])
+    return []
+
+
+def _numbers(frame: pd.DataFrame, column: str, integer: bool) -> pd.Series:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna() & frame[column].notna()
+    if integer:
+        bad |= values.notna() & (values != np.floor(values))
+    S.fail_first(frame, "run", bad.to_numpy(), lambda i: f"{column} must be "
+                 f"{'an integer' if integer else 'a number'}, got {frame[column].tolist()[i]!r}")
+    return values.astype("int64") if integer and values.notna().all() else values
+
+
+def _rec_table(path: Path) -> pd.DataFrame:
+    """A recommendation table (user_id, item_id[, split], score/rank, ...) as a run table:
+    query_id = user_query_id(user_id, split), doc_id = item_id (module docstring); indexed
+    by row (parquet) or line (CSV) for messages."""
+    if path.suffix.lower() == ".parquet":
+        frame, unit, first = read_parquet(path), "row", 1
+    else:
+        try:
+            frame = pd.read_csv(io.StringIO(text_of(path)), sep=DELIMITERS[path.suffix.lower()],
+                                dtype=dict.fromkeys((*REC_IDS, S.SPLIT, S.SYSTEM), str),
+                                keep_default_na=False, na_values=[""])
+        except pd.errors.ParserError as exc:  # "Expected 3 fields in line 7, saw 4"
+            raise InputError(f"{str(exc).strip().splitlines()[-1].rstrip('.')} (more fields "
+                             "than the header)", str(path)) from None
+        unit, first = "line", 2
+    frame.index = pd.RangeIndex(first, first + len(frame))
+    frame.attrs.update(source=str(path), unit=unit)
+    S.require_columns(frame, REC_IDS, "run")
+    for column in REC_IDS:
+        S.fail_first(frame, "run", frame[column].isna().to_numpy(), f"{column} is missing")
+    split = (frame[S.SPLIT] if S.SPLIT in frame.columns
+             else pd.Series("test", index=frame.index))
+    S.fail_first(frame, "run", (~split.isin(S.SPLITS)).to_numpy(),
+                 lambda i: f"split must be one of {', '.join(S.SPLITS)}, got {split.iloc[i]!r}")
+    out = frame.drop(columns=[*REC_IDS, S.SPLIT], errors="ignore")
+    out.insert(0, S.QUERY_ID, [user_query_id(u, s) for u, s in
+                               zip(frame[S.USER_ID].astype(str), split.astype(str), strict=True)])
+    out.insert(1, S.DOC_ID, frame[S.ITEM_ID].astype(str))
+    for column, integer in ((S.SCORE, False), (S.RANK, True)):
+        if column in out.columns:
+            out[column] = _numbers(out, column, integer)
+    return out
+
+
+def _read(path: str) -> pd.DataFrame:
+    """The run as ``read_run`` gives it, or a recommendation table mapped to one."""
+    columns = _columns(existing(path))
+    if set(REC_IDS) <= set(columns) and S.QUERY_ID not in columns:
+        return _rec_table(Path(path))
+    return read_run(path)
+
+
+def _probability(run: pd.DataFrame) -> None:
+    """InputError at the first row whose probability is not a number in [0, 1]."""
+    values = pd.to_numeric(run[S.PROBABILITY], errors="coerce")
+    S.fail_first(run, "run", ~((values >= 0) & (values <= 1)).to_numpy(),
+                 lambda i: f"{S.PROBABILITY} must be a number in [0, 1] on every row, got "
+                           f"{run[S.PROBABILITY].tolist()[i]!r}")
+    run[S.PROBABILITY] = values.astype(np.float64)
 
 
 def _select(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
@@ -100,7 +188,7 @@ class ExternalSystem(Section):
     """A ``route: external`` entry of ``candidates.systems``: a team's run file."""
 
     route: Literal["external"] = "external"
-    path: str  # a TREC run file or a parquet/CSV run table
+    path: str  # a TREC run file, or a parquet/CSV run table (query/doc or user/item ids)
     system: str | None = None  # which system of a multi-system table
 
 
@@ -136,8 +224,11 @@ class ExternalRetriever:
             raise InputError("visibility was built from a different documents table than the "
                              "one indexed", "visibility")
         S.require_unique(queries, S.QUERY_ID, "queries")
-        table = read_run(self.path)
+        table = _read(self.path)
         run = _select(table, self.system)
+        if S.PROBABILITY in run.columns:
+            run = run.copy()
+            _probability(run)
         position = pd.Index(queries[S.QUERY_ID]).get_indexer(run[S.QUERY_ID])
         ordered = _ordered(run, position)
         known = ordered[ordered[_POSITION] >= 0]
@@ -149,7 +240,8 @@ class ExternalRetriever:
             S.DOC_ID: pd.Series(kept[S.DOC_ID].to_numpy(), dtype="str"),
             S.RANK: rank[within].astype(np.int64),
             S.SCORE: kept[S.SCORE].to_numpy(dtype=np.float64),
-        }, columns=list(CANDIDATE_COLUMNS))
+        } | ({S.PROBABILITY: kept[S.PROBABILITY].to_numpy(dtype=np.float64)}
+             if S.PROBABILITY in kept.columns else {}))
 
         reasons = forbidden_reasons(out, queries, self._documents, visibility)
         forbidden = reasons != ""

@@ -6,6 +6,8 @@ built from the model's fields), registered here with its traits. Adding a route 
 + one entry: ``params.Candidates`` takes its system models from ``ROUTES``, and the failure
 analysis (exact re-search, ANN blame) and the comparison conditions (visibility) read the
 traits. A fused window (stage fuse) has route ``FUSED``; its traits are its two sources'.
+The recommendation routes (popularity, cooccurrence, content) need the interaction log:
+``search`` passes them the ``History``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ from typing import Annotated, Union
 import pandas as pd
 from pydantic import Field
 
+from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
 from releval.retrieval.base import Candidates, Retriever
 from releval.retrieval.bm25 import BM25Retriever, BM25System
+from releval.retrieval.content import ContentRetriever, ContentSystem
+from releval.retrieval.cooccurrence import CooccurrenceRetriever, CooccurrenceSystem
 from releval.retrieval.dense import DenseRetriever, DenseSystem
 from releval.retrieval.external import ExternalRetriever, ExternalSystem
+from releval.retrieval.popularity import PopularityRetriever, PopularitySystem
 from releval.section import Section
 
 FUSED = "hybrid"
@@ -37,7 +43,8 @@ class Route:
     ``enforces_visibility``: it drops from its whole window what the query may not see (else
     it only flags it); ``exact``: the settings that make its search exact (``{}``: it is
     exact; None: it has no scorer to re-run, e.g. a team's run file); ``ann_knobs``: the
-    approximate index's settings, which do not change an exact search.
+    approximate index's settings, which do not change an exact search; ``needs_history``:
+    it learns from the interaction log (``index(documents, history)``).
     """
 
     params: type[Section]
@@ -45,6 +52,7 @@ class Route:
     enforces_visibility: bool
     exact: dict | None
     ann_knobs: tuple[str, ...] = ()
+    needs_history: bool = False
 
 
 ROUTES: dict[str, Route] = {
@@ -53,6 +61,12 @@ ROUTES: dict[str, Route] = {
                    exact={"index": "exact"},
                    ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction")),
     "external": Route(ExternalSystem, ExternalRetriever, enforces_visibility=False, exact=None),
+    "popularity": Route(PopularitySystem, PopularityRetriever, enforces_visibility=True,
+                        exact={}, needs_history=True),
+    "cooccurrence": Route(CooccurrenceSystem, CooccurrenceRetriever, enforces_visibility=True,
+                          exact={}, needs_history=True),
+    "content": Route(ContentSystem, ContentRetriever, enforces_visibility=True, exact={},
+                     needs_history=True),
 }
 
 System = Annotated[Union[tuple(r.params for r in ROUTES.values())],  # noqa: UP007
@@ -79,12 +93,21 @@ def make_retriever(route: str, **params) -> Retriever:
 
 
 def search(config: Section, documents: pd.DataFrame, queries: pd.DataFrame, depth: int,
-           visibility: Visibility | None = None) -> Candidates:
-    """``config``'s route built from its settings, indexed on ``documents`` and searched for
-    ``queries`` to ``depth`` under ``visibility`` (built from ``documents`` when not given)."""
+           visibility: Visibility | None = None, history: History | None = None) -> Candidates:
+    """``config``'s route built from its settings, indexed on ``documents`` (and ``history``
+    for a route that needs it: InputError without one) and searched for ``queries`` to
+    ``depth`` under ``visibility`` (built from ``documents`` when not given)."""
     settings = config.model_dump()
-    retriever = make_retriever(settings.pop("route"), **settings)
-    retriever.index(documents)
+    name = settings.pop("route")
+    needs_history = route_of(name).needs_history
+    if needs_history and history is None:
+        raise InputError(f"route {name} recommends from an interaction log, and there is none "
+                         "(prepare.source interactions or recsys_demo)", "route")
+    retriever = make_retriever(name, **settings)
+    if needs_history:
+        retriever.index(documents, history)
+    else:
+        retriever.index(documents)
     return retriever.search(queries, depth, visibility or Visibility(documents))
 
 

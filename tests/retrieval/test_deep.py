@@ -1,10 +1,14 @@
 """The exact deep re-search: routes re-run exactly and deep, under the visibility rule."""
 
 from releval.data import contracts as S
+from releval.data.history import History
 from releval.retrieval.bm25 import BM25System
+from releval.retrieval.cooccurrence import CooccurrenceSystem
 from releval.retrieval.deep import exact_ranks
 from releval.retrieval.external import ExternalSystem
+from releval.retrieval.popularity import PopularitySystem
 from tests.frames import doc, documents, queries, query
+from tests.retrieval.recs import catalogue, interactions, user_queries
 
 
 def test_exact_ranks_reruns_scored_routes_under_visibility_and_skips_external():
@@ -17,3 +21,15 @@ def test_exact_ranks_reruns_scored_routes_under_visibility_and_skips_external():
     assert set(out["route_system"]) == {"lex"} and set(out[S.QUERY_ID]) == {"q1"}
     assert out[S.DOC_ID].tolist() == ["p", "t"]  # s is hidden, x shares no term
     assert exact_ranks(configs, docs, qs, ["q1", "q2"], deep_k=1)[S.RANK].max() == 1
+
+
+def test_recommendation_routes_are_re_searched_from_the_same_history():
+    log = interactions(("u1", "a", -5), ("u1", "b", -4), ("u2", "a", -3), ("u3", "c", -2))
+    items = catalogue("a", "b", "c")
+    asked = user_queries("u1", "u2", "u9")
+    configs = {"pop": PopularitySystem(), "cooc": CooccurrenceSystem(similarity="count")}
+    out = exact_ranks(configs, items, asked, ["u2@test", "u9@test"], deep_k=5,
+                      history=History.of(log, asked, True))
+    got = {(s, q): list(g[S.DOC_ID]) for (s, q), g in out.groupby(["route_system", S.QUERY_ID])}
+    assert got == {("pop", "u2@test"): ["b", "c"], ("pop", "u9@test"): ["a", "b", "c"],
+                   ("cooc", "u2@test"): ["b"]}  # u9 has no profile

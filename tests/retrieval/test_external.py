@@ -187,3 +187,71 @@ def test_search_needs_the_indexed_documents_and_unique_query_ids(tmp_path):
     with pytest.raises(InputError, match="query_id 'q1' is not unique"):
         retriever.search(queries(query("q1"), query("q1")), 10, Visibility(DOCS))
     assert ExternalRetriever.route == "external"
+
+
+REC_DOCS = documents(*(doc(d) for d in ("085123A", "22423", "m", "M")))
+USERS = queries(query("17850@test"), query("17850@validation"), query("13047@test"))
+
+
+def rec_table(tmp_path, frame: pd.DataFrame, name="team.parquet") -> str:
+    path = tmp_path / name
+    frame.to_csv(path, index=False) if name.endswith(".csv") else frame.to_parquet(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", ["team.parquet", "team.csv"])
+def test_a_rec_table_maps_users_and_items_to_queries_and_documents(tmp_path, name):
+    frame = pd.DataFrame({S.SYSTEM: ["gbdt"] * 5, S.USER_ID: ["17850"] * 3 + ["13047"] * 2,
+                          S.ITEM_ID: ["085123A", "M", "m", "22423", "085123A"],
+                          S.SCORE: [0.9, 0.5, 0.7, 0.2, 0.4],
+                          S.PROBABILITY: [0.8, 0.1, 0.3, 0.05, 0.5]})
+    got = search(rec_table(tmp_path, frame, name), docs=REC_DOCS, qs=USERS)
+    assert ranked(got, "17850@test") == ["085123A", "m", "M"]  # ids are strings, case kept
+    assert ranked(got, "13047@test") == ["085123A", "22423"]
+    assert list(got.run.columns) == [S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE, S.PROBABILITY]
+    assert got.run[S.PROBABILITY].tolist() == [0.8, 0.3, 0.1, 0.5, 0.05]
+    assert got.stats["source"]["rows_out"] == 5
+
+
+def test_a_rec_tables_split_column_names_the_cut(tmp_path):
+    frame = pd.DataFrame({S.USER_ID: ["17850", "17850"], S.ITEM_ID: ["22423", "m"],
+                          S.SPLIT: ["validation", "test"], S.RANK: [1, 1], S.SCORE: 1.0})
+    got = search(rec_table(tmp_path, frame), docs=REC_DOCS, qs=USERS)
+    assert ranked(got, "17850@validation") == ["22423"] and ranked(got, "17850@test") == ["m"]
+    assert S.PROBABILITY not in got.run.columns
+
+
+@pytest.mark.parametrize("column, values, where, rule", [
+    (S.PROBABILITY, [0.5, 1.5], "line 3", "probability must be a number in \\[0, 1\\] on "
+                                          "every row, got 1.5"),
+    (S.PROBABILITY, [0.5, None], "line 3", "probability must be a number in \\[0, 1\\]"),
+    (S.SPLIT, ["test", "later"], "line 3", "split must be one of train, validation, test, "
+                                           "got 'later'"),
+    (S.SCORE, [1.0, "high"], "line 3", "score must be a number, got 'high'"),
+    (S.ITEM_ID, ["m", None], "line 3", "item_id is missing"),
+])
+def test_rec_table_rules_are_input_errors_naming_file_and_line(tmp_path, column, values,
+                                                               where, rule):
+    frame = pd.DataFrame({S.USER_ID: ["17850", "13047"], S.ITEM_ID: ["m", "M"],
+                          S.SCORE: [1.0, 0.5]}).assign(**{column: values})
+    path = rec_table(tmp_path, frame, "team.csv")
+    with pytest.raises(InputError, match=rule) as err:
+        search(path, docs=REC_DOCS, qs=USERS)
+    assert err.value.source == path and err.value.where == where
+
+
+def test_probability_in_a_parquet_run_names_its_row(tmp_path):
+    frame = pd.DataFrame({S.QUERY_ID: ["q1", "q1"], S.DOC_ID: ["d1", "d2"], S.SCORE: [2.0, 1.0],
+                          S.PROBABILITY: [0.2, -0.1]})
+    path = str(tmp_path / "run.parquet")
+    frame.to_parquet(path)
+    with pytest.raises(InputError, match="got -0.1") as err:
+        search(path)
+    assert err.value.where == "row 2"
+
+
+def test_a_rec_csv_line_with_more_fields_than_the_header_is_an_input_error(tmp_path):
+    path = tmp_path / "team.csv"
+    path.write_text("user_id,item_id,score\n17850,m,1.0\n17850,M,0.5,extra\n")
+    with pytest.raises(InputError, match="Expected 3 fields in line 3, saw 4 \\(more fields"):
+        search(str(path), docs=REC_DOCS, qs=USERS)

@@ -144,6 +144,15 @@ def test_a_route_without_a_window_for_the_query_changes_no_order():
     assert ranked(out) == [("d1", 1.0), ("d2", 0.0)]
 
 
+@pytest.mark.parametrize("params", [{"method": "rrf", "k": 1},
+                                    {"method": "linear", "weights": {"a": 0.25, "b": 0.75}}])
+def test_a_source_runs_probability_column_is_ignored_and_not_carried(params):
+    a = A.assign(**{S.PROBABILITY: [0.9, 0.4, 0.1]})
+    out = fuse({"a": a, "b": B}, 10, params)
+    assert list(out.columns) == [S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE]
+    pd.testing.assert_frame_equal(out, fuse({"a": A, "b": B}, 10, params))
+
+
 def test_registries():
     assert FUSIONS == {"rrf": rrf, "linear": linear}
     assert set(NORMALISERS) == {"minmax", "zscore"}

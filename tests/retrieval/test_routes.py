@@ -1,15 +1,19 @@
 """The route registry: each route's params model, retriever and traits, in one entry."""
 
+import pandas as pd
 import pytest
 
 from releval.data import contracts as S
+from releval.data.history import History
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.bm25 import BM25System
+from releval.retrieval.cooccurrence import CooccurrenceSystem
 from releval.retrieval.dense import DenseSystem
 from releval.retrieval.external import ExternalSystem
+from releval.retrieval.popularity import PopularitySystem
 from releval.retrieval.routes import ROUTES, approximate, exact, scorer_key, search
-from tests.frames import doc, documents, queries, query
+from tests.frames import BEFORE, doc, documents, queries, query
 
 
 def test_params_take_their_system_models_from_the_registry():
@@ -24,7 +28,13 @@ def test_params_take_their_system_models_from_the_registry():
 
 
 def test_traits():
-    assert {n for n, r in ROUTES.items() if r.enforces_visibility} == {"bm25", "dense"}
+    recommenders = {"popularity", "cooccurrence", "content"}
+    assert {n for n, r in ROUTES.items() if r.enforces_visibility} == {"bm25", "dense",
+                                                                       *recommenders}
+    assert {n for n, r in ROUTES.items() if r.needs_history} == recommenders
+    assert all(ROUTES[n].exact == {} for n in recommenders)
+    assert exact(CooccurrenceSystem()) == CooccurrenceSystem()
+    assert not approximate(PopularitySystem())
     assert exact(ExternalSystem(path="run.trec")) is None
     assert exact(BM25System(k1=1.1)) == BM25System(k1=1.1)
     hnsw = DenseSystem(index="hnsw", ef_search=8)
@@ -38,3 +48,17 @@ def test_search_builds_indexes_and_searches_under_visibility():
     docs = documents(doc("p", "printer paper jam"), doc("s", "printer secret", acl=["hr"]))
     found = search(BM25System(), docs, queries(query("q1", "printer")), depth=5)
     assert found.run[S.DOC_ID].tolist() == ["p"]  # s is hidden from q1
+
+
+def test_search_passes_the_history_only_to_the_routes_that_need_it():
+    docs = documents(doc("p", "printer paper jam"))
+    history = History(pd.DataFrame({S.USER_ID: ["u1"], S.ITEM_ID: ["p"],
+                                    S.TIMESTAMP: pd.Timestamp(BEFORE, tz="UTC"), S.LABEL: [1]}))
+    asked = queries(query("q1", "printer")).assign(**{S.USER_ID: "u2"})
+    lexical = search(BM25System(), docs, asked, depth=5, history=history)
+    assert lexical.run[S.DOC_ID].tolist() == ["p"]
+    popular = search(PopularitySystem(window_days=365), docs, asked, 5, history=history)
+    assert popular.run[S.DOC_ID].tolist() == ["p"]
+    with pytest.raises(InputError, match="route cooccurrence recommends from an interaction "
+                                         "log, and there is none"):
+        search(CooccurrenceSystem(), docs, asked, 5)

@@ -1,12 +1,18 @@
-"""Whole candidate windows of every route on demo data obey the access and time rule."""
+"""Whole candidate windows of every route on demo data obey the access and time rule; in
+recommendation mode the routes learn from the interaction log and a team's probabilities are
+kept."""
 
 import pandas as pd
 import pytest
 
+from releval.data import contracts as S
 from releval.demo.generator import GUEST_RUNBOOK_QUERY_ID, generate
+from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.fusion import fuse
 from stages.candidates import run
+from tests.retrieval.recs import catalogue, interactions, user_queries
+from tests.retrieval.recs import windows as ranked_lists
 
 ROUTES = ("bm25", "dense", "hybrid")
 
@@ -19,7 +25,9 @@ def all_windows(tmp_path_factory):
     params = Params.model_validate({"candidates": {"depth": 200, "systems": {
         "bm25": {"route": "bm25"},
         "dense": {"route": "dense", "cache_dir": cache, "min_score": 0.3}}}})
-    full = {name: run(params, name, data.documents, data.queries) for name in ("bm25", "dense")}
+    no_log = pd.DataFrame(columns=list(S.INTERACTION_COLUMNS))
+    full = {name: run(params, name, data.documents, data.queries, no_log)
+            for name in ("bm25", "dense")}
     for latency in (r.latency for r in full.values()):  # one per query, in queries' order
         assert latency["query_id"].tolist() == data.queries["query_id"].tolist()
         assert (latency["latency_ms"] > 0).all()
@@ -81,3 +89,41 @@ def test_the_guest_never_sees_the_internal_runbook(windows):
     staff_only = data.documents.loc[data.documents.acl.map(lambda a: list(a) == ["staff"]),
                                     "doc_id"]
     assert not set(window) & set(pd.Series(staff_only))
+
+
+REC = {"prepare": {"source": "interactions", "path": "shop"},
+       "candidates": {"depth": 2, "systems": {
+           "popularity": {"route": "popularity"}, "cooccurrence": {"route": "cooccurrence"},
+           "team": {"route": "external", "path": "data/team.parquet"}}},
+       "fusion": {"systems": {}}, "compare": {"baseline": "popularity", "candidate": "team"}}
+LOG = interactions(("u1", "a", -5), ("u1", "b", -4), ("u2", "a", -3), ("u2", "c", -3),
+                   ("u3", "b", -2))
+ITEMS = catalogue("a", "b", "c")
+USERS = user_queries("u1", "u2", "u3", "u4")
+
+
+def test_recommendation_routes_learn_from_the_interaction_log():
+    p = Params.model_validate(REC)
+    pop = run(p, "popularity", ITEMS, USERS, LOG)
+    assert ranked_lists(pop.run) == {
+        "u1@test": [("c", 1.0)], "u2@test": [("b", 2.0)], "u3@test": [("a", 2.0), ("c", 1.0)],
+        "u4@test": [("a", 2.0), ("b", 2.0)]}
+    assert list(pop.run.columns) == list(S.RUN_COLUMNS)
+    assert pop.stats["route"] == "popularity" and pop.stats["empty_profile"] == 1
+    cooc = run(p, "cooccurrence", ITEMS, USERS, LOG)
+    assert set(cooc.run["query_id"]) == {"u1@test", "u2@test", "u3@test"}
+    with pytest.raises(InputError, match="route popularity recommends from an interaction log"):
+        run(Params.model_validate(REC | {"prepare": {"source": "demo"}}), "popularity", ITEMS,
+            USERS, LOG)
+
+
+def test_a_team_rec_table_keeps_its_probability_after_the_run_columns(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"user_id": ["u1", "u1", "u2"], "item_id": ["c", "a", "b"],
+                  "score": [2.0, 1.0, 0.5], "probability": [0.7, 0.2, 0.4]}).to_parquet(
+        tmp_path / "data" / "team.parquet")
+    got = run(Params.model_validate(REC), "team", ITEMS, USERS, LOG).run
+    assert list(got.columns) == [*S.RUN_COLUMNS, S.PROBABILITY]
+    assert got[["query_id", "doc_id", S.PROBABILITY]].values.tolist() == [
+        ["u1@test", "c", 0.7], ["u1@test", "a", 0.2], ["u2@test", "b", 0.4]]
