@@ -15,13 +15,25 @@ Queries tagged ``no_answer.tag`` have no answer to find: they are left out of ev
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
 external run that has no rows for this data) is reported as skipped, not scored.
+
+In recommendation mode (``prepare.source`` interactions | recsys_demo) the queries are users
+at a cut, and the beyond-accuracy measures get their catalogue (``releval.metrics.catalog``)
+from data/raw/interactions.parquet, the items and the user-queries: the expected system is
+``recommend.expected``, else the first popularity system of ``candidates.systems`` (none:
+serendipity is not applicable); item embeddings come from the model and embedding cache of the
+first content or dense system (none: embedding ILD is not applicable). reliability.parquet
+(system, binning, bin, lo, hi, n, mean_predicted, observed) holds the reliability diagrams of
+the systems with probabilities (empty in retrieval mode), and summary.json a
+``recommendation`` block (the protocol, the users evaluated and undefined, what applies).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
@@ -32,8 +44,11 @@ from releval.diagnosis.route_hits import CLASS, hit_counts, route_hits
 from releval.errors import InputError
 from releval.judging.pooling import unjudged
 from releval.metrics import evaluate_systems
+from releval.metrics.calibration import RELIABILITY_COLUMNS, reliability
+from releval.metrics.catalog import Catalog
 from releval.metrics.curves import curves
 from releval.params import Params
+from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from stages.common import (
     guarded,
     params_of,
@@ -55,21 +70,87 @@ class Outputs:
     labels: pd.DataFrame  # labels.parquet
     unjudged: pd.DataFrame  # unjudged.parquet
     curves: pd.DataFrame  # curves.parquet
+    reliability: pd.DataFrame  # reliability.parquet
+
+
+def expected_system(p: Params, runs: dict[str, pd.DataFrame]) -> str | None:
+    """Serendipity's expected system: ``recommend.expected``, else the first popularity
+    system; None when there is none or its run is empty."""
+    name = p.recommend.expected or next(
+        (n for n, s in p.candidates.systems.items() if s.route == "popularity"), None)
+    if p.recommend.expected is not None and name not in runs:
+        raise InputError(f"recommend.expected names {name!r}, which is no system here "
+                         f"(systems: {', '.join(runs)})", "params.yaml")
+    return name if name in runs and not runs[name].empty else None
+
+
+def embedding_system(p: Params) -> str | None:
+    """The first content or dense system of ``candidates.systems`` (its model embeds the
+    items for ILD), None when there is none."""
+    return next((n for n, s in p.candidates.systems.items() if s.route in ("content", "dense")),
+                None)
+
+
+def item_embeddings(p: Params, system: str, documents: pd.DataFrame) -> np.ndarray:
+    """One vector per document row: its ``doc_fields`` joined by " ", embedded with
+    ``system``'s model through its embedding cache (the vectors its route uses)."""
+    config = p.candidates.systems[system]
+    normalize = getattr(config, "normalize", True)
+    encoder = Encoder(config.model, config.max_length, config.batch_size, normalize)
+    cache = EmbeddingCache(Path(config.cache_dir), encoder.digest, tuple(config.doc_fields),
+                           normalize, config.max_length)
+    S.require_columns(documents, config.doc_fields, "documents")
+    columns = (documents[f].fillna("").astype(str) for f in config.doc_fields)
+    return cache.encode(functools.reduce(lambda a, b: a + " " + b, columns).tolist(), encoder)
+
+
+def catalog_of(p: Params, runs: dict[str, pd.DataFrame], interactions: pd.DataFrame | None,
+               queries: pd.DataFrame, documents: pd.DataFrame) -> tuple[Catalog, dict]:
+    """The catalogue of a recommendation run, and which context it found (expected system,
+    embedding system)."""
+    if interactions is None:
+        raise InputError("recommendation mode needs the interaction log", "interactions.parquet")
+    r = p.recommend
+    expected, embedder = expected_system(p, runs), embedding_system(p)
+    catalog = Catalog.of(
+        interactions, documents, queries,
+        embeddings=None if embedder is None else item_embeddings(p, embedder, documents),
+        expected=None if expected is None else runs[expected], negatives=r.negatives,
+        n_negatives=r.n_negatives, seed=p.base.seed)
+    return catalog, {"expected": expected, "embeddings": embedder}
+
+
+def recommendation_block(p: Params, scored, context: dict, probabilities: list[str],
+                         n_users: int, undefined: int) -> dict:
+    """summary.json's ``recommendation`` block: the protocol, the users evaluated and those
+    undefined (no visible positive), and which definitions apply to which system."""
+    r = p.recommend
+    return {"horizon_days": r.horizon_days, "exclude_seen": r.exclude_seen,
+            "negatives": r.negatives, "n_negatives": r.n_negatives,
+            "users": n_users, "undefined_users": undefined,
+            "serendipity_expected": context["expected"],
+            "ild_embeddings": context["embeddings"], "probabilities": probabilities,
+            "not_applicable": {system: [m for m, e in by_measure.items() if not e["applicable"]]
+                               for system, by_measure in scored.summary.items()}}
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
-        ingest: dict) -> Outputs:
+        ingest: dict, interactions: pd.DataFrame | None = None) -> Outputs:
     """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
-    says where the qrels came from)."""
+    says where the qrels came from); ``interactions``: the interaction log (recommendation
+    mode only)."""
     if "qrels" not in ingest:
         raise InputError("no 'qrels' (where the qrels came from)", "ingest.json")
     c = p.evaluate
     evaluated, no_answer = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
+    catalog, context = catalog_of(p, runs, interactions, queries, documents) \
+        if p.recommendation else (None, {})
     scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,
-                              max_grade=p.prepare.max_grade, queries=evaluated)
+                              max_grade=p.prepare.max_grade, queries=evaluated,
+                              catalog=catalog)
     hits = [route_hits(f.lexical, runs[f.lexical], f.dense, runs[f.dense], qrels[visible],
                        c.rel).assign(pair=f"{f.lexical}|{f.dense}")
             for f in p.fusion.systems.values() if f.lexical in runs and f.dense in runs]
@@ -91,7 +172,15 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     report["unjudged"] = int(len(holes))
     by_k = curves(runs, qrels[visible], p.candidates.depth, rel=c.rel,
                   max_grade=p.prepare.max_grade, queries=evaluated)
-    return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k)
+    diagram = pd.DataFrame(columns=list(RELIABILITY_COLUMNS))
+    if p.recommendation:
+        diagram = reliability(runs, qrels[visible], rel=c.rel, max_grade=p.prepare.max_grade,
+                              queries=evaluated)
+        with_positive = qrels.loc[visible & relevant, S.QUERY_ID].nunique()
+        report["recommendation"] = recommendation_block(
+            p, scored, context, sorted(diagram[S.SYSTEM].unique()), int(len(evaluated)),
+            int(len(evaluated) - with_positive))
+    return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram)
 
 
 def main() -> None:
@@ -109,7 +198,8 @@ def main() -> None:
     runs = system_runs(p, args.candidates, args.fused)
     result = run(p, runs, read_table(args.qrels), read_table(args.split),
                  read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
-                 read_doc(args.judgments))
+                 read_doc(args.judgments),
+                 read_table(raw / "interactions.parquet") if p.recommendation else None)
     write_parquet(out / "per_query.parquet", result.per_query)
     write_json(out / "metrics.json", result.metrics)
     write_json(out / "summary.json", result.summary)
@@ -117,6 +207,7 @@ def main() -> None:
     write_parquet(out / "labels.parquet", result.labels)
     write_parquet(out / "unjudged.parquet", result.unjudged)
     write_parquet(out / "curves.parquet", result.curves)
+    write_parquet(out / "reliability.parquet", result.reliability)
     report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")

@@ -9,23 +9,30 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.metrics.catalog import Catalog
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.metrics.ranking import Ranking
+from releval.metrics.registry import Pooled
 from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
+SUMMARY_COLUMNS = (S.MEASURE, S.VALUE, "n", "undefined", "empty", "applicable", "level")
 
 
 @dataclass(frozen=True)
 class Evaluation:
     """Result of ``evaluate``.
 
-    per_query: (query_id, measure, value) for every evaluated query and measure, value NaN
-    where undefined. summary: one row per measure with value (mean, or sum for counting
-    measures), n (queries averaged), undefined (|R| = 0: excluded, never scored) and empty
-    (relevant documents but no ranking: scored 0, counted). counts: queries in the run,
-    in the qrels, evaluated, and ignored because the qrels do not know them.
+    per_query: (query_id, measure, value) for every evaluated query and per-query measure,
+    value NaN where undefined. summary: one row per measure (system-level ones included) with
+    value (mean, sum for counting measures, or the pooled system value), n (queries averaged
+    or contributing), undefined (|R| = 0 or otherwise no value: excluded, never scored; n +
+    undefined = queries evaluated), empty (relevant documents but no ranking: scored 0,
+    counted), applicable (False: the run or the context lacks what the measure needs, e.g.
+    probabilities or the catalogue; value NaN, n 0) and level ("query" | "system"). counts:
+    queries in the run, in the qrels, evaluated, and ignored because the qrels do not know
+    them.
     """
 
     per_query: pd.DataFrame
@@ -43,46 +50,56 @@ def resolve(measures: Iterable[str | Measure], rel: int = 1) -> list[Measure]:
     return out
 
 
+def _score(r: Ranking, m: Measure) -> tuple[np.ndarray | None, dict]:
+    """(per-query values, or None for a system-level measure; its summary row)."""
+    family = MEASURES[m.family]
+    applicable = bool(family.available(r, m))
+    has_relevant = r.n_rel(m.rel) > 0
+    if family.level == "system":
+        pooled = family.compute(r, m) if applicable else Pooled(np.nan, np.zeros(r.nq, bool))
+        counted, values, value = pooled.contributing, None, pooled.value
+    else:
+        values = family.compute(r, m) if applicable else np.full(r.nq, np.nan)
+        counted = ~np.isnan(values)
+        total = np.where(counted, values, 0.0).sum()
+        value = total if family.aggregate == "sum" else \
+            total / counted.sum() if counted.any() else np.nan
+    n = int(counted.sum())
+    return values, {S.MEASURE: m.name, S.VALUE: float(value), "n": n, "undefined": r.nq - n,
+                    "empty": int((counted & r.empty & has_relevant).sum()),
+                    "applicable": applicable, "level": family.level}
+
+
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
              measures: Iterable[str | Measure] = DEFAULT_MEASURES, *, rel: int = 1,
              max_grade: int = 3, common_only: bool = False,
-             queries: Iterable[str] | None = None) -> Evaluation:
-    """Score ``run`` (query_id, doc_id, rank and/or score) against ``qrels``
-    (query_id, doc_id, grade).
+             queries: Iterable[str] | None = None, catalog: Catalog | None = None) -> Evaluation:
+    """Score ``run`` (query_id, doc_id, rank and/or score, optional probability) against
+    ``qrels`` (query_id, doc_id, grade).
 
     Averages run over every qrels query (a query missing from the run scores 0, as
     trec_eval -c) unless ``common_only``, which keeps only queries in both (trec_eval's
     default). Queries with no relevant judgment are undefined for the relevance measures
     (trec_eval scores them 0: the one deliberate difference). ``queries`` fixes the set of
     evaluated queries (e.g. a test split): judgments and ranked lists of other queries are
-    ignored, and a listed query without judgments is undefined.
+    ignored, and a listed query without judgments is undefined. ``catalog``: the items'
+    context the beyond-accuracy measures need (``releval.metrics.catalog``); without it they
+    are not applicable, as the probability measures are on a run without probabilities.
     """
     wanted = resolve(measures, rel)
     ranking = Ranking(run, qrels, max_grade=max_grade, common_only=common_only,
-                      queries=None if queries is None else list(queries))
-    values = np.stack([MEASURES[m.family].compute(ranking, m) for m in wanted]) \
-        if wanted else np.zeros((0, ranking.nq))
-    names = [m.name for m in wanted]
+                      queries=None if queries is None else list(queries), catalog=catalog)
+    scored = [_score(ranking, m) for m in wanted]
+    per = [(m.name, values) for m, (values, _) in zip(wanted, scored, strict=True)
+           if values is not None]
     per_query = pd.DataFrame({
-        S.QUERY_ID: np.tile(ranking.queries, len(wanted)).astype(str),
-        S.MEASURE: np.repeat(names, ranking.nq),
-        S.VALUE: values.ravel(),
+        S.QUERY_ID: np.tile(ranking.queries, len(per)).astype(str),
+        S.MEASURE: np.repeat([name for name, _ in per], ranking.nq),
+        S.VALUE: np.concatenate([values for _, values in per]) if per else np.zeros(0),
     })
-    defined = ~np.isnan(values)
-    has_relevant = np.stack([ranking.n_rel(m.rel) > 0 for m in wanted]) \
-        if wanted else np.zeros((0, ranking.nq), bool)
-    n = defined.sum(axis=1)
-    sums = np.where(defined, values, 0.0).sum(axis=1)
-    summing = np.array([MEASURES[m.family].aggregate == "sum" for m in wanted], bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(summing, sums, np.where(n > 0, sums / np.maximum(n, 1), np.nan))
-    summary = pd.DataFrame({
-        S.MEASURE: names,
-        S.VALUE: value,
-        "n": n,
-        "undefined": (~defined).sum(axis=1),
-        "empty": (defined & ranking.empty & has_relevant).sum(axis=1),
-    })
+    summary = pd.DataFrame([row for _, row in scored], columns=list(SUMMARY_COLUMNS))
+    summary = summary.astype({"n": "int64", "undefined": "int64", "empty": "int64",
+                              "applicable": bool, S.VALUE: "float64"})
     counts = {
         "queries_in_run": ranking.n_run_queries,
         "queries_evaluated": ranking.nq,
@@ -95,10 +112,11 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
 class Systems:
     """Result of ``evaluate_systems``.
 
-    per_query: (system, query_id, measure, value); means: system -> measure -> mean (6
-    decimals, None where undefined for every query: ``dvc metrics``); summary: system ->
-    measure -> {value, n, undefined, empty} (``Evaluation.summary``); skipped: the systems
-    whose run is empty (no rows for this data), reported, not scored.
+    per_query: (system, query_id, measure, value), per-query measures only; means: system
+    -> measure -> value (6 decimals, None where undefined for every query or not
+    applicable: ``dvc metrics``); summary: system -> measure -> {value, n, undefined, empty,
+    applicable, level} (``Evaluation.summary``); skipped: the systems whose run is empty (no
+    rows for this data), reported, not scored.
     """
 
     per_query: pd.DataFrame
@@ -109,21 +127,25 @@ class Systems:
 
 def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
                      measures: Iterable[str | Measure], *, rel: int = 1, max_grade: int = 3,
-                     queries: Iterable[str] | None = None) -> Systems:
-    """``evaluate`` for each system's run on the same qrels and evaluated ``queries``."""
+                     queries: Iterable[str] | None = None,
+                     catalog: Catalog | None = None) -> Systems:
+    """``evaluate`` for each system's run on the same qrels, evaluated ``queries`` and
+    ``catalog``."""
     queries = None if queries is None else list(queries)
     frames, means, summary = [], {}, {}
     skipped = sorted(name for name, run in runs.items() if run.empty)
     for system, run in runs.items():
         if run.empty:
             continue
-        result = evaluate(run, qrels, measures, rel=rel, max_grade=max_grade, queries=queries)
+        result = evaluate(run, qrels, measures, rel=rel, max_grade=max_grade, queries=queries,
+                          catalog=catalog)
         frames.append(result.per_query.assign(**{S.SYSTEM: system}))
         rows = result.summary.set_index(S.MEASURE)
         means[system] = {m: None if pd.isna(v) else round(float(v), 6)
                          for m, v in rows[S.VALUE].items()}
         summary[system] = {m: {"value": means[system][m], "n": int(r["n"]),
-                               "undefined": int(r["undefined"]), "empty": int(r["empty"])}
+                               "undefined": int(r["undefined"]), "empty": int(r["empty"]),
+                               "applicable": bool(r["applicable"]), "level": r["level"]}
                            for m, r in rows.iterrows()}
     columns = [S.SYSTEM, *S.PER_QUERY_COLUMNS]
     table = (pd.concat(frames, ignore_index=True)[columns] if frames

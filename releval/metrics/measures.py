@@ -9,72 +9,14 @@ never scored 0 or 1.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from releval.errors import InputError
 from releval.metrics.ranking import Ranking
+from releval.metrics.registry import GAIN_FORMS, MEASURES, measure
 from releval.metrics.spec import Measure
 
-Compute = Callable[[Ranking, Measure], np.ndarray]
-
-
-@dataclass(frozen=True)
-class Family:
-    """How one measure family is parameterised, computed, averaged and named by trec_eval."""
-
-    compute: Compute
-    cutoff: str  # "required" | "optional" | "none"
-    params: frozenset[str]
-    aggregate: str = "mean"  # trec_eval sums the counting measures over queries
-    trec: Callable[[Measure], str | None] = lambda m: None
-
-    @property
-    def definition(self) -> str:
-        return " ".join((self.compute.__doc__ or "").split())
-
-    def make(self, family: str, cutoff: int | None, params: dict, rel: int, text: str) -> Measure:
-        unknown = set(params) - self.params
-        if unknown:
-            allowed = ", ".join(sorted(self.params)) or "none"
-            raise InputError(f"{family} takes no parameter {', '.join(sorted(unknown))} "
-                             f"(allowed: {allowed})", text)
-        if self.cutoff == "required" and cutoff is None:
-            raise InputError(f"{family} needs a cutoff, e.g. {family}@10", text)
-        if self.cutoff == "none" and cutoff is not None:
-            raise InputError(f"{family} takes no cutoff", text)
-        if cutoff is not None and cutoff < 1:
-            raise InputError("cutoff must be ≥ 1", text)
-        rel = params.get("rel", rel if "rel" in self.params else 1)
-        if not isinstance(rel, int) or rel < 1:
-            raise InputError(f"rel must be an integer ≥ 1, got {rel!r}", text)
-        dcg = params.get("dcg", "log2")
-        if dcg not in GAIN_FORMS:
-            raise InputError(f"dcg must be one of {', '.join(GAIN_FORMS)}, got {dcg!r}", text)
-        gains = params.get("gains")
-        if gains is not None:
-            if dcg != "log2" or not isinstance(gains, dict) or not all(
-                    isinstance(g, int) and isinstance(v, int | float) and v >= 0
-                    for g, v in gains.items()):
-                raise InputError("gains must be a dict {grade: gain ≥ 0} and cannot be combined "
-                                 "with dcg", text)
-            gains = tuple(sorted((g, float(v)) for g, v in gains.items()))
-        return Measure(family, cutoff, rel, dcg, gains)
-
-
-MEASURES: dict[str, Family] = {}
-
-
-def measure(name: str, *, cutoff: str, params: tuple[str, ...] = ("rel",), aggregate="mean",
-            trec: Callable[[Measure], str | None] = lambda m: None):
-    """Register a compute function under ``name``."""
-
-    def register(fn: Compute) -> Compute:
-        MEASURES[name] = Family(fn, cutoff, frozenset(params), aggregate, trec)
-        return fn
-
-    return register
+__all__ = ["MEASURES", "gain", "measure"]
 
 
 def _over_relevant(r: Ranking, numerator: np.ndarray, rel: int, denominator=None) -> np.ndarray:
@@ -116,8 +58,8 @@ def capped_recall(r: Ranking, m: Measure) -> np.ndarray:
 
 @measure("Hit", cutoff="required", trec=_cut("success"))
 def hit(r: Ranking, m: Measure) -> np.ndarray:
-    """Hit@k = 1 if |R ∩ S_k| > 0 else 0 (trec_eval success_k, ir_measures Success@k).
-    Undefined when |R| = 0."""
+    """Hit@k = 1 if |R ∩ S_k| > 0 else 0 (trec_eval success_k, ir_measures Success@k; HR@k,
+    the hit rate, names it too). Undefined when |R| = 0."""
     return _over_relevant(r, (_hits(r, m) > 0).astype(float), m.rel, np.ones(r.nq))
 
 
@@ -133,17 +75,12 @@ def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
          trec=lambda m: "map" if m.cutoff is None else f"map_cut_{m.cutoff}")
 def average_precision(r: Ranking, m: Measure) -> np.ndarray:
     """AP@k = (1/|R|) Σ_{d ∈ R ∩ S_k} |R ∩ S_pos(d)| / pos(d); AP uses the whole ranking.
-    The denominator is |R| even with a cutoff, as in trec_eval's map_cut. Undefined when
-    |R| = 0."""
+    The denominator is |R| even with a cutoff, as in trec_eval's map_cut and rectools' MAP
+    (recommenders' map_at_k divides by min(|R|, k)). MAP@k, its mean, names it too.
+    Undefined when |R| = 0."""
     hits = r.relevant(m.rel) & r.top(m.cutoff)
     precision_at_hit = np.where(hits, r.running(hits) / (r.pos + 1.0), 0.0)
     return _over_relevant(r, r.per_query(precision_at_hit), m.rel)
-
-
-GAIN_FORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "log2": lambda g: g,
-    "exp-log2": lambda g: np.exp2(g) - 1.0,
-}
 
 
 def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
@@ -163,8 +100,9 @@ def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
 def ndcg(r: Ranking, m: Measure) -> np.ndarray:
     """nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i ≤ k} gain(d_i) / log2(i + 1), IDCG@k the same
     over all judged documents of the query sorted by gain (the ideal ranking). Gain is
-    the grade by default (trec_eval, ir_measures); see ``gain``. Undefined when IDCG = 0
-    (no judged document with positive gain)."""
+    the grade by default (trec_eval, ir_measures); see ``gain``. With binary grades it is
+    rectools' NDCG(divide_by_achievable=True) (its default divides by the IDCG of k relevant
+    items). Undefined when IDCG = 0 (no judged document with positive gain)."""
     top = r.top(m.cutoff)
     dcg = r.per_query(np.where(top, gain(m, r.grade) / np.log2(r.pos + 2.0), 0.0))
     ideal = gain(m, r.qrels_grade)
@@ -226,3 +164,7 @@ def num_rel(r: Ranking, m: Measure) -> np.ndarray:
 def num_rel_ret(r: Ranking, m: Measure) -> np.ndarray:
     """NumRelRet = |R ∩ ranking|. Summed over queries, as trec_eval."""
     return r.per_query(r.relevant(m.rel))
+
+
+# the recommendation families register in the same registry, after the relevance ones
+from releval.metrics import beyond, calibration, exposure, user_auc  # noqa: E402, F401

@@ -5,7 +5,9 @@ ir_measures style: ``Family(param=value, ...)@cutoff`` — ``nDCG@10``, ``P(rel=
 trec_eval style: ``ndcg``, ``ndcg_cut.10`` (or ``ndcg_cut_10``), ``P.5,10``,
 ``recall.100``, ``recip_rank``, ``map``, ``map_cut.10``, ``Rprec``, ``bpref``,
 ``success.10``, ``num_ret``, ``num_rel``, ``num_rel_ret``; a bare cut family expands to
-trec_eval's default cutoffs.
+trec_eval's default cutoffs. Family options: ``ECE(bins=15, binning='mass')``,
+``ILD(space='cooccurrence')@10``, ``LongTail(head=0.1)@10``; an option at its default is left
+out of the canonical name.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
     "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None),
 }
-ALIASES = {"Success": "Hit", "MRR": "RR", "MAP": "AP", "R_prec": "Rprec", "bpref": "Bpref",
-           "Recall": "R"}
+# HR (hit rate) is Hit; MAP@k is AP@k, |R| in the denominator as trec_eval's map_cut (rectools'
+# MAP divides by |R| too; recommenders' map_at_k by min(|R|, k))
+ALIASES = {"Success": "Hit", "HR": "Hit", "MRR": "RR", "MAP": "AP", "R_prec": "Rprec",
+           "bpref": "Bpref", "Recall": "R"}
 
 _IRM = re.compile(r"^(?P<family>[A-Za-z_]+)(?P<params>\(.*\))?(?:@(?P<cutoff>\d+))?$")
 _TREC = re.compile(r"^(?P<base>[A-Za-z_]+?)(?:[._](?P<cuts>\d+(?:,\d+)*))?$")

@@ -47,6 +47,19 @@ def _lookup(values: pa.Array, uniques: pa.Array) -> np.ndarray:
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def _probabilities(run: pd.DataFrame) -> np.ndarray:
+    """The run's probability column as floats (all NaN without one); a value outside [0, 1]
+    or not a number is an InputError at its row."""
+    if S.PROBABILITY not in run.columns:
+        return np.full(len(run), np.nan)
+    column = run[S.PROBABILITY]
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    bad = (np.isnan(values) & column.notna().to_numpy()) | (values < 0) | (values > 1)
+    S.fail_first(run, "run", bad, lambda i: f"probability must be a number in [0, 1] or "
+                 f"empty, got {column.iloc[i]!r}")
+    return values
+
+
 TIE_POLICY = ("by the rank column when the run has one; otherwise score descending, ties by "
               "doc_id descending (trec_eval's order)")
 
@@ -60,11 +73,17 @@ class Ranking:
     trec_eval ``-c``) or only those also in the run; ``queries`` fixes the evaluated set
     instead (a query without judgments is then undefined, not absent). Rules: one judgment
     per (query, doc); a doc_id at most once per ranked list; ranks are distinct positive
-    integers per query; scores are numbers, never NaN.
+    integers per query; scores are numbers, never NaN; a ``probability`` column (optional)
+    holds numbers in [0, 1] or NaN.
+
+    Per row, ``probability`` is the run's probability (NaN where it has none). With a
+    ``catalog`` (``releval.metrics.catalog.Catalog``), ``item`` / ``qrels_item`` are each
+    ranked row's / judgment's item index in the catalogue (-1 when unknown to it) and
+    ``query_code`` each evaluated query's index among the catalogue's queries.
     """
 
     def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame, *, max_grade: int = 3,
-                 common_only: bool = False, queries=None):
+                 common_only: bool = False, queries=None, catalog=None):
         qgrade = S.check_grades(qrels, max_grade)
         run_qs, run_ds = _strings(run, S.QUERY_ID, "run"), _strings(run, S.DOC_ID, "run")
         qrels_qs, qrels_ds = _strings(qrels, S.QUERY_ID, "qrels"), _strings(qrels, S.DOC_ID,
@@ -116,12 +135,15 @@ class Ranking:
         # ranked rows of evaluated queries, grouped by query, by position within it
         row_q = remap[run_to_qrels[run_qc]]
         ordered = self._order(run, run_qc, run_ds, run_dc)
+        probability = _probabilities(run)
         if ordered is None and (row_q >= 0).all():  # common case: no gather needed
             self.q, run_dc = row_q, run_dc
         else:
             ordered = np.arange(len(row_q)) if ordered is None else ordered
             ordered = ordered[row_q[ordered] >= 0]
             self.q, run_dc = row_q[ordered], run_dc[ordered]
+            probability = probability[ordered]
+        self.probability = probability
         n = len(self.q)
         self.starts = np.flatnonzero(np.r_[True, self.q[1:] != self.q[:-1]][:n])
         self.pos = np.arange(n) - np.repeat(self.starts, np.diff(np.r_[self.starts, n]))
@@ -138,6 +160,12 @@ class Ranking:
         at = np.searchsorted(sorted_key[:-1], run_key)
         self.judged = sorted_key[at] == run_key
         self.grade = np.where(self.judged, np.r_[self.qrels_grade[by_key], np.nan][at], np.nan)
+
+        self.catalog = catalog
+        if catalog is not None:  # catalogue indices of the ranked items, judged items, queries
+            to_item = _lookup(duniq, catalog.item_ids)
+            self.item, self.qrels_item = to_item[run_dc], to_item[qrels_dc[kept]]
+            self.query_code = catalog.locate(self.queries)
 
     @staticmethod
     def _order(run: pd.DataFrame, run_qc: np.ndarray, run_ds: pa.Array,
@@ -206,6 +234,11 @@ class Ranking:
         head = np.r_[True, qs[1:] != qs[:-1]][: len(rows)]
         out[qs[head]] = self.pos[rows[head]]
         return out
+
+    @property
+    def has_probability(self) -> bool:
+        """Whether any ranked row carries a probability."""
+        return bool(np.isfinite(self.probability).any())
 
     @property
     def empty(self) -> np.ndarray:

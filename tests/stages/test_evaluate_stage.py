@@ -4,6 +4,7 @@ main() on the files the earlier stages write."""
 import json
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -11,6 +12,7 @@ import yaml
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.params import Params
+from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from stages import evaluate as stage
 from tests.frames import AFTER, doc, documents, queries, query
 
@@ -58,7 +60,8 @@ def test_run_scores_each_system_on_what_the_queries_may_see():
     assert (summary["queries"], summary["no_answer_left_out"]) == (3, 1)  # q5 left out
     assert summary["skipped"] == ["hybrid"] and set(summary["systems"]) == {"bm25", "dense"}
     assert summary["systems"]["bm25"]["RR@10"] == {"value": 0.5, "n": 3, "undefined": 0,
-                                                   "empty": 1}
+                                                   "empty": 1, "applicable": True,
+                                                   "level": "query"}
     assert summary["judgments"] == {"evaluated": 5, "invisible_left_out": 1,
                                     "relevant_invisible_left_out": 1}
     assert summary["qrels"] == INGEST["qrels"]
@@ -130,5 +133,119 @@ def test_main_reads_the_stage_folders_and_writes_every_output(tmp_path, monkeypa
     assert json.loads((out / "metrics.json").read_text())["dense"]["R@100"] == 1.0
     assert json.loads((out / "summary.json").read_text())["unjudged"] == 5
     assert len(pd.read_parquet(out / "unjudged.parquet")) == 5
+    assert pd.read_parquet(out / "reliability.parquet").empty  # retrieval mode: no diagram
     for name in ("per_query", "route_hits", "labels", "curves"):
         assert len(pd.read_parquet(out / f"{name}.parquet"))
+
+
+# recommendation mode: users at the test cut, items as documents, a purchase log
+REC_MEASURES = ["HR@2", "AUC", "GAUC", "Brier", "ECE", "Novelty@2", "ILD@2",
+                "ILD(space='cooccurrence')@2", "LongTail@2", "Serendipity@2", "Coverage@2"]
+REC = {"prepare": {"source": "interactions"}, "recommend": {"expected": "pop"},
+       "evaluate": {"measures": REC_MEASURES, "splits": ["test"]},
+       "candidates": {"systems": {"bm25": {"route": "bm25"}}}}
+ITEMS = documents(*(doc(i, title=f"item {i}", tenant="default") for i in ("a", "b", "c", "d")))
+USERS = queries(*(query(f"{u}@{s}", tenant="default") | {S.USER_ID: u}
+                  for u, s in (("u1", "test"), ("u2", "test"), ("u3", "test"),
+                               ("u1", "validation"))))
+USER_SPLIT = pd.DataFrame({S.QUERY_ID: USERS[S.QUERY_ID],
+                           S.SPLIT: ["test", "test", "test", "validation"]})
+BOUGHT = pd.DataFrame({S.USER_ID: ["u1", "u2", "u2", "u3"], S.ITEM_ID: ["a", "a", "b", "c"],
+                       S.TIMESTAMP: pd.to_datetime(["2024-03-01"] * 4, utc=True),
+                       S.LABEL: [1, 1, 1, 1]})
+LATER = pd.DataFrame({S.QUERY_ID: ["u1@test", "u1@test", "u2@test"],  # u3: no positive
+                      S.DOC_ID: ["c", "d", "d"], S.GRADE: [1, 1, 1]})
+REC_RUNS = {"pop": window("pop", ("u1@test", "b"), ("u1@test", "c"), ("u2@test", "c"),
+                          ("u2@test", "d"), ("u3@test", "a"), ("u3@test", "b")),
+            "team": window("team", ("u1@test", "d"), ("u1@test", "c"), ("u2@test", "d"),
+                           ("u2@test", "c"), ("u3@test", "b")).assign(
+                **{S.PROBABILITY: [0.9, 0.6, 0.7, 0.2, 0.1]})}
+
+
+def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
+    out = stage.run(Params.model_validate(REC), REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS,
+                    INGEST, BOUGHT)
+    team, pop = out.summary["systems"]["team"], out.summary["systems"]["pop"]
+    assert team["Hit@2"]["value"] == pop["Hit@2"]["value"] == 1.0
+    assert team["Hit@2"]["n"] == 2 and team["Hit@2"]["undefined"] == 1  # u3
+    # team shows u1 d, c (both positives) and u2 d: nothing unexpected for pop's top 2 of u2
+    assert team["Serendipity@2"]["value"] == pytest.approx((1 / 2 + 0) / 2)
+    assert pop["Serendipity@2"]["value"] == 0.0
+    assert team["Brier"]["applicable"] and not pop["Brier"]["applicable"]
+    assert team["Brier"]["value"] == pytest.approx(round(((0.1 ** 2) + 0.4 ** 2 + 0.3 ** 2
+                                                          + 0.2 ** 2) / 4, 6))
+    assert not team["ILD@2"]["applicable"]  # no content or dense system: no embeddings
+    assert team["ILD(space='cooccurrence')@2"]["applicable"]
+    assert team["Coverage@2"] == {"value": 0.5, "n": 2, "undefined": 1, "empty": 0,
+                                  "applicable": True, "level": "system"}
+    assert out.metrics["pop"]["Brier"] is None
+    assert set(out.per_query[S.MEASURE]) == {"Hit@2", "AUC", "Novelty@2", "ILD@2",
+                                             "ILD(space='cooccurrence')@2", "LongTail@2",
+                                             "Serendipity@2"}
+    assert out.summary["recommendation"] == {
+        "horizon_days": 30, "exclude_seen": True, "negatives": "window", "n_negatives": 100,
+        "users": 3, "undefined_users": 1, "serendipity_expected": "pop",
+        "ild_embeddings": None, "probabilities": ["team"],
+        "not_applicable": {"pop": ["Brier", "ECE", "ILD@2"], "team": ["ILD@2"]}}
+    assert set(out.reliability[S.SYSTEM]) == {"team"}
+    assert set(out.reliability["binning"]) == {"width", "mass"}
+    assert out.reliability.groupby("binning")["n"].sum().tolist() == [4, 4]
+    json.dumps(out.summary, allow_nan=False)
+
+
+def test_run_in_recommendation_mode_embeds_the_items_with_the_first_dense_system(tmp_path):
+    config = REC | {"candidates": {"systems": {
+        "bm25": {"route": "bm25"},
+        "dense": {"route": "dense", "cache_dir": str(tmp_path), "doc_fields": ["title"]}}}}
+    p = Params.model_validate(config)
+    dense = p.candidates.systems["dense"]
+    encoder = Encoder(dense.model, dense.max_length, dense.batch_size, dense.normalize)
+    cache = EmbeddingCache(tmp_path, encoder.digest, ("title",), True, dense.max_length)
+    vectors = {"item a": [1, 0], "item b": [0, 1], "item c": [1, 1], "item d": [1, 0]}
+    cache.encode(list(vectors), lambda texts: np.array([vectors[t] for t in texts], "float32"))
+    out = stage.run(p, REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS, INGEST, BOUGHT)
+    ild = out.per_query[(out.per_query[S.MEASURE] == "ILD@2")
+                        & (out.per_query[S.SYSTEM] == "team")].set_index(S.QUERY_ID)[S.VALUE]
+    # u1: d·c = 1/√2, u2: d·c = 1/√2 (vectors served by the cache: the model never loads)
+    assert ild.dropna().tolist() == pytest.approx([1 - 2 ** -0.5] * 2)
+    assert out.summary["recommendation"]["ild_embeddings"] == "dense"
+
+
+def test_run_in_recommendation_mode_needs_the_log_and_a_known_expected_system():
+    with pytest.raises(InputError, match="needs the interaction log"):
+        stage.run(Params.model_validate(REC), REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS,
+                  INGEST)
+    unknown = REC | {"recommend": {"expected": "nobody"}}
+    with pytest.raises(InputError, match="recommend.expected names 'nobody'"):
+        stage.run(Params.model_validate(unknown), REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS,
+                  INGEST, BOUGHT)
+
+
+def test_main_in_recommendation_mode_reads_the_log_and_writes_the_reliability_diagram(
+        tmp_path, monkeypatch):
+    config = REC | {"candidates": {"systems": {"pop": {"route": "bm25"},
+                                               "team": {"route": "bm25"}}},
+                    "fusion": {"systems": {}},
+                    "compare": {"baseline": "pop", "candidate": "team"}}
+    (tmp_path / "raw").mkdir()
+    USERS.to_parquet(tmp_path / "raw" / "queries.parquet")
+    ITEMS.to_parquet(tmp_path / "raw" / "documents.parquet")
+    BOUGHT.to_parquet(tmp_path / "raw" / "interactions.parquet")
+    LATER.to_parquet(tmp_path / "qrels.parquet")
+    USER_SPLIT.to_parquet(tmp_path / "split.parquet")
+    (tmp_path / "ingest.json").write_text(json.dumps(INGEST))
+    for name, frame in REC_RUNS.items():
+        (tmp_path / "candidates" / name).mkdir(parents=True)
+        frame.to_parquet(tmp_path / "candidates" / name / "run.parquet")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setattr(sys, "argv", [
+        "evaluate", "--params", str(tmp_path / "params.yaml"), "--raw", str(tmp_path / "raw"),
+        "--qrels", str(tmp_path / "qrels.parquet"), "--judgments", str(tmp_path / "ingest.json"),
+        "--split", str(tmp_path / "split.parquet"), "--candidates", str(tmp_path / "candidates"),
+        "--fused", str(tmp_path / "fused"), "--out", str(tmp_path / "out")])
+    stage.main()
+    out = tmp_path / "out"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["recommendation"]["probabilities"] == ["team"]
+    diagram = pd.read_parquet(out / "reliability.parquet")
+    assert set(diagram[S.SYSTEM]) == {"team"} and diagram["n"].sum() == 8  # 4 pairs × 2
