@@ -50,7 +50,8 @@ class Recommend(Section):
     exclude_seen: bool = True  # items bought before t are neither candidates nor positives
     holdout_users: float = Field(0.0, ge=0, lt=1)  # share of users kept out of all fitting
     context: list[str] = ["country"]  # log columns carried onto the user-queries (slices)
-    negatives: Literal["window", "sample"] = "window"  # AUC/GAUC negatives
+    negatives: Literal["sample", "window"] = "sample"  # AUC negatives: a seeded sample of
+    # visible items the user never bought, or the non-positives of the window
     n_negatives: int = Field(100, ge=1)  # seeded sample of never-bought items (sample)
     expected: str | None = None  # serendipity's "expected" system (default: the popularity one)
     random_split: list[str] = ["popularity", "cooccurrence"]  # routes whose leakage is shown

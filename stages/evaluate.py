@@ -9,8 +9,9 @@ route_hits.parquet (for each fused pair of systems, which one found each relevan
 labels.parquet (query_id, dimension, slice: the slices each evaluated query belongs to, for
 ``slices.dimensions`` and ``compare.strata``), unjudged.parquet (each system's top
 ``evaluate.judged_k`` candidates without a judgment, on the ``pool.splits`` queries: the next
-pooling round) and curves.parquet (system, family, k, measure, value, n: R@k, nDCG@k and
-Judged@k over a fixed grid of k up to ``candidates.depth``, ``releval.metrics.curves``).
+pooling round; empty in recommendation mode, judged by the log) and curves.parquet
+(system, family, k, measure, value, n: R@k, nDCG@k and Judged@k over a fixed grid of k up
+to ``candidates.depth``, ``releval.metrics.curves``).
 Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
@@ -166,7 +167,8 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
                             "invisible_left_out": int((~visible).sum()),
                             "relevant_invisible_left_out": int((~visible & relevant).sum())},
               "qrels": ingest["qrels"]}
-    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits), S.QUERY_ID]
+    # recommendation mode has no judging round (the log's future is the judge): no holes
+    pooled = split.loc[split[S.SPLIT].isin(p.pool.splits) & (not p.recommendation), S.QUERY_ID]
     holes = unjudged({name: r[r[S.QUERY_ID].isin(pooled)] for name, r in runs.items()},
                      judgments, c.judged_k)
     report["unjudged"] = int(len(holes))

@@ -39,7 +39,8 @@ def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_)
     out = Console()
     if per_query:
         wide = result.per_query.pivot(index=S.QUERY_ID, columns=S.MEASURE, values=S.VALUE)
-        wide = wide[list(result.summary[S.MEASURE])]
+        per_query_measures = result.summary[result.summary["level"] == "query"]
+        wide = wide[list(per_query_measures[S.MEASURE])]
         grid = Table(title="per query (— = undefined)")
         grid.add_column("query_id")
         for name in wide.columns:

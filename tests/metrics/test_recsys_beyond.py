@@ -8,6 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+import rectools
+import rectools.metrics as metrics
+from rectools.metrics import distances
 
 from releval.data import contracts as S
 from releval.metrics import evaluate, evaluate_systems
@@ -150,7 +153,6 @@ def test_catalogue_at_each_cut():
 def rectools_frames(run, catalog, k):
     """rectools' inputs, ids as integer codes: the full top k of each user, and the
     label-1 log before the cut."""
-    rectools = pytest.importorskip("rectools")
     items = pd.Index(catalog.items)
     top = run[run[S.RANK] <= k]
     reco = pd.DataFrame({rectools.Columns.User: pd.Index(catalog.query_ids).get_indexer(
@@ -163,8 +165,6 @@ def rectools_frames(run, catalog, k):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_novelty_ild_coverage_equal_rectools_on_full_lists(seed):
-    metrics = pytest.importorskip("rectools.metrics")
-    distances = pytest.importorskip("rectools.metrics.distances")
     run, qrels, catalog = random_case(seed, n_users=60)
     vectors = np.random.default_rng(seed).normal(size=(len(catalog.items), 5))
     catalog = replace(catalog, embeddings=vectors)
@@ -187,7 +187,7 @@ def test_novelty_ild_coverage_equal_rectools_on_full_lists(seed):
 
     ild = metrics.IntraListDiversity(k, Cosine()).calc_per_user(reco)
     assert per[f"ILD@{k}"].to_numpy() == pytest.approx(ild.loc[codes].to_numpy())
-    shown = reco[reco[pytest.importorskip("rectools").Columns.User].isin(
+    shown = reco[reco[rectools.Columns.User].isin(
         pd.Index(catalog.query_ids).get_indexer(qrels[S.QUERY_ID].unique()))]
     coverage = metrics.CatalogCoverage(1, normalize=True).calc(shown, list(range(len(
         catalog.items))))

@@ -4,13 +4,12 @@ Hit@k, AP@k and RR; they, nDCG@k, P@k and R@k equal rectools' on random user fra
 import numpy as np
 import pandas as pd
 import pytest
+import rectools.metrics as rectools_metrics
+from rectools import Columns
 
 from releval.data import contracts as S
 from releval.metrics import evaluate, parse_measure
 from tests.metrics.recsys import random_case
-
-rectools_metrics = pytest.importorskip("rectools.metrics")
-Columns = pytest.importorskip("rectools").Columns
 
 
 def test_recommendation_names_are_the_engine_measures():
