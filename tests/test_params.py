@@ -1,11 +1,13 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from releval.errors import InputError
 from releval.params import load_params
 
-PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
 
 
 def test_project_params_validate_and_overrides_apply():
@@ -64,3 +66,22 @@ def test_set_overrides_add_missing_keys_and_leave_an_unchanged_file_byte_identic
     assert path.read_text().startswith("# team notes\nbase:\n  seed: 3   # lucky\n\nsplit:\n")
     assert read_raw(path) == {"base": {"seed": 3}, "split": {"method": "given",
                               "quantiles": [0.6, 0.8]}, "pool": {"depth": 20}}
+
+
+@pytest.mark.parametrize("path", ["params.yaml", *sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.yaml"))])
+def test_every_shipped_params_file_parses_and_names_every_key_dvc_yaml_lists(path):
+    """DVC refuses to run a stage whose listed params are missing from params.yaml, and
+    ``releval run --params examples/<x>.yaml`` makes that file params.yaml."""
+    load_params(ROOT / path)
+    tree = yaml.safe_load((ROOT / path).read_text())
+    missing = []
+    for stage in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values():
+        for key in stage.get("do", stage).get("params", []):
+            node = tree
+            for part in str(key).split(".${")[0].split("."):
+                if not isinstance(node, dict) or part not in node:
+                    missing.append(key)
+                    break
+                node = node[part]
+    assert missing == []
