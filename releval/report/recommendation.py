@@ -128,7 +128,9 @@ def random_split(split_report: dict) -> tuple[str, list[list[str]]] | None:
     r = split_report.get("random_split")
     if not r:
         return None
-    rows = [[system, measure, number(v.get("forward")), number(v.get("random")),
-             number(v.get("inflation"), "+.4f"), number(v.get("ratio"), ".2f")]
-            for system, by in (r.get("systems") or {}).items() for measure, v in by.items()]
+    rows = [[system, measure, number(v["forward"].get(measure)),
+             number(v["random"].get(measure)), number(v["inflation"].get(measure), "+.4f"),
+             number(v["ratio"].get(measure), ".2f")]
+            for system, v in (r.get("systems") or {}).items()
+            for measure in v["forward"] if measure != "n"]
     return str(r.get("protocol", "")), rows

@@ -152,12 +152,13 @@ REC_SUMMARY = SUMMARY | {
                        "n_negatives": 100, "users": 42, "undefined_users": 2,
                        "held_out_users": 5},
 }
-REC_SPLIT = SPLIT | {"random_split": {
+REC_SPLIT = SPLIT | {"random_split": {  # the shape of releval.retrieval.leakage
     "protocol": "a seeded random 80/20 split of the same log",
-    "systems": {"popularity": {"HR@10": {"forward": 0.2, "random": 0.3, "inflation": 0.1,
-                                         "ratio": 1.5},
-                               "nDCG@10": {"forward": 0.1, "random": 0.125,
-                                           "inflation": 0.025, "ratio": 1.25}}}}}
+    "systems": {"popularity": {"route": "popularity",
+                               "forward": {"HR@10": 0.2, "nDCG@10": 0.1, "n": 40},
+                               "random": {"HR@10": 0.3, "nDCG@10": 0.125, "n": 38},
+                               "inflation": {"HR@10": 0.1, "nDCG@10": 0.025},
+                               "ratio": {"HR@10": 1.5, "nDCG@10": 1.25}}}}}
 RELIABILITY = pd.DataFrame(
     [(CAND, binning, b, b / 4, (b + 1) / 4, n, (b + 0.5) / 4, observed)
      for binning, bins in (("width", ((0, 30, 0.1), (1, 20, 0.3), (2, 0, None),
