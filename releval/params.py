@@ -27,8 +27,8 @@ class Base(Section):
 class Prepare(Section):
     source: Literal["demo", "beir", "tables", "interactions", "recsys_demo"] = "demo"
     path: str | None = None  # BEIR folder or folder of parquet tables
-    n_docs: int = Field(5000, ge=50)
-    n_queries: int = Field(1000, ge=20)
+    n_docs: int = Field(5000, ge=50)  # demo: documents (recsys_demo: items)
+    n_queries: int = Field(1000, ge=20)  # demo: queries (recsys_demo: users)
     start: str = "2025-01-01"
     months: int = Field(12, ge=1)
     tenants: int = Field(2, ge=1)

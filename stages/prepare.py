@@ -130,7 +130,8 @@ def _interactions(p: Params, inputs: Path) -> Outputs:
 
 
 def _recsys_demo(p: Params, inputs: Path) -> Outputs:
-    demo = generate_recsys(p.base.seed, start=p.prepare.start, months=p.prepare.months)
+    demo = generate_recsys(p.base.seed, n_users=p.prepare.n_queries, n_items=p.prepare.n_docs,
+                           start=p.prepare.start, months=p.prepare.months)
     return _users_as_queries(p, demo.log, demo.items, {
         "source": "recommendation demo generator", "seed": p.base.seed,
         "team_runs": "simulated team systems team_calibrated, team_overconfident (demo only)"},

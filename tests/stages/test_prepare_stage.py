@@ -115,10 +115,12 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
 
 
 def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
-    p = Params.model_validate(REC | {"base": {"seed": 5}, "prepare": {"source": "recsys_demo"},
+    p = Params.model_validate(REC | {"base": {"seed": 5},
+                                     "prepare": {"source": "recsys_demo", "n_docs": 300,
+                                                 "n_queries": 500},
                                      "candidates": {"depth": 20}, "split": {}})
     result = run(p)
-    demo = generate_recsys(5)
+    demo = generate_recsys(5, n_users=500, n_items=300)
     t1, t2 = cuts_of(demo.log, "quantiles", None, (0.7, 0.85))
     data = user_queries(demo.log, demo.items, t1, t2, 30, True, 0.0, ["country"], 5)
     for name in ("documents", "queries", "given_split"):
@@ -170,7 +172,8 @@ def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, ca
 
 
 def test_main_writes_the_recommendation_tables_and_one_line(tmp_path, monkeypatch, capsys):
-    params = {"prepare": {"source": "recsys_demo"}, "candidates": {"depth": 10}}
+    params = {"prepare": {"source": "recsys_demo", "n_docs": 800, "n_queries": 400},
+              "candidates": {"depth": 10}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
