@@ -209,8 +209,6 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _compared_systems_exist(self) -> Params:
-        if not self.fusion.systems:  # dvc.yaml's later stages read data/fused/
-            raise ValueError("fusion.systems is empty; fuse at least one pair of systems")
         known = self.systems()
         for side in ("baseline", "candidate"):
             name = getattr(self.compare, side)

@@ -43,7 +43,9 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
 
     try:
         raw = apply_overrides(read_raw(params), overrides)
-        parse_params(raw, str(params))
+        if not parse_params(raw, str(params)).fusion.systems:  # dvc.yaml reads data/fused/
+            raise InputError("fusion.systems is empty: the pipeline's later stages read the "
+                             "fused runs; fuse at least one pair of systems", str(params))
         params, adopted = adopt(params, Path.cwd())
     except InputError as exc:
         fail(str(exc))

@@ -242,17 +242,23 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
     return frame
 
 
-def _times(frame: pd.DataFrame, column: str, path: Path) -> None:
-    """A timestamp column, in place, as UTC; naive timestamps are taken to be UTC already."""
-    values = frame[column]
+def as_utc(values: pd.Series) -> pd.Series:
+    """Timestamps as UTC: aware ones converted, naive ones taken to be UTC already, text
+    parsed as ISO 8601; what does not parse is NaT (callers name the row)."""
     if isinstance(values.dtype, pd.DatetimeTZDtype):
-        parsed = values.dt.tz_convert("UTC")
-    elif pd.api.types.is_datetime64_dtype(values):
-        parsed = values.dt.tz_localize("UTC")
-    else:
-        parsed = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
-        _reject(parsed.isna() & values.notna(),
-                lambda i: f"{column} must be a timestamp, got {values[i]!r}", path, _row)
+        return values.dt.tz_convert("UTC")
+    if pd.api.types.is_datetime64_dtype(values):
+        return values.dt.tz_localize("UTC")
+    return pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
+
+
+def _times(frame: pd.DataFrame, column: str, path: Path) -> None:
+    """A timestamp column, in place, as UTC (``as_utc``); one that does not parse is an
+    InputError naming its row."""
+    values = frame[column]
+    parsed = as_utc(values)
+    _reject(parsed.isna() & values.notna(),
+            lambda i: f"{column} must be a timestamp, got {values[i]!r}", path, _row)
     frame[column] = parsed.astype(TIME)
 
 

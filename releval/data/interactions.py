@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.adapters import TIME
+from releval.data.adapters import TIME, as_utc
 from releval.data.history import user_query_id
 from releval.data.readers import read_parquet, text_of
 from releval.errors import InputError
@@ -90,15 +90,9 @@ def _times(frame: pd.DataFrame, column: str, required: bool) -> None:
     """A timestamp column, in place, as UTC (naive values are UTC); missing is an InputError
     when ``required``, unparsable always."""
     values = frame[column]
-    if isinstance(values.dtype, pd.DatetimeTZDtype):
-        parsed = values.dt.tz_convert("UTC")
-    elif pd.api.types.is_datetime64_dtype(values):
-        parsed = values.dt.tz_localize("UTC")
-    else:
-        parsed = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce")
-        S.fail_first(frame, column, (parsed.isna() & values.notna()).to_numpy(),
-                     lambda i: f"{column} must be an ISO-8601 timestamp, got "
-                     f"{values.iloc[i]!r}")
+    parsed = as_utc(values)
+    S.fail_first(frame, column, (parsed.isna() & values.notna()).to_numpy(),
+                 lambda i: f"{column} must be an ISO-8601 timestamp, got {values.iloc[i]!r}")
     if required:
         S.fail_first(frame, column, parsed.isna().to_numpy(), f"{column} is missing")
     frame[column] = parsed.astype(TIME)

@@ -108,9 +108,34 @@ def failures() -> pd.DataFrame:
                          "evidence": ['{"rank_bm25": 3}', '{"reason": "acl"}']})
 
 
+def interactions() -> pd.DataFrame:
+    return pd.DataFrame({S.USER_ID: ["17850", "17850", "13047"],
+                         S.ITEM_ID: ["85123A", "M", "m"],
+                         S.TIMESTAMP: pd.to_datetime(["2010-12-01T08:26Z"] * 3, utc=True),
+                         S.LABEL: [1, 0, 1], "country": "United Kingdom"})
+
+
+def team_runs() -> pd.DataFrame:
+    return pd.DataFrame({S.SYSTEM: "team_calibrated", S.USER_ID: ["u1", "u1", "u2"],
+                         S.ITEM_ID: ["a", "b", "a"], S.SCORE: [0.9, 0.5, 0.7],
+                         S.PROBABILITY: [0.9, 0.5, 0.7], S.SPLIT: "test"})
+
+
+def reliability() -> pd.DataFrame:
+    return pd.DataFrame({S.SYSTEM: "team", "binning": ["width", "width", "mass"],
+                         "bin": [0, 9, 0], "lo": [0.0, 0.9, 0.0], "hi": [0.1, 1.0, 1.0],
+                         "n": [10, 2, 12], "mean_predicted": [0.05, 0.95, 0.2],
+                         "observed": [0.1, 1.0, 0.25]})
+
+
+def probability_run() -> pd.DataFrame:
+    return run().assign(**{S.PROBABILITY: 0.5})
+
+
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
-        "slices": slices, "violations": violations, "failures": failures}
+        "slices": slices, "violations": violations, "failures": failures,
+        "interactions": interactions, "team_runs": team_runs, "reliability": reliability}
 
 
 def test_every_suite_has_a_good_frame():
@@ -182,7 +207,21 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      "expect_column_values_to_be_in_set", ["layer"], 0, "gremlins"),
     ("violations", lambda f: _set(f, "reason", 2, "rude"), {},
      "expect_column_values_to_be_in_set", ["reason"], 2, "rude"),
+    ("interactions", lambda f: _set(f, S.LABEL, 1, 2), {},
+     "expect_column_values_to_be_in_set", [S.LABEL], 1, 2),
+    ("team_runs", lambda f: _set(f, S.PROBABILITY, 2, 1.5), {},
+     "expect_column_values_to_be_between", [S.PROBABILITY], 2, 1.5),
+    ("reliability", lambda f: _set(f, "observed", 0, -0.1), {},
+     "expect_column_values_to_be_between", ["observed"], 0, -0.1),
 ]
+
+
+def test_a_run_with_probabilities_holds_them_to_zero_one():
+    assert validate("run", probability_run()).success
+    bad = _set(probability_run(), S.PROBABILITY, 1, 1.2)
+    [failure] = validate("run", bad).failures
+    assert failure["columns"] == ["_probability_ok"]
+    assert failure["examples"][0]["index"] == 1
 
 
 @pytest.mark.parametrize("name,make_bad,params,expectation,columns,row,value", BAD,

@@ -141,7 +141,8 @@ def test_main_reads_the_stage_folders_and_writes_every_output(tmp_path, monkeypa
 # recommendation mode: users at the test cut, items as documents, a purchase log
 REC_MEASURES = ["HR@2", "AUC", "GAUC", "Brier", "ECE", "Novelty@2", "ILD@2",
                 "ILD(space='cooccurrence')@2", "LongTail@2", "Serendipity@2", "Coverage@2"]
-REC = {"prepare": {"source": "interactions"}, "recommend": {"expected": "pop"},
+REC = {"prepare": {"source": "interactions"},
+       "recommend": {"expected": "pop", "negatives": "window"},
        "evaluate": {"measures": REC_MEASURES, "splits": ["test"]},
        "candidates": {"systems": {"bm25": {"route": "bm25"}}}}
 ITEMS = documents(*(doc(i, title=f"item {i}", tenant="default") for i in ("a", "b", "c", "d")))
