@@ -133,7 +133,8 @@ def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_
                        pd.read_parquet(root / "data/split/split.parquet"),
                        pd.read_parquet(root / "data/evaluate/labels.parquet"),
                        pd.read_parquet(root / "data/safety/violations.parquet"),
-                       pd.read_parquet(raw / "answers.parquet"), review)
+                       pd.read_parquet(raw / "answers.parquet"),
+                       pd.read_parquet(raw / "interactions.parquet"), review)
     counts = result.report["review"]
     assert (counts["reviewed"], counts["quarantined"]) == (2, 1)
     assert counts["rows_in"] == counts["reviewed"] + counts["unreviewed"] + counts["quarantined"]
