@@ -90,7 +90,8 @@ def metrics(
         note_counts(result)
 
 
-def _print_paired(result: dict) -> None:
+def print_paired(result: dict, out: Console | None = None) -> None:
+    """A comparison.json's paired rows as one table."""
     table = Table(title=f"paired comparison over {result['unit']}s (candidate − baseline)")
     for col in ("measure", "slice", "n", "baseline", "candidate", "Δ mean", "95% CI",
                 "W/T/L", "p", "p (Holm)", "verdict"):
@@ -101,7 +102,7 @@ def _print_paired(result: dict) -> None:
                       number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
                       interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r),
                       number(r["p_value"]), number(r["p_holm"]), r["verdict"])
-    Console().print(table)
+    (out or Console()).print(table)
 
 
 def _print_unpaired(result: dict) -> None:
@@ -176,7 +177,7 @@ def compare(
     if fmt == Format.json:
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     elif result["controlled"]:
-        _print_paired(result)
+        print_paired(result)
     else:
         _print_unpaired(result)
 
@@ -227,6 +228,24 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None) -> N
               + ("" if controlled else " UNCONTROLLED")
               + (f" ({len(failed)} failed: {escape(', '.join(map(str, failed)))})" if failed
                  else ""), highlight=False, soft_wrap=True)
+
+
+def print_changed_slices(doc: dict, out: Console | None = None) -> None:
+    """slices.json's slices whose verdict is improved or regressed after Holm, one table."""
+    out = out or Console()
+    changed = [r for r in doc.get("changed", []) if r["dimension"] != "all"]
+    head = (f"slices: {doc['tested']} tested, {doc['too_small']} too small; changed after Holm "
+            f"over {doc['family']}:")
+    if not changed:
+        out.print(f"{head} none", highlight=False)
+        return
+    table = Table(title=head)
+    for col in ("dimension", "slice", "measure", "n", "Δ mean", "p (Holm)", "verdict"):
+        table.add_column(col, justify="right" if col in ("n", "Δ mean", "p (Holm)") else "left")
+    for r in changed:
+        table.add_row(r["dimension"], r["slice"], r["measure"], str(r["n"]),
+                      number(r["mean_diff"], "+.4f"), number(r["p_holm"]), r["verdict"])
+    out.print(table)
 
 
 def gate(

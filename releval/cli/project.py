@@ -217,8 +217,9 @@ def _recommendation_tables(summary: dict, title: str, width: int) -> list[Table]
 
 def _show_run(root: Path, title: str) -> None:
     """After a run: the metrics table (recommendation: the measures by group, with n and
-    undefined), the gate's decision, the report and the receipt."""
-    from releval.cli.files import print_decision
+    undefined, then the paired comparison over users and the slices that changed), the gate's
+    decision, the report and the receipt."""
+    from releval.cli.files import print_changed_slices, print_decision, print_paired
 
     summary = json.loads((root / "data/evaluate/summary.json").read_text())
     out = Console()
@@ -231,6 +232,10 @@ def _show_run(root: Path, title: str) -> None:
         for table in _recommendation_tables(summary, title, wide.width):
             wide.print(table)
         wide.print(rec.LEGEND, highlight=False, style="dim")
+        for name, show in (("compare/comparison.json", print_paired),
+                           ("slices/slices.json", print_changed_slices)):
+            if (root / "data" / name).exists():
+                show(json.loads((root / "data" / name).read_text()), wide)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")

@@ -60,3 +60,27 @@ def test_a_narrow_terminal_gets_several_tables_per_group():
     assert all(title in text for title in titles)
     for measure in REC_SUMMARY["systems"][CAND]:
         assert sum(measure == c.header for t in tables for c in t.columns) == 1, measure
+
+
+def test_a_recommendation_run_prints_the_paired_comparison_and_the_changed_slices(
+        tmp_path, capsys):
+    root = project(tmp_path, REC_SUMMARY)
+    (root / "data/compare").mkdir()
+    (root / "data/compare/comparison.json").write_text(json.dumps({"unit": "user", "paired": [
+        {"measure": "nDCG@10", "slice": "all", "n": 40, "mean_baseline": 0.2,
+         "mean_candidate": 0.25, "mean_diff": 0.05, "ci_low": 0.01, "ci_high": 0.09,
+         "wins": 20, "ties": 10, "losses": 10, "p_value": 0.01, "p_holm": 0.02,
+         "verdict": "improved"}]}))
+    (root / "data/slices").mkdir()
+    (root / "data/slices/slices.json").write_text(json.dumps({
+        "tested": 6, "too_small": 2, "family": 6, "changed": [
+            {"dimension": "all", "slice": "all", "measure": "nDCG@10", "n": 40,
+             "mean_diff": 0.05, "p_holm": 0.02, "verdict": "improved"},
+            {"dimension": "history", "slice": "long_tail", "measure": "nDCG@10", "n": 15,
+             "mean_diff": -0.0725, "p_holm": 0.03, "verdict": "regressed"}]}))
+    _show_run(root, "releval run")
+    out = capsys.readouterr().out
+    assert "paired comparison over users" in out and "[+0.0100, +0.0900]" in out
+    assert "slices: 6 tested, 2 too small; changed after Holm over 6:" in out
+    slice_rows = [line for line in out.splitlines() if "long_tail" in line]
+    assert len(slice_rows) == 1 and "-0.0725" in slice_rows[0] and "regressed" in slice_rows[0]
