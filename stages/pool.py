@@ -1,8 +1,8 @@
 """Stage ``pool``: the top candidates of the pooled systems, blinded for judges.
 
 Pools the top ``pool.depth`` of each system in ``pool.systems`` for the ``pool.splits``
-queries. The pool persists between runs (a pool with another seed, depth or corpus starts
-afresh): when a system joins, only its pairs not yet in the pool are added (a new round),
+queries. The pool persists between runs (a pool with another seed, depth or corpus, or any
+pool in recommendation mode, starts afresh): when a system joins, only its pairs not yet in the pool are added (a new round),
 so nothing is judged twice. Outputs (data/pool/):
 pool.parquet, identity.json, and for judges the pairs of the latest round (what is left to
 judge) as judging.csv, label_studio_tasks.json and label_config.xml (shuffled per query;
@@ -46,7 +46,10 @@ class Outputs:
 
 def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
         queries: pd.DataFrame, split: pd.DataFrame, previous: pd.DataFrame | None) -> Outputs:
-    """The pool (incremental over ``previous`` when it is the same pool) and its export."""
+    """The pool (incremental over ``previous`` when it is the same pool) and its export. In
+    recommendation mode the log's future is the judge and the user-queries change with the
+    protocol (cuts, horizon): the pool starts afresh every run."""
+    previous = None if p.recommendation else previous
     guideline = load_guideline(p.pool.guideline)
     pool = grow_pool(runs, documents, queries_in(split, p.pool.splits), p.pool.depth,
                      p.base.seed, previous)

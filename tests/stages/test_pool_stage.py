@@ -65,6 +65,14 @@ def test_run_adds_a_new_systems_pairs_as_a_round_and_exports_only_those():
     assert set(fresh.pool[S.ROUND]) == {1} and len(fresh.judging) == len(first.pool)
 
 
+def test_in_recommendation_mode_the_pool_starts_afresh_as_user_queries_change():
+    rec = Params.model_validate({**PARAMS, "prepare": {"source": "interactions", "path": "x"}})
+    first = run(rec, RUNS, DOCS, QUERIES, SPLIT, None)
+    fewer = QUERIES[QUERIES[S.QUERY_ID] != "q2"]  # e.g. a shorter horizon: q2 is gone
+    second = run(rec, RUNS, DOCS, fewer, SPLIT[SPLIT[S.QUERY_ID] != "q2"], first.pool)
+    assert set(second.pool[S.ROUND]) == {1} and "q2" not in set(second.pool[S.QUERY_ID])
+
+
 @pytest.fixture()
 def project(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS))
