@@ -2,8 +2,8 @@
 
 Pools the top ``pool.depth`` of each system in ``pool.systems`` for the ``pool.splits``
 queries. The pool persists between runs (a pool with another seed, depth or corpus, or any
-pool in recommendation mode, starts afresh): when a system joins, only its pairs not yet in the pool are added (a new round),
-so nothing is judged twice. Outputs (data/pool/):
+pool in recommendation mode, starts afresh): when a system joins, only its pairs not yet in
+the pool are added (a new round), so nothing is judged twice. Outputs (data/pool/):
 pool.parquet, identity.json, and for judges the pairs of the latest round (what is left to
 judge) as judging.csv, label_studio_tasks.json and label_config.xml (shuffled per query;
 never systems, ranks or scores).
