@@ -30,3 +30,4 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/metrics_speed.py
 	$(BIN)/python benchmarks/bm25_speed.py
+	$(BIN)/python benchmarks/metrics_process.py

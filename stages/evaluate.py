@@ -4,7 +4,10 @@ Relevance is judged against what the user may see: judgments of documents invisi
 the query (time, status, tenant, ACL) are left out and counted, so no system is credited
 or blamed for a forbidden document. Outputs (data/evaluate/): per_query.parquet (system,
 query_id, measure, value), metrics.json (``dvc metrics``: system -> measure -> mean),
-summary.json (n, undefined, empty per measure, and where the qrels came from),
+summary.json (n, undefined, empty per measure; per per-query measure ``ties``, the queries
+where a score tie straddles its cutoff, and ``tie_range``, its mean over the worst and the
+best order of the tied documents: ``releval.metrics.ties``, the windows' ranks taken as one
+way of breaking their routes' score ties; and where the qrels came from),
 route_hits.parquet (for each fused pair of systems, which one found each relevant document),
 labels.parquet (query_id, dimension, slice: the slices each evaluated query belongs to, for
 ``slices.dimensions`` and ``compare.strata``), unjudged.parquet (each system's top
@@ -48,6 +51,7 @@ from releval.metrics import evaluate_systems
 from releval.metrics.calibration import RELIABILITY_COLUMNS, reliability
 from releval.metrics.catalog import Catalog
 from releval.metrics.curves import curves
+from releval.metrics.ties import ties
 from releval.params import Params
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from stages.common import (
@@ -152,6 +156,12 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,
                               max_grade=p.prepare.max_grade, queries=evaluated,
                               catalog=catalog)
+    for system, entries in scored.summary.items():  # a window's ranks break its score ties
+        tied = ties(runs[system], qrels[visible], c.measures, rel=c.rel,
+                    max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog,
+                    rank_decides=False)
+        for measure, extra in tied.entries().items():
+            entries[measure].update(extra)
     hits = [route_hits(f.lexical, runs[f.lexical], f.dense, runs[f.dense], qrels[visible],
                        c.rel).assign(pair=f"{f.lexical}|{f.dense}")
             for f in p.fusion.systems.values() if f.lexical in runs and f.dense in runs]

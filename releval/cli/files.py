@@ -31,12 +31,14 @@ from releval.report.formats import (
 
 
 def _select_system(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
-    systems = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
+    # the distinct names first, then strings: never a string per row (100M rows at scale)
+    systems = sorted(map(str, run[S.SYSTEM].unique())) if S.SYSTEM in run.columns else []
     if system is not None:
         if system not in systems:
             raise InputError(f"no system {system!r} in the run; it has {systems}",
                              run.attrs.get("source", "run"))
-        picked = run[run[S.SYSTEM].astype(str) == system]
+        picked = run[run[S.SYSTEM].map(str, na_action="ignore") == system] \
+            if run[S.SYSTEM].dtype == object else run[run[S.SYSTEM] == system]
         picked.attrs.update(run.attrs)
         return picked
     if len(systems) > 1:
@@ -65,14 +67,24 @@ def metrics(
                                            help="top of the declared grade scale")] = 3,
     system: Annotated[str | None, typer.Option(
         "--system", help="system to evaluate when the run table holds several")] = None,
+    ties: Annotated[bool, typer.Option(
+        "--ties", help="also report score ties: per measure the queries where a tie "
+        "straddles the cutoff, and the range [worst, best] over every order of the tied "
+        "documents beside the value")] = False,
 ) -> None:
     """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
     excluded from the means and counted (trec_eval scores them 0)."""
     try:
         measures = resolve(measure or DEFAULT_MEASURES, rel=rel)
         run_frame = _select_system(read_run(run), system)
-        result = evaluate(run_frame, read_qrels(qrels), measures, rel=rel,
+        truth = read_qrels(qrels)
+        result = evaluate(run_frame, truth, measures, rel=rel,
                           max_grade=max_grade, common_only=common_only)
+        if ties:
+            from releval.metrics.ties import ties as tie_ranges
+
+            tied = tie_ranges(run_frame, truth, measures, rel=rel, max_grade=max_grade,
+                              common_only=common_only)
     except InputError as exc:
         fail(str(exc))
     if result.counts["queries_evaluated"] == 0:
@@ -84,10 +96,115 @@ def metrics(
     trec_names = {m.name: (MEASURES[m.family].trec(m) if m.rel == rel else None) or m.name
                   for m in measures}
     integer = {m.name for m in measures if MEASURES[m.family].aggregate == "sum"}
-    PRINTERS[fmt](result, per_query=per_query, tag=tag, trec_names=trec_names,
-                  integer=integer)
+    if ties:
+        _print_with_ties(result, tied, fmt, per_query=per_query, tag=tag,
+                         trec_names=trec_names, integer=integer)
+    else:
+        PRINTERS[fmt](result, per_query=per_query, tag=tag, trec_names=trec_names,
+                      integer=integer)
     if fmt in (Format.trec, Format.csv):
         note_counts(result)
+
+
+TIES_LEGEND = ("value: in trec_eval's order (score descending, ties by doc_id descending); "
+               "[worst, best]: the least and greatest value over every order of the tied "
+               "documents; ties: queries with a score tie across the measure's cutoff (no "
+               "cutoff: a tie that changes the value); changed: queries whose value differs "
+               "between the worst and best orders")
+BY_RANK = ("ties: the run has a rank column, so its ranks decide the order: no score tie "
+           "can change a value")
+
+
+def _range(low, high, integer: bool) -> str:
+    return escape(interval(low, high, ".0f" if integer else ".4f"))
+
+
+def _tie_count(value, n=None) -> str:
+    if pd.isna(value):
+        return "not computed"
+    return f"{int(value)}" + ("" if n is None else f"/{n}")
+
+
+def _ties_tables(tied, *, per_query: bool, integer: set[str]) -> list:
+    """The rich renderables of ``--ties``: per query (the pairs where a tie straddles the
+    cutoff or changes the value), then per measure, then the legend."""
+    if tied.by_rank:
+        return [BY_RANK]
+    out = []
+    if per_query:
+        rows = tied.per_query[tied.per_query["tied"].fillna(True)
+                              | tied.per_query["changed"].fillna(True)]
+        grid = Table(title="score ties per query (where a tie straddles the cutoff or changes "
+                     "the value)")
+        for col in ("query_id", "measure", "value", "[worst, best]", "tied"):
+            grid.add_column(escape(col),
+                            justify="left" if col in ("query_id", "measure") else "right")
+        for r in rows.itertuples(index=False):
+            whole = r.measure in integer
+            grid.add_row(escape(str(r.query_id)), r.measure, number(r.value, ".0f" if whole
+                                                                     else ".4f"),
+                         _range(r.worst, r.best, whole) if not pd.isna(r.worst) else
+                         "not computed", "?" if pd.isna(r.tied) else mark(bool(r.tied)))
+        out.append(grid if len(rows) else "score ties per query: none that matter")
+    table = Table(title="score ties (mean over n queries; counts are sums)")
+    for col in ("measure", "value", "[worst, best]", "ties/n", "changed"):
+        table.add_column(escape(col), justify="left" if col == "measure" else "right")
+    for r in tied.summary.itertuples(index=False):
+        whole = r.measure in integer
+        table.add_row(r.measure, number(r.value, ".0f" if whole else ".4f"),
+                      _range(r.worst, r.best, whole) if r.exact else "not computed",
+                      _tie_count(r.ties, r.n), _tie_count(r.changed))
+    c = tied.counts
+    out += [table, escape(f"{c['tie_groups']} tie group(s) of {c['tied_documents']} documents "
+                          f"in {c['queries_with_ties']} of {c['queries_evaluated']} queries. "
+                          + TIES_LEGEND)]
+    return out
+
+
+def _none(value):
+    return None if pd.isna(value) else value.item() if hasattr(value, "item") else value
+
+
+def _ties_doc(tied, per_query: bool) -> dict:
+    """``--ties`` in JSON: how the order was decided, the counts, per measure (and per query)
+    worst, best, ties and changed."""
+    doc = {"ranked_by": "rank" if tied.by_rank else "score", "counts": tied.counts,
+           "measures": {r.measure: {"worst": _none(r.worst), "best": _none(r.best),
+                                    "ties": _none(r.ties), "changed": _none(r.changed),
+                                    "exact": bool(r.exact)}
+                        for r in tied.summary.itertuples(index=False)}}
+    if per_query:
+        doc["per_query"] = [{k: _none(v) for k, v in r._asdict().items() if k != "value"}
+                            for r in tied.per_query.itertuples(index=False)]
+    return doc
+
+
+def _print_with_ties(result, tied, fmt: Format, *, per_query: bool, **kw) -> None:
+    """The evaluation as ``--format`` prints it, with the ties: table: the ties tables after
+    it; trec (stdout is trec_eval's lines): the ties tables on stderr; json: a "ties" object
+    added; csv: the ties table (per query with -q) in place of the summary."""
+    if fmt == Format.csv:
+        frame = tied.per_query if per_query else tied.summary
+        frame.to_csv(sys.stdout, index=False)
+        return
+    if fmt == Format.json:
+        import contextlib
+        import io
+
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            PRINTERS[fmt](result, per_query=per_query, **kw)
+        doc = json.loads(buffer.getvalue())
+        doc["ties"] = _ties_doc(tied, per_query)
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    PRINTERS[fmt](result, per_query=per_query, **kw)
+    out = Console(stderr=True) if fmt == Format.trec else Console()
+    for part in _ties_tables(tied, per_query=per_query, integer=kw["integer"]):
+        if isinstance(part, str):
+            out.print(part, highlight=False, soft_wrap=False)
+        else:
+            out.print(part)
 
 
 def print_paired(result: dict, out: Console | None = None) -> None:

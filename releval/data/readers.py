@@ -22,10 +22,12 @@ import pandas as pd
 import pyarrow as pa
 
 from releval.data import contracts as S
+from releval.data import trec_fast
 from releval.errors import InputError
 
 TREC_QRELS = (S.QUERY_ID, "iteration", S.DOC_ID, S.GRADE)
 TREC_RUN = (S.QUERY_ID, "q0", S.DOC_ID, S.RANK, S.SCORE, S.SYSTEM)
+CATEGORY = pa.dictionary(pa.int32(), pa.string())
 
 
 def _tag(frame: pd.DataFrame, source: str, unit: str, first: int) -> pd.DataFrame:
@@ -103,18 +105,42 @@ def _read_whitespace(path: Path, names: tuple[str, ...]) -> pd.DataFrame:
     return _tag(frame, str(path), "line", 1)
 
 
+def _read_trec(path: Path, names: tuple[str, ...], types: dict) -> pd.DataFrame:
+    """A TREC file: Arrow's CSV reader for the common shape (``trec_fast``), else the general
+    whitespace reader; the columns of ``types`` (others are read, then dropped). The system
+    column (a run's tag, the same on most lines) is categorical."""
+    path = existing(path)
+    kinds = {name: pa.large_string() if kind is str else kind for name, kind in types.items()}
+    frame = trec_fast.read(path, names, kinds)
+    if frame is None:
+        frame = _read_whitespace(path, names)
+        frame = frame.drop(columns=[c for c in names if c not in types])
+        for name, kind in kinds.items():
+            if pa.types.is_dictionary(kind):
+                frame[name] = frame[name].astype("category")
+    return _tag(frame, str(path), "line", 1)
+
+
 def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
-    values = pd.to_numeric(frame[column], errors="coerce")
     raw = frame[column]
-    bad = values.isna() & raw.notna() & ((raw.astype(str).str.lower() != "nan") | integer)
-    if integer:
+    if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+        values = raw  # already numbers (a parquet table, the fast TREC reader)
+        bad = pd.Series(False, index=raw.index)
+    else:
+        values = pd.to_numeric(raw, errors="coerce")
+        bad = values.isna() & raw.notna()
+        if bad.any():  # "nan" is a number (NaN), refused later where NaN is not allowed
+            bad &= (raw.astype(str).str.lower() != "nan") | integer
+    if integer and not pd.api.types.is_integer_dtype(values):
         bad |= values.notna() & (values != np.floor(values))
     if bad.any():
         label = bad.idxmax()
         kind = "an integer" if integer else "a number"
         raise InputError(f"{column} must be {kind}, got {raw[label]!r}",
                          frame.attrs["source"], S.where(frame, label))
-    frame[column] = values.astype("int64") if integer and values.notna().all() else values
+    if integer and not pd.api.types.is_integer_dtype(values) and values.notna().all():
+        values = values.astype("int64")
+    frame[column] = values
 
 
 IDS = (S.QUERY_ID, S.DOC_ID, "query-id", "corpus-id")  # BEIR names the ids differently
@@ -175,7 +201,7 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
             columns={"query-id": S.QUERY_ID, "corpus-id": S.DOC_ID, "score": S.GRADE})
         frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
     else:
-        frame = _read_whitespace(path, TREC_QRELS)
+        frame = _read_trec(path, TREC_QRELS, {S.QUERY_ID: str, S.DOC_ID: str, S.GRADE: pa.int64()})
     S.require_columns(frame, (S.QUERY_ID, S.DOC_ID, S.GRADE), "qrels")
     _numeric(frame, S.GRADE, integer=True)
     return frame
@@ -196,7 +222,8 @@ def read_run(path: str | Path) -> pd.DataFrame:
         if S.RANK not in frame.columns:
             S.require_columns(frame, (S.SCORE,), "run")
     else:
-        frame = _read_whitespace(path, TREC_RUN).drop(columns=["q0", S.RANK])
+        frame = _read_trec(path, TREC_RUN, {S.QUERY_ID: str, S.DOC_ID: str,
+                                            S.SCORE: pa.float64(), S.SYSTEM: CATEGORY})
     if S.SCORE in frame.columns:
         _numeric(frame, S.SCORE, integer=False)
     if S.RANK in frame.columns:

@@ -10,7 +10,6 @@ users. Items unknown to the catalogue count as never bought and have no vector.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from releval.metrics.ranking import Ranking
 from releval.metrics.registry import defined_only, has_catalog, measure, one_of, option, share
@@ -90,6 +89,8 @@ def ild(r: Ranking, m: Measure) -> np.ndarray:
     |S_k| < 2. Equals recommenders' diversity (item_feature_vector /
     item_cooccurrence_count) per user, and rectools' IntraListDiversity with a 1 − cos
     distance (which scores a list under 2 items 0, not undefined)."""
+    import scipy.sparse as sp  # here, not at import: the CLI starts without it
+
     catalog = r.catalog
     rows = np.flatnonzero(r.top(m.cutoff) & (r.item >= 0))
     shown = sp.csr_matrix((np.ones(len(rows)), (r.q[rows], r.item[rows])),

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import scipy.sparse as sp
 
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
 from releval.errors import InputError
+
+if TYPE_CHECKING:  # scipy is imported where a catalogue is built, not at import
+    import scipy.sparse as sp
 
 NEGATIVES = ("window", "sample")  # AUC's negatives: the window's non-positives, or a sample
 MAX_CELLS = 1 << 24  # (queries × items) cells per batch when drawing the negative sample
@@ -39,6 +42,8 @@ def _ns(values) -> np.ndarray:
 
 def _binary(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
     """The 0/1 CSR matrix with a 1 at each (row, col), repeats counted once."""
+    import scipy.sparse as sp
+
     m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)
     m.sum_duplicates()
     m.data[:] = 1.0
@@ -47,6 +52,8 @@ def _binary(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sp.cs
 
 def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
     """``m`` with each non-zero row scaled to unit L2 norm."""
+    import scipy.sparse as sp
+
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     return sp.diags(np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)) @ m
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from releval.data import contracts as S
 from releval.metrics.catalog import Catalog
@@ -70,6 +71,12 @@ def _score(r: Ranking, m: Measure) -> tuple[np.ndarray | None, dict]:
                     "applicable": applicable, "level": family.level}
 
 
+def _strings(values, at: np.ndarray) -> pd.Series:
+    """``values[at]`` as a string column."""
+    names = pa.array([str(v) for v in values], pa.large_string())
+    return names.take(pa.array(at, pa.int64())).to_pandas()
+
+
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
              measures: Iterable[str | Measure] = DEFAULT_MEASURES, *, rel: int = 1,
              max_grade: int = 3, common_only: bool = False,
@@ -92,9 +99,10 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
     scored = [_score(ranking, m) for m in wanted]
     per = [(m.name, values) for m, (values, _) in zip(wanted, scored, strict=True)
            if values is not None]
-    per_query = pd.DataFrame({
-        S.QUERY_ID: np.tile(ranking.queries, len(per)).astype(str),
-        S.MEASURE: np.repeat([name for name, _ in per], ranking.nq),
+    per_query = pd.DataFrame({  # the id columns built in Arrow: no Python string per row
+        S.QUERY_ID: _strings(ranking.queries, np.tile(np.arange(ranking.nq), len(per))),
+        S.MEASURE: _strings([name for name, _ in per], np.repeat(np.arange(len(per)),
+                                                                  ranking.nq)),
         S.VALUE: np.concatenate([values for _, values in per]) if per else np.zeros(0),
     })
     summary = pd.DataFrame([row for _, row in scored], columns=list(SUMMARY_COLUMNS))

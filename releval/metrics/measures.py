@@ -3,17 +3,22 @@
 Notation (per query): R = judged documents with grade ≥ rel (rel defaults to 1);
 S_k = the first k ranked documents; pos(d) = 1-based position of d in the ranking.
 "Undefined" means the value is NaN: the query is excluded from the mean and counted,
-never scored 0 or 1.
+never scored 0 or 1. ``judged_only=True`` computes a measure on the condensed list, the
+ranking without its unjudged documents (``releval.metrics.condensed``).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 
+from releval.errors import InputError
+from releval.metrics.condensed import OPTION as JUDGED_ONLY
+from releval.metrics.condensed import condensable, plain_only
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import GAIN_FORMS, MEASURES, measure
+from releval.metrics.registry import GAIN_FORMS, MEASURES, measure, option, proportion
 from releval.metrics.spec import Measure
 
 __all__ = ["MEASURES", "gain", "measure"]
@@ -35,35 +40,41 @@ def _cut(name: str) -> Callable[[Measure], str | None]:
     return lambda m: f"{name}_{m.cutoff}"
 
 
-@measure("P", cutoff="required", trec=_cut("P"))
+@measure("P", cutoff="required", trec=plain_only(_cut("P")), options=JUDGED_ONLY)
+@condensable
 def precision(r: Ranking, m: Measure) -> np.ndarray:
     """P@k = |R ∩ S_k| / k, with k fixed even when fewer than k documents are returned.
     Undefined when |R| = 0."""
     return _over_relevant(r, _hits(r, m), m.rel, np.full(r.nq, m.cutoff))
 
 
-@measure("R", cutoff="required", trec=_cut("recall"))
+@measure("R", cutoff="required", trec=plain_only(_cut("recall")), options=JUDGED_ONLY)
+@condensable
 def recall(r: Ranking, m: Measure) -> np.ndarray:
     """R@k = |R ∩ S_k| / |R| (the denominator is every known relevant document).
     Undefined when |R| = 0."""
     return _over_relevant(r, _hits(r, m), m.rel)
 
 
-@measure("R_cap", cutoff="required")
+@measure("R_cap", cutoff="required", options=JUDGED_ONLY)
+@condensable
 def capped_recall(r: Ranking, m: Measure) -> np.ndarray:
     """R_cap@k = |R ∩ S_k| / min(|R|, k): recall that can reach 1 when |R| > k.
     Undefined when |R| = 0."""
     return _over_relevant(r, _hits(r, m), m.rel, np.minimum(r.n_rel(m.rel), m.cutoff))
 
 
-@measure("Hit", cutoff="required", trec=_cut("success"))
+@measure("Hit", cutoff="required", trec=plain_only(_cut("success")), options=JUDGED_ONLY)
+@condensable
 def hit(r: Ranking, m: Measure) -> np.ndarray:
     """Hit@k = 1 if |R ∩ S_k| > 0 else 0 (trec_eval success_k, ir_measures Success@k; HR@k,
     the hit rate, names it too). Undefined when |R| = 0."""
     return _over_relevant(r, (_hits(r, m) > 0).astype(float), m.rel, np.ones(r.nq))
 
 
-@measure("RR", cutoff="optional", trec=lambda m: None if m.cutoff else "recip_rank")
+@measure("RR", cutoff="optional", options=JUDGED_ONLY,
+         trec=plain_only(lambda m: None if m.cutoff else "recip_rank"))
+@condensable
 def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
     """RR@k = 1 / pos(d) of the first d ∈ R with pos(d) ≤ k, else 0; RR has no cutoff.
     MRR is the mean of RR. Undefined when |R| = 0."""
@@ -71,8 +82,9 @@ def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, 1.0 / (first + 1.0), m.rel, np.ones(r.nq))
 
 
-@measure("AP", cutoff="optional",
-         trec=lambda m: "map" if m.cutoff is None else f"map_cut_{m.cutoff}")
+@measure("AP", cutoff="optional", options=JUDGED_ONLY,
+         trec=plain_only(lambda m: "map" if m.cutoff is None else f"map_cut_{m.cutoff}"))
+@condensable
 def average_precision(r: Ranking, m: Measure) -> np.ndarray:
     """AP@k = (1/|R|) Σ_{d ∈ R ∩ S_k} |R ∩ S_pos(d)| / pos(d); AP uses the whole ranking.
     The denominator is |R| even with a cutoff, as in trec_eval's map_cut and rectools' MAP
@@ -94,9 +106,10 @@ def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
     return np.where(grade >= 0, out, 0.0)  # NaN compares False
 
 
-@measure("nDCG", cutoff="optional", params=("dcg", "gains"),
-         trec=lambda m: None if m.dcg != "log2" or m.gains else
-         ("ndcg" if m.cutoff is None else f"ndcg_cut_{m.cutoff}"))
+@measure("nDCG", cutoff="optional", params=("dcg", "gains"), options=JUDGED_ONLY,
+         trec=plain_only(lambda m: None if m.dcg != "log2" or m.gains else
+                         ("ndcg" if m.cutoff is None else f"ndcg_cut_{m.cutoff}")))
+@condensable
 def ndcg(r: Ranking, m: Measure) -> np.ndarray:
     """nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i ≤ k} gain(d_i) / log2(i + 1), IDCG@k the same
     over all judged documents of the query sorted by gain (the ideal ranking). Gain is
@@ -117,11 +130,63 @@ def ndcg(r: Ranking, m: Measure) -> np.ndarray:
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
 
 
-@measure("Rprec", cutoff="none", trec=lambda m: "Rprec")
+@measure("Rprec", cutoff="none", trec=plain_only(lambda m: "Rprec"), options=JUDGED_ONLY)
+@condensable
 def r_precision(r: Ranking, m: Measure) -> np.ndarray:
     """Rprec = |R ∩ S_|R|| / |R|: precision at rank |R|. Undefined when |R| = 0."""
     n_rel = r.n_rel(m.rel)
     return _over_relevant(r, r.per_query(r.relevant(m.rel) & (r.pos < n_rel[r.q])), m.rel)
+
+
+# trec_eval's iprec_at_recall levels: the points of the standard precision–recall curve
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+# per ranking object and rel: the precision at each relevant row, shared by the recall levels
+_AT_HITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _precision_at_hits(r: Ranking, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(|R ∩ S_pos| / pos at each relevant row in row order; per query, the index of its first
+    relevant row among them; per query, how many there are)."""
+    cached = _AT_HITS.setdefault(r, {})
+    if rel not in cached:
+        relevant = r.relevant(rel)
+        hits = np.flatnonzero(relevant)
+        precision_at_hit = r.running(relevant)[hits] / (r.pos[hits] + 1.0)
+        hit_q = r.q[hits]
+        start = np.zeros(r.nq, np.int64)
+        head = np.flatnonzero(np.r_[True, hit_q[1:] != hit_q[:-1]][: len(hits)])
+        start[hit_q[head]] = head
+        cached[rel] = precision_at_hit, start, np.bincount(hit_q, minlength=r.nq)
+    return cached[rel]
+
+
+@measure("IPrec", cutoff="none", options={"recall": proportion(), **JUDGED_ONLY},
+         trec=plain_only(lambda m: f"iprec_at_recall_{option(m, 'recall'):.2f}"))
+@condensable
+def interpolated_precision(r: Ranking, m: Measure) -> np.ndarray:
+    """IPrec@x = max {|R ∩ S_i| / i : |R ∩ S_i| ≥ max(c, 1)} over the whole ranking, 0 when
+    fewer than c relevant documents are ranked, with c = ⌊x·|R| + 0.9⌋: interpolated
+    precision at recall level x ∈ [0, 1], the best precision at any rank whose recall
+    reaches x. c is trec_eval's count of relevant documents for recall x (pytrec_eval,
+    trec_eval 9): ⌈x·|R|⌉ unless x·|R| lies within 0.1 above an integer; trec_eval 10 rounds
+    x·|R| to the nearest integer instead. The 11 levels 0.0, 0.1, …, 1.0 (trec_eval's
+    iprec_at_recall) draw the precision–recall curve. Undefined when |R| = 0."""
+    x = option(m, "recall")
+    if x is None:
+        raise InputError("IPrec needs a recall level, e.g. IPrec@0.5", m.name)
+    precision_at_hit, start, n_hit = _precision_at_hits(r, m.rel)
+    need = np.maximum(np.floor(x * r.n_rel(m.rel) + 0.9), 1).astype(np.int64)
+    reached = np.flatnonzero(need <= n_hit)
+    reached = reached[np.argsort(start[reached], kind="stable")]  # in row order: one pass
+    out = np.zeros(r.nq)
+    if len(reached):  # the best precision from the need-th hit to the query's last
+        bounds = np.empty(2 * len(reached), np.int64)
+        bounds[0::2] = start[reached] + need[reached] - 1
+        bounds[1::2] = start[reached] + n_hit[reached]
+        out[reached] = np.maximum.reduceat(np.r_[precision_at_hit, 0.0], bounds)[0::2]
+    return _over_relevant(r, out, m.rel, np.ones(r.nq))
 
 
 @measure("Bpref", cutoff="none", trec=lambda m: "bpref")
@@ -166,5 +231,6 @@ def num_rel_ret(r: Ranking, m: Measure) -> np.ndarray:
     return r.per_query(r.relevant(m.rel))
 
 
-# the recommendation families register in the same registry, after the relevance ones
-from releval.metrics import beyond, calibration, exposure, user_auc  # noqa: E402, F401
+# the user-model families (cascade: ERR, RBP) and the recommendation ones register in the same
+# registry, after the relevance ones
+from releval.metrics import beyond, calibration, cascade, exposure, user_auc  # noqa: E402, F401

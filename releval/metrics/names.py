@@ -4,10 +4,13 @@ ir_measures style: ``Family(param=value, ...)@cutoff`` — ``nDCG@10``, ``P(rel=
 ``nDCG(dcg='exp-log2')@10``, ``nDCG(gains={1: 1, 2: 5})``, ``AP``, ``Judged@10``.
 trec_eval style: ``ndcg``, ``ndcg_cut.10`` (or ``ndcg_cut_10``), ``P.5,10``,
 ``recall.100``, ``recip_rank``, ``map``, ``map_cut.10``, ``Rprec``, ``bpref``,
-``success.10``, ``num_ret``, ``num_rel``, ``num_rel_ret``; a bare cut family expands to
-trec_eval's default cutoffs. Family options: ``ECE(bins=15, binning='mass')``,
-``ILD(space='cooccurrence')@10``, ``LongTail(head=0.1)@10``; an option at its default is left
-out of the canonical name.
+``success.10``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``iprec_at_recall_0.50`` (or
+``iprec_at_recall.0,.5,1``); a bare cut family expands to trec_eval's default cutoffs, bare
+``iprec_at_recall`` to its 11 recall levels. Family options: ``ECE(bins=15, binning='mass')``,
+``ILD(space='cooccurrence')@10``, ``LongTail(head=0.1)@10``, ``P(judged_only=True)@10``; an
+option at its default is left out of the canonical name. For ``IPrec`` the ``@`` names the
+recall level, as in ir_measures: ``IPrec@0.5`` is ``IPrec(recall=0.5)`` (its canonical name),
+and bare ``IPrec`` expands to the 11 levels 0.0, 0.1, …, 1.0.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import ast
 import re
 
 from releval.errors import InputError
-from releval.metrics.measures import MEASURES
+from releval.metrics.measures import MEASURES, RECALL_LEVELS
 from releval.metrics.spec import Measure
 
 # trec_eval base name -> (family, default cutoffs when a cut family is named bare)
@@ -40,8 +43,14 @@ TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
 ALIASES = {"Success": "Hit", "HR": "Hit", "MRR": "RR", "MAP": "AP", "R_prec": "Rprec",
            "bpref": "Bpref", "Recall": "R"}
 
-_IRM = re.compile(r"^(?P<family>[A-Za-z_]+)(?P<params>\(.*\))?(?:@(?P<cutoff>\d+))?$")
+# families whose @ names an option rather than a rank cutoff (ir_measures' AT_PARAM), with the
+# values a bare name expands to
+AT_OPTIONS: dict[str, tuple[str, tuple[float, ...]]] = {"IPrec": ("recall", RECALL_LEVELS)}
+
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_IRM = re.compile(rf"^(?P<family>[A-Za-z_]+)(?P<params>\(.*\))?(?:@(?P<cutoff>{_NUMBER}))?$")
 _TREC = re.compile(r"^(?P<base>[A-Za-z_]+?)(?:[._](?P<cuts>\d+(?:,\d+)*))?$")
+_IPREC = re.compile(rf"^iprec_at_recall(?:[._](?P<levels>{_NUMBER}(?:,{_NUMBER})*))?$")
 
 
 def _params(text: str, source: str) -> dict:
@@ -67,7 +76,14 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     family = m and ALIASES.get(m["family"], m["family"])
     if m and family in families and (m["params"] or m["cutoff"] or family not in TREC_NAMES):
         params = _params(m["params"], text) if m["params"] else {}
+        if family in AT_OPTIONS:
+            return _at_option(families, family, params, m["cutoff"], rel, text)
+        if m["cutoff"] and not m["cutoff"].isdigit():
+            raise InputError(f"cutoff must be an integer, got {m['cutoff']}", text)
         cutoffs = [int(m["cutoff"])] if m["cutoff"] else [None]
+    elif i := _IPREC.match(text):
+        levels = i["levels"].split(",") if i["levels"] else None
+        return _at_option(families, "IPrec", {}, levels, rel, text)
     else:
         t = _TREC.match(text)
         if not t or t["base"] not in TREC_NAMES:
@@ -81,6 +97,26 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
         else:
             cutoffs = list(defaults) if defaults else [None]
     return [families[family].make(family, cutoff, params, rel, text) for cutoff in cutoffs]
+
+
+def _at_option(families, family: str, params: dict, at, rel: int, text: str) -> list[Measure]:
+    """The measures of a family whose @ is an option (``AT_OPTIONS``): one per value of ``at``
+    (a string, a list of strings, or None: the named option or its default values)."""
+    name, defaults = AT_OPTIONS[family]
+    if at is not None and name in params:
+        raise InputError(f"{family} names its {name} twice (@ and {name}=)", text)
+    if name in params:
+        values = [params.pop(name)]
+    elif at is None:
+        values = list(defaults)
+    else:
+        values = [float(v) for v in ([at] if isinstance(at, str) else at)]  # matched numbers
+    out = []
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # IPrec@1 and IPrec(recall=1) name IPrec(recall=1.0)
+        out.append(families[family].make(family, None, {**params, name: value}, rel, text))
+    return out
 
 
 def parse_measure(text: str, *, rel: int = 1) -> Measure:

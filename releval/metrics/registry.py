@@ -54,6 +54,17 @@ def share(default: float) -> Option:
                   and not isinstance(v, bool) and 0 < v < 1)
 
 
+def flag(default: bool = False) -> Option:
+    """A boolean option."""
+    return Option(default, "True or False", lambda v: isinstance(v, bool))
+
+
+def proportion(default: float | None = None) -> Option:
+    """A number option in [0, 1] (e.g. a recall level)."""
+    return Option(default, "a number in [0, 1]", lambda v: isinstance(v, int | float)
+                  and not isinstance(v, bool) and 0 <= v <= 1)
+
+
 def one_of(*values: str) -> Option:
     """A string option: the first value is the default."""
     return Option(values[0], "one of " + ", ".join(values), lambda v: v in values)

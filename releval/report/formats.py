@@ -1,5 +1,6 @@
 """How values are written, alike in the markdown reports and on the terminal: numbers (— where
-undefined), intervals, win/tie/loss counts, rule marks, verdicts and markdown tables."""
+undefined), intervals, win/tie/loss counts, rule marks, verdicts, score-tie notes and markdown
+tables."""
 
 from __future__ import annotations
 
@@ -29,6 +30,31 @@ def interval(low, high, spec: str = "+.4f") -> str:
 def wins_ties_losses(row: dict) -> str:
     """A paired row's W/T/L: queries where the candidate won, tied, lost."""
     return f"{row['wins']}/{row['ties']}/{row['losses']}"
+
+
+TIES_LEGEND = ("score ties = queries where documents with equal scores straddle the "
+               "measure's cutoff (a measure without one: where their order changes the "
+               "value); range = the mean over the worst and the best order of the tied "
+               "documents")
+
+
+def tie_counts(entry: dict | None) -> str:
+    """A measure's score ties (summary.json's ``ties`` and ``tie_range``): "3 queries · range
+    [0.4100, 0.4500]"; the count only where it is non-zero, the range only where the tie order
+    moves the mean; "" where neither (or nothing recorded)."""
+    if not entry:
+        return ""
+    ties, span = entry.get("ties"), entry.get("tie_range")
+    parts = [f"{ties} quer{'y' if ties == 1 else 'ies'}"] if ties else []
+    if span is not None and span[0] != span[1]:
+        parts.append(f"range {interval(span[0], span[1], '.4f')}")
+    return " · ".join(parts)
+
+
+def tie_note(entry: dict | None) -> str:
+    """``tie_counts`` as the note beside a figure: "score ties 3 queries · …" ("" where none)."""
+    counts = tie_counts(entry)
+    return f"score ties {counts}" if counts else ""
 
 
 def mark(passed: bool) -> str:

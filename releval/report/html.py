@@ -33,10 +33,12 @@ from releval.metrics.names import parse_measure
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
+    TIES_LEGEND,
     interval,
     mark,
     number,
     significant,
+    tie_note,
     verdict,
     wins_ties_losses,
 )
@@ -228,6 +230,12 @@ def _judged(inputs: ReportInputs) -> dict[tuple[str, int], float]:
     return out
 
 
+def _ties_legend(systems: dict) -> str:
+    """What a score-ties note means, where some figure has one."""
+    shown = any(tie_note(e) for by in systems.values() for e in by.values())
+    return f" {esc(TIES_LEGEND[0].upper() + TIES_LEGEND[1:])}." if shown else ""
+
+
 def _rec_cell(entry: dict | None, level: bool) -> Raw:
     """A recommendation measure's figure with n and undefined; n/a (no number) where it does
     not apply."""
@@ -236,7 +244,8 @@ def _rec_cell(entry: dict | None, level: bool) -> Raw:
     if not rec.applicable(entry):
         return Raw(f'<td class="na"><span class="fig">{esc(rec.NOT_APPLICABLE)}</span>'
                    f'<span class="meta">{esc(rec.note_text(entry))}</span></td>')
-    meta = [rec.counts_text(entry), *(["one value per system"] if level else [])]
+    meta = [rec.counts_text(entry), *(["one value per system"] if level else []),
+            *filter(None, [tie_note(entry)])]
     return Raw(f'<td><span class="fig">{esc(rec.value_text(entry))}</span>'
                + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta) + "</td>")
 
@@ -258,7 +267,8 @@ def _rec_metrics(inputs: ReportInputs) -> Raw:
     parts.append(Raw(
         f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
         f"({_count(s.get('queries'))} user-queries); every system gets at most "
-        f"{esc(s.get('depth'))} candidates per user. {esc(rec.LEGEND)}</p>"))
+        f"{esc(s.get('depth'))} candidates per user. {esc(rec.LEGEND)}"
+        f"{_ties_legend(systems)}</p>"))
     if s.get("skipped"):
         parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
                           class_="note"))
@@ -288,6 +298,8 @@ def metrics_section(inputs: ReportInputs) -> Raw:
             meta = [f"n {_count(e['n'])} · undef. {_count(e['undefined'])}"]
             if not m.startswith("Judged") and (system, k) in judged:
                 meta.append(f"Judged@{k} {number(judged[(system, k)], '.3f')}")
+            if note := tie_note(e):
+                meta.append(note)
             row.append(Raw(f'<td><span class="fig">{esc(number(e["value"]))}</span>'
                            + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta)
                            + "</td>"))
@@ -299,7 +311,7 @@ def metrics_section(inputs: ReportInputs) -> Raw:
         "candidates per query. n = queries averaged; undef. = queries with no relevant "
         "judgment visible to the user (excluded, never scored); Judged@k = the share of "
         "the top k with a judgment, at the figure's own cutoff (the depth for a measure "
-        "without one).</p>"))
+        f"without one).{_ties_legend(systems)}</p>"))
     if s.get("skipped"):
         parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
                           class_="note"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from releval.report import recommendation as rec
-from releval.report.formats import markdown_table, number
+from releval.report.formats import TIES_LEGEND, markdown_table, number, tie_counts
 
 SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")  # the headline measures, where evaluated
 
@@ -51,6 +51,17 @@ def _groups(summary: dict) -> list[str]:
     return lines
 
 
+def _ties_lines(systems: dict) -> list[str]:
+    """One line per system whose figures a score tie could move (none: no line)."""
+    notes = {name: [f"{m} {tie_counts(e)}" for m, e in by.items() if tie_counts(e)]
+             for name, by in systems.items()}
+    notes = {name: found for name, found in notes.items() if found}
+    if not notes:
+        return []
+    return ["", f"Score ties ({TIES_LEGEND}):", "",
+            *(f"- {name}: " + "; ".join(found) for name, found in notes.items())]
+
+
 def _systems_section(summary: dict, source: dict) -> list[str]:
     """The headline table (recommendation: the protocol and the grouped measures)."""
     recommendation = bool(summary.get("recommendation"))
@@ -58,6 +69,7 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
              f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
              f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
              *(_groups(summary) if recommendation else _headline(summary["systems"]))]
+    lines += _ties_lines(summary["systems"])
     if summary.get("skipped"):
         lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
     lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "

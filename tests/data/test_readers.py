@@ -58,3 +58,115 @@ def test_trec_run_writer_round_trips_and_writes_empty_runs(tmp_path):
     assert back.doc_id.tolist() == ["a", "b", "c"] and back.system.unique().tolist() == ["team"]
     write_trec_run(tmp_path / "empty.txt", run.iloc[:0])
     assert (tmp_path / "empty.txt").read_text() == ""
+
+
+# ---- the fast TREC reader (releval.data.trec_fast) reads what the general one reads ----
+
+RUNS = {
+    "spaces": b"q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 NA 1 -0 sys\n",
+    "tabs": b"q1\tQ0\td1\t1\t2.5\tsys\nq1\tQ0\td2\t2\t1e-3\tsys\n",
+    "crlf, no last newline": b"q1 Q0 d1 1 2.5 s\r\nq1 Q0 d2 2 1.5 s",
+    "bom and unicode": "\ufeffq1 Q0 dé 1 2.5 s\nq1 Q0 ü 2 inf s\n".encode(),
+    "extra fields": b"q1 Q0 d1 1 2.5 s extra\nq1 Q0 d2 2 1.5 s\n",
+    "runs of blanks": b"q1  Q0 d1 1 2.5 s\nq1\t Q0 d2 2 1.5 s\n",
+    "blank line": b"q1 Q0 d1 1 2.5 s\n\nq1 Q0 d2 2 1.5 s\n",
+    "quotes": b'q1 Q0 "d1" 1 2.5 s\n',
+    "nan score": b"q1 Q0 d1 1 nan s\n",
+    "bad score": b"q1 Q0 d1 1 2.5 s\nq1 Q0 d2 2 high s\n",
+    "short line": b"q1 Q0 d1 1 2.5 s\nq1 Q0 d2 2 1.5\n",
+    "empty field": b"q1 Q0 d1 1 2.5 s\n q1 Q0 d2 2 s\n",
+    "rank not a number": b"q1 Q0 d1 x 2.5 s\n",
+    "not utf-8": b"q1 Q0 d\xff 1 2.5 s\n",
+    "nul": b"q1 Q0 d\x00 1 2.5 s\n",
+    "lone carriage return": b"q1 Q0 d1 1 2.5 s\rq1 Q0 d2 2 1.5 s\n",
+    "empty": b"",
+    "many systems": b"q1 Q0 d1 1 2.5 a\nq1 Q0 d2 2 1.5 b\n",
+}
+QRELS = {
+    "spaces": b"1 0 d1 2\n1 0 d2 0\n2 0 d1 -1\n",
+    "tabs": b"1\t0\td1\t2\n",
+    "float grade": b"1 0 d1 2.0\n",
+    "bad grade": b"1 0 d1 2\n1 0 d2 x\n",
+    "fractional grade": b"1 0 d1 1.5\n",
+}
+
+
+def _read_both(monkeypatch, path, reader):
+    from releval.data import trec_fast
+
+    out = []
+    for fast in (True, False):
+        with monkeypatch.context() as mp:
+            if not fast:
+                mp.setattr(trec_fast, "read", lambda *a, **k: None)
+            try:
+                out.append(reader(path))
+            except InputError as exc:
+                out.append(str(exc))
+    return out
+
+
+def _same(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+        return
+    assert list(a.columns) == list(b.columns)
+    assert a.index.tolist() == b.index.tolist() and a.attrs == b.attrs
+    for c in a.columns:
+        assert a[c].dtype == b[c].dtype, c
+        assert a[c].tolist() == b[c].tolist() or (a[c].isna() == b[c].isna()).all(), c
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_fast_trec_run_reader_reads_what_the_general_one_reads(tmp_path, monkeypatch, name):
+    path = tmp_path / "run.txt"
+    path.write_bytes(RUNS[name])
+    _same(*_read_both(monkeypatch, path, read_run))
+
+
+@pytest.mark.parametrize("name", sorted(QRELS))
+def test_fast_trec_qrels_reader_reads_what_the_general_one_reads(tmp_path, monkeypatch, name):
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(QRELS[name])
+    _same(*_read_both(monkeypatch, path, read_qrels))
+
+
+def test_fast_reader_takes_the_common_shape_in_blocks(tmp_path, monkeypatch):
+    from releval.data import trec_fast
+
+    monkeypatch.setattr(trec_fast, "BLOCK_SIZE", 64)  # many blocks, many Arrow chunks
+    lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {10 - i % 7}.5 run" for i in range(500)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    calls = []
+    real = trec_fast.read
+    monkeypatch.setattr(trec_fast, "read", lambda *a: calls.append(1) or real(*a))
+    fast = read_run(path)
+    assert calls and len(fast) == 500 and fast.index[-1] == 500
+    monkeypatch.setattr(trec_fast, "read", lambda *a: None)
+    _same(fast, read_run(path))
+
+
+@pytest.mark.parametrize("name", ["spaces", "tabs", "crlf, no last newline", "bom and unicode"])
+def test_common_trec_shapes_take_the_fast_reader(tmp_path, name):
+    import pyarrow as pa
+
+    from releval.data import trec_fast
+    from releval.data.readers import TREC_RUN
+
+    path = tmp_path / "run.txt"
+    path.write_bytes(RUNS[name])
+    types = {"query_id": pa.large_string(), "doc_id": pa.large_string(),
+             "score": pa.float64(), "system": pa.dictionary(pa.int32(), pa.string())}
+    assert trec_fast.read(path, TREC_RUN, types) is not None
+
+
+def test_a_carriage_return_split_from_its_line_feed_by_the_scan_blocks(tmp_path, monkeypatch):
+    from releval.data import trec_fast
+
+    monkeypatch.setattr(trec_fast, "SCAN", 17)  # blocks end inside lines and inside CR LF
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 s\r\nq1 Q0 d2 2 1.5 s\r\n")
+    assert trec_fast._delimiter(path) == " "
+    path.write_bytes(b"q1 Q0 d1 1 2.5 sx\rq1 Q0 d2 2 1.5 s\n")
+    assert trec_fast._delimiter(path) is None

@@ -1,6 +1,7 @@
 """Parity with trec_eval (through pytrec_eval) on randomized runs and qrels."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -9,14 +10,17 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from releval.metrics import MEASURES, evaluate, resolve
+from releval.metrics import MEASURES, Measure, evaluate, resolve
 
 TREC_SPECS = {"P.1,3,5,20", "recall.1,3,20", "success.1,5", "ndcg", "ndcg_cut.3,10",
               "recip_rank", "map", "map_cut.3,20", "Rprec", "bpref", "num_ret", "num_rel",
-              "num_rel_ret"}
+              "num_rel_ret", "iprec_at_recall"}
 OURS = resolve(["P.1,3,5,20", "recall.1,3,20", "success.1,5", "ndcg", "ndcg_cut.3,10",
                 "recip_rank", "map", "map_cut.3,20", "Rprec", "bpref", "num_ret", "num_rel",
-                "num_rel_ret"])
+                "num_rel_ret", "iprec_at_recall"])
+# the measures that take judged_only, against trec_eval -J (pytrec_eval's judged_docs_only_flag)
+CONDENSABLE = ["P.1,3,5,20", "recall.1,3,20", "success.1,5", "ndcg", "ndcg_cut.3,10",
+               "recip_rank", "map", "map_cut.3,20", "Rprec", "iprec_at_recall"]
 
 DOCS = [f"d{i}" for i in range(12)]
 QUERIES = [f"q{i}" for i in range(5)]
@@ -40,13 +44,21 @@ def collections(draw):
             pd.DataFrame(run, columns=["query_id", "doc_id", "score"]))
 
 
-def trec_eval(qrels: pd.DataFrame, run: pd.DataFrame, rel: int) -> dict:
+def trec_eval(qrels: pd.DataFrame, run: pd.DataFrame, rel: int, specs=TREC_SPECS,
+              judged_only: bool = False) -> dict:
     qd, rd = {}, {}
     for q, d, g in qrels.itertuples(index=False):
         qd.setdefault(q, {})[d] = int(g)
     for q, d, s in run.itertuples(index=False):
         rd.setdefault(q, {})[d] = s
-    return pytrec_eval.RelevanceEvaluator(qd, TREC_SPECS, relevance_level=rel).evaluate(rd)
+    return pytrec_eval.RelevanceEvaluator(qd, specs, relevance_level=rel,
+                                          judged_docs_only_flag=int(judged_only)).evaluate(rd)
+
+
+def judged_only(names: list[str], rel: int) -> list[Measure]:
+    """The measures ``names`` with judged_only=True (the family's last option)."""
+    return [replace(m, options=(*m.options, ("judged_only", True)))
+            for m in resolve(names, rel=rel)]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -68,6 +80,48 @@ def test_every_shared_measure_equals_trec_eval(data, rel):
                 assert math.isnan(ours), (q, m.name)  # the documented difference
             else:
                 assert ours == pytest.approx(theirs, abs=1e-12), (q, m.name, ours, theirs)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(collections(), st.sampled_from([1, 2]))
+def test_judged_only_equals_trec_eval_minus_J(data, rel):
+    qrels, run = data
+    expected = trec_eval(qrels, run, rel, set(CONDENSABLE), judged_only=True)
+    measures = judged_only(CONDENSABLE, rel)
+    got = evaluate(run, qrels, measures, rel=rel, common_only=True).per_query
+    got = got.set_index(["query_id", "measure"])["value"]
+    n_rel = qrels[qrels.grade >= rel].groupby("query_id").size()
+    n_gain = qrels[qrels.grade > 0].groupby("query_id").size()
+    for q, values in expected.items():
+        for m in measures:
+            ours = got[(q, m.name)]
+            plain = replace(m, options=tuple(o for o in m.options if o[0] != "judged_only"))
+            theirs = values[MEASURES[m.family].trec(plain)]
+            base = n_gain if m.family == "nDCG" else n_rel
+            if base.get(q, 0) == 0:
+                assert math.isnan(ours), (q, m.name)
+            elif math.isnan(theirs):
+                # trec_eval's iprec_at_recall divides 0 by 0 when -J leaves no ranked document
+                assert m.family == "IPrec" and ours == 0, (q, m.name, ours)
+            else:
+                assert ours == pytest.approx(theirs, abs=1e-12), (q, m.name, ours, theirs)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(collections(), st.sampled_from([1, 2]))
+def test_judged_only_is_the_measure_on_the_run_without_its_unjudged_documents(data, rel):
+    """The definition: drop the unjudged (and negatively graded) rows, then measure."""
+    qrels, run = data
+    names = [*CONDENSABLE, "R_cap@3", "RR@3"]
+    plain, condensed = resolve(names, rel=rel), judged_only(names, rel)
+    graded = run.merge(qrels, on=["query_id", "doc_id"], how="left")
+    kept = run[(graded.grade >= 0).to_numpy()]
+    queries = sorted(set(qrels.query_id))
+    ours = evaluate(run, qrels, condensed, rel=rel, queries=queries).per_query
+    theirs = evaluate(kept, qrels, plain, rel=rel, queries=queries).per_query
+    assert len(ours) == len(theirs)
+    np.testing.assert_allclose(ours.value.to_numpy(), theirs.value.to_numpy(), rtol=0,
+                               atol=1e-12)
 
 
 @settings(max_examples=100, deadline=None)

@@ -53,3 +53,15 @@ def test_markdown_table_has_a_header_a_rule_and_one_line_per_row():
     assert markdown_table(["", "a"], [["x", 1], ["y", None]]) == [
         "|  | a |", "|---|---|", "| x | 1 |", "| y | None |"]
     assert markdown_table(["a", "b"], []) == ["| a | b |", "|---|---|"]
+
+
+def test_tie_note_shows_the_count_where_non_zero_and_the_range_where_it_moves():
+    from releval.report.formats import tie_note
+
+    assert tie_note({"ties": 3, "tie_range": [0.41, 0.45]}) == (
+        "score ties 3 queries · range [0.4100, 0.4500]")
+    assert tie_note({"ties": 1, "tie_range": [0.5, 0.5]}) == "score ties 1 query"
+    assert tie_note({"ties": 0, "tie_range": [0.25, 0.5]}) == "score ties range [0.2500, 0.5000]"
+    for quiet in ({"ties": 0, "tie_range": [0.5, 0.5]}, {"ties": None, "tie_range": None},
+                  {"value": 0.5}, None):
+        assert tie_note(quiet) == ""

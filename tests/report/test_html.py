@@ -9,7 +9,7 @@ import pytest
 from releval.report import html as page_module
 from releval.report.html import SECTIONS, SUMMARY_SECTIONS, markdown, query_rows, render_html
 from releval.report.plots import PLOTS
-from tests.report.sample import BASE, CAND, DIGEST, inputs, rec_inputs
+from tests.report.sample import BASE, CAND, DIGEST, SUMMARY, inputs, rec_inputs
 
 ESCAPED_CAND = "hy&lt;b&gt;&amp;&quot;brid"
 
@@ -237,3 +237,15 @@ def test_without_probabilities_the_reliability_diagram_says_so():
     figure = figure[:figure.index("</figure>")]
     assert "<svg" not in figure
     assert f'<p class="absent">{html.escape(PLOTS["reliability"].absent)}</p>' in figure
+
+
+def test_a_figure_a_score_tie_could_move_gets_a_short_note(page):
+    assert "score ties" not in page.lower()  # nothing recorded: nothing said
+    systems = {BASE: SUMMARY["systems"][BASE],
+               CAND: SUMMARY["systems"][CAND] | {"nDCG@10": SUMMARY["systems"][CAND][
+                   "nDCG@10"] | {"ties": 3, "tie_range": [0.6, 0.62]}}}
+    m = section(render_html(inputs(summary=SUMMARY | {"systems": systems})), "metrics")
+    assert ('<span class="fig">0.6123</span><span class="meta">n 40 · undef. 2</span>'
+            '<span class="meta">Judged@10 0.900</span>'
+            '<span class="meta">score ties 3 queries · range [0.6000, 0.6200]</span>') in m
+    assert m.count("score ties") == 1 and "Score ties = queries where documents" in m

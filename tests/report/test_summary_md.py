@@ -75,3 +75,14 @@ def test_a_retrieval_summary_is_unchanged_by_the_recommendation_parts():
     lines = page(SUMMARY, SPLIT)
     assert "| system | nDCG@10 | R@100 | Judged@10 | n | undefined |" in lines
     assert not any("n/a" in line or "random split" in line for line in lines)
+
+
+def test_score_ties_get_one_line_per_system_where_a_figure_could_move():
+    assert not any("Score ties" in line for line in page(SUMMARY, SPLIT))
+    tied = SUMMARY["systems"][CAND] | {
+        "AP": SUMMARY["systems"][CAND]["AP"] | {"ties": 2, "tie_range": [0.29, 0.31]},
+        "R@100": SUMMARY["systems"][CAND]["R@100"] | {"ties": 0, "tie_range": [0.7, 0.7]}}
+    lines = page(SUMMARY | {"systems": {BASE: SUMMARY["systems"][BASE], CAND: tied}}, SPLIT)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Score ties ("))
+    assert lines[start + 1:start + 4] == [
+        "", f"- {CAND}: AP 2 queries · range [0.2900, 0.3100]", ""]

@@ -61,7 +61,8 @@ def test_run_scores_each_system_on_what_the_queries_may_see():
     assert summary["skipped"] == ["hybrid"] and set(summary["systems"]) == {"bm25", "dense"}
     assert summary["systems"]["bm25"]["RR@10"] == {"value": 0.5, "n": 3, "undefined": 0,
                                                    "empty": 1, "applicable": True,
-                                                   "level": "query"}
+                                                   "level": "query", "ties": 0,
+                                                   "tie_range": [0.5, 0.5]}
     assert summary["judgments"] == {"evaluated": 5, "invisible_left_out": 1,
                                     "relevant_invisible_left_out": 1}
     assert summary["qrels"] == INGEST["qrels"]
@@ -93,6 +94,24 @@ def test_run_writes_the_curves_up_to_the_candidate_budget_on_what_the_queries_ma
     assert value["bm25", "R@1"] == value["dense", "R@1"] == 0.333333
     assert value["bm25", "R@3"] == out.metrics["bm25"]["R@100"]  # every window is this short
     assert curves.loc[curves["family"] == "Judged", "n"].eq(3).all()
+
+
+def test_run_records_the_score_ties_the_ranks_of_a_window_broke():
+    # q1: d2 and d1 tie at ranks 2-3 (across Judged@2's cutoff); q2: d2 and d3 tie at 1-2
+    tied = window("bm25", ("q1", "d3"), ("q1", "d2"), ("q1", "d1"), ("q2", "d2"),
+                  ("q2", "d3")).assign(**{S.SCORE: [1.0, 0.5, 0.5, 1.0, 1.0]})
+    out = stage.run(Params.model_validate(CONFIG), {"bm25": tied}, QRELS, SPLIT, QUERIES,
+                    DOCS, INGEST)
+    bm25 = out.summary["systems"]["bm25"]
+    # Judged@2: q1's tie straddles rank 2, but d2 and d1 are both judged: no change
+    assert (bm25["Judged@2"]["ties"], bm25["Judged@2"]["tie_range"]) == (1, [0.333333] * 2)
+    # RR@10: both ties lie inside the cutoff (no straddle) yet order the relevant document:
+    # q1 1/3 or 1/2, q2 1/2 or 1, q3 (no candidates) 0
+    assert bm25["RR@10"]["ties"] == 0
+    assert bm25["RR@10"]["tie_range"] == [round((1 / 3 + 1 / 2) / 3, 6), 0.5]
+    assert bm25["RR@10"]["value"] == round((1 / 3 + 1 / 2) / 3, 6)  # the ranks' order
+    assert (bm25["R@100"]["ties"], bm25["R@100"]["tie_range"]) == (0, [0.666667] * 2)
+    json.dumps(out.summary, allow_nan=False)
 
 
 def test_run_leaves_out_judgments_of_documents_not_yet_published():
@@ -178,7 +197,10 @@ def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
     assert not team["ILD@2"]["applicable"]  # no content or dense system: no embeddings
     assert team["ILD(space='cooccurrence')@2"]["applicable"]
     assert team["Coverage@2"] == {"value": 0.5, "n": 2, "undefined": 1, "empty": 0,
-                                  "applicable": True, "level": "system"}
+                                  "applicable": True, "level": "system"}  # no tie record
+    # ties: the windows' scores are 1/rank, so nothing ties and every range is the value
+    assert (team["Hit@2"]["ties"], team["AUC"]["ties"]) == (0, 0)
+    assert team["Novelty@2"]["tie_range"] == [team["Novelty@2"]["value"]] * 2
     assert out.metrics["pop"]["Brier"] is None
     assert set(out.per_query[S.MEASURE]) == {"Hit@2", "AUC", "Novelty@2", "ILD@2",
                                              "ILD(space='cooccurrence')@2", "LongTail@2",
@@ -191,6 +213,20 @@ def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
     assert set(out.reliability[S.SYSTEM]) == {"team"}
     assert set(out.reliability["binning"]) == {"width", "mass"}
     assert out.reliability.groupby("binning")["n"].sum().tolist() == [4, 4]
+    json.dumps(out.summary, allow_nan=False)
+
+
+def test_run_in_recommendation_mode_records_ties_where_a_range_is_exact():
+    flat = {"pop": REC_RUNS["pop"].assign(**{S.SCORE: 1.0})}  # each user's two items tie
+    out = stage.run(Params.model_validate(REC), flat, LATER, USER_SPLIT, USERS, ITEMS,
+                    INGEST, BOUGHT)
+    pop = out.summary["systems"]["pop"]
+    assert pop["Hit@2"]["ties"] == 0  # both tied items are within the cutoff
+    # AUC has no cutoff: u1's tie puts its positive c below b (the window's ranks) or above,
+    # u2's its positive d below c or above (u3 has no positive)
+    low, high = pop["AUC"]["tie_range"]
+    assert pop["AUC"]["ties"] == 2 and low == pop["AUC"]["value"] < high
+    assert pop["Novelty@2"]["ties"] == 0 and pop["Novelty@2"]["tie_range"] is None
     json.dumps(out.summary, allow_nan=False)
 
 
