@@ -17,12 +17,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/releval demo
 
-# two workers (pytest-xdist), a test file per worker: module fixtures run once
+# three workers (pytest-xdist; the pipeline tests wait on DVC and Prefect child processes, so
+# three keep two cores busy), a test file per worker: module fixtures run once
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -m "not slow" -q -n 3 --dist loadfile
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check releval stages flows tests benchmarks
