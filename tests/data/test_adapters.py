@@ -19,7 +19,7 @@ def shared(name: str) -> Path:
     folder = DATA / name
     if not (folder / "corpus.jsonl").is_file():
         pytest.fail(f"shared test data missing: expected the BEIR folder {folder} "
-                    "(see /work/shared/data/README.md)")
+                    "(see ../shared/data/README.md beside the checkout)")
     return folder
 
 
