@@ -1,4 +1,4 @@
-"""Tiny documents and queries tables per the contracts, shared by the route tests."""
+"""Tiny documents, queries, run and qrels tables per the contracts, shared by the tests."""
 
 import pandas as pd
 
@@ -31,3 +31,12 @@ def queries(*rows) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows), columns=list(S.QUERY_COLUMNS))
     frame[S.ISSUED_AT] = pd.to_datetime(frame[S.ISSUED_AT], utc=True)
     return frame
+
+
+def frames(ranked: dict[str, list[str]], grades: dict[str, dict[str, int]]):
+    """A run from ``{query: [doc, ...]}`` (best first) and qrels from ``{query: {doc: grade}}``."""
+    run = pd.DataFrame([(q, d, i + 1) for q, docs in ranked.items() for i, d in enumerate(docs)],
+                       columns=["query_id", "doc_id", "rank"])
+    qrels = pd.DataFrame([(q, d, g) for q, gs in grades.items() for d, g in gs.items()],
+                         columns=["query_id", "doc_id", "grade"])
+    return run, qrels

@@ -4,21 +4,13 @@ implementation of gdeval's ERR loop, and the rules they share with every measure
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from releval.metrics import MEASURES, evaluate, parse_measure
 from releval.metrics.ranking import Ranking
-
-
-def frames(ranked: dict[str, list[str]], grades: dict[str, dict[str, int]]):
-    run = pd.DataFrame([(q, d, i + 1) for q, docs in ranked.items() for i, d in enumerate(docs)],
-                       columns=["query_id", "doc_id", "rank"])
-    qrels = pd.DataFrame([(q, d, g) for q, gs in grades.items() for d, g in gs.items()],
-                         columns=["query_id", "doc_id", "grade"])
-    return run, qrels
+from tests.frames import frames
 
 
 def values(ranked, grades, measures, **kw) -> dict[tuple[str, str], float]:

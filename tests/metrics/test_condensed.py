@@ -8,21 +8,12 @@ import copy
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from releval.metrics import MEASURES, evaluate, parse_measure, parse_measures
 from releval.metrics.condensed import condensed
 from releval.metrics.ranking import Ranking
-
-
-def frames(ranked: dict[str, list[str]], grades: dict[str, dict[str, int]]):
-    run = pd.DataFrame([(q, d, i + 1) for q, docs in ranked.items() for i, d in enumerate(docs)],
-                       columns=["query_id", "doc_id", "rank"])
-    qrels = pd.DataFrame([(q, d, g) for q, gs in grades.items() for d, g in gs.items()],
-                         columns=["query_id", "doc_id", "grade"])
-    return run, qrels
-
+from tests.frames import frames
 
 # u*: unjudged; x: judged with a negative grade (trec_eval: pooled, not judged)
 RANKED = {"q": ["u1", "a", "n", "u2", "x", "b"], "e": ["u3"]}

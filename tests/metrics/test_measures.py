@@ -8,14 +8,7 @@ import pytest
 
 from releval.errors import InputError
 from releval.metrics import MEASURES, evaluate
-
-
-def frames(ranked: dict[str, list[str]], grades: dict[str, dict[str, int]]):
-    run = pd.DataFrame([(q, d, i + 1) for q, docs in ranked.items() for i, d in enumerate(docs)],
-                       columns=["query_id", "doc_id", "rank"])
-    qrels = pd.DataFrame([(q, d, g) for q, gs in grades.items() for d, g in gs.items()],
-                         columns=["query_id", "doc_id", "grade"])
-    return run, qrels
+from tests.frames import frames
 
 
 def value(ranked, grades, measure, query="q", **kw) -> float:
