@@ -20,12 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}}
 
 
-def make_project(base: Path, overrides: dict = TINY) -> Path:
-    """releval's code, dvc.yaml and params.yaml (shrunk) in a fresh DVC repository."""
+def make_project(base: Path, overrides: dict = TINY, params: str = "params.yaml") -> Path:
+    """releval's code, dvc.yaml and ``params`` (shrunk) as params.yaml in a fresh DVC
+    repository."""
     for item in ("releval", "stages", "flows"):
         shutil.copytree(ROOT / item, base / item, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "dvc.yaml", base)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = yaml.safe_load((ROOT / params).read_text())
     for section, values in overrides.items():
         params[section].update(values)
     (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -3,20 +3,16 @@ recommendation demo (examples/recsys-demo.yaml, shrunk), in a copy of this proje
 
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import pipeline
 from releval.data import contracts as S
+from tests.flows.test_pipeline import make_project
 
-ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"prepare": {"n_docs": 250, "n_queries": 500}, "candidates": {"depth": 30},
          "failures": {"deep_k": 100}, "compare": {"resamples": 2000}}
 TEAMS = ("team_v1", "team_v2")
@@ -25,16 +21,7 @@ ROUTES = ("popularity", "cooccurrence", "content", "hybrid")
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    base = tmp_path_factory.mktemp("recsys")
-    for item in ("releval", "stages", "flows"):
-        shutil.copytree(ROOT / item, base / item, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "dvc.yaml", base)
-    params = yaml.safe_load((ROOT / "examples/recsys-demo.yaml").read_text())
-    for section, values in SMALL.items():
-        params[section].update(values)
-    (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    subprocess.run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=base,
-                   check=True)
+    base = make_project(tmp_path_factory.mktemp("recsys"), SMALL, "examples/recsys-demo.yaml")
     cwd = Path.cwd()
     os.chdir(base)
     try:
