@@ -39,7 +39,7 @@ class Condensed(Ranking):
     def __init__(self, base: Ranking):  # a view: Ranking.__init__ (the join) is not rerun
         keep = np.flatnonzero(base.grade >= 0)  # NaN (unjudged) compares False
         self.base = base
-        self.nq, self.queries = base.nq, base.queries
+        self.nq, self.query_ids = base.nq, base.query_ids
         self.n_run_queries, self.not_in_qrels = base.n_run_queries, base.not_in_qrels
         self.qrels_q, self.qrels_grade = base.qrels_q, base.qrels_grade
         self.q = base.q[keep]

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from releval.data import contracts as S
+from releval.metrics import blocks
 from releval.metrics.catalog import Catalog
+from releval.metrics.judgments import Judgments
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Pooled
+from releval.metrics.registry import Pooled, always
 from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
@@ -51,36 +55,84 @@ def resolve(measures: Iterable[str | Measure], rel: int = 1) -> list[Measure]:
     return out
 
 
-def _score(r: Ranking, m: Measure) -> tuple[np.ndarray | None, dict]:
-    """(per-query values, or None for a system-level measure; its summary row)."""
+def _part(r: Ranking, m: Measure) -> tuple[np.ndarray | Pooled, np.ndarray, bool]:
+    """(per-query values, or the pooled value of a system-level measure; per query, whether it
+    has relevant documents but no ranking; applicable)."""
     family = MEASURES[m.family]
     applicable = bool(family.available(r, m))
-    has_relevant = r.n_rel(m.rel) > 0
     if family.level == "system":
-        pooled = family.compute(r, m) if applicable else Pooled(np.nan, np.zeros(r.nq, bool))
-        counted, values, value = pooled.contributing, None, pooled.value
+        out = family.compute(r, m) if applicable else Pooled(np.nan, np.zeros(r.nq, bool))
     else:
-        values = family.compute(r, m) if applicable else np.full(r.nq, np.nan)
-        counted = ~np.isnan(values)
-        total = np.where(counted, values, 0.0).sum()
+        out = family.compute(r, m) if applicable else np.full(r.nq, np.nan)
+    return out, r.empty & (r.n_rel(m.rel) > 0), applicable
+
+
+def _summary_row(m: Measure, out: np.ndarray | Pooled, empty: np.ndarray,
+                 applicable: bool) -> dict:
+    family = MEASURES[m.family]
+    if family.level == "system":
+        counted, value = out.contributing, out.value
+    else:
+        counted = ~np.isnan(out)
+        total = np.where(counted, out, 0.0).sum()
         value = total if family.aggregate == "sum" else \
             total / counted.sum() if counted.any() else np.nan
     n = int(counted.sum())
-    return values, {S.MEASURE: m.name, S.VALUE: float(value), "n": n, "undefined": r.nq - n,
-                    "empty": int((counted & r.empty & has_relevant).sum()),
-                    "applicable": applicable, "level": family.level}
+    return {S.MEASURE: m.name, S.VALUE: float(value), "n": n, "undefined": len(empty) - n,
+            "empty": int((counted & empty).sum()), "applicable": applicable,
+            "level": family.level}
 
 
 def _strings(values, at: np.ndarray) -> pd.Series:
     """``values[at]`` as a string column."""
-    names = pa.array([str(v) for v in values], pa.large_string())
-    return names.take(pa.array(at, pa.int64())).to_pandas()
+    if not isinstance(values, pa.Array):
+        values = pa.array([str(v) for v in values], pa.large_string())
+    return values.take(pa.array(at, pa.int64())).to_pandas()
+
+
+def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max_grade: int,
+           common_only: bool, queries: list[str] | None, catalog: Catalog | None,
+           workers: int | None) -> tuple[pa.Array, list[tuple], dict[str, int]]:
+    """(evaluated queries in order; per measure, ``_part``'s triple over them; counts), from
+    one ``Ranking`` or, for a large run of per-query measures, one per block of queries built
+    on ``workers`` threads (``releval.metrics.blocks``)."""
+    with ThreadPoolExecutor(blocks.workers(workers)) as pool:
+        judging = pool.submit(Judgments, qrels, max_grade)  # beside the run's first pass
+        plan = None
+        if catalog is None and all(MEASURES[m.family].level == "query"
+                                   and MEASURES[m.family].available is always for m in wanted):
+            plan = blocks.plan(run, queries)
+        judged = judging.result()
+        if plan is None:
+            r = Ranking(run, judged, common_only=common_only, queries=queries, catalog=catalog)
+            counts = {"queries_in_run": r.n_run_queries, "queries_evaluated": r.nq,
+                      "run_queries_not_in_qrels": r.not_in_qrels}
+            return r.query_ids, [_part(r, m) for m in wanted], counts
+
+        def one(block: blocks.Block):
+            r = Ranking(run.iloc[:0] if block.run is None else block.run, judged,
+                        common_only=block.common_only, queries=block.queries)
+            return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq,
+                                                                 r.not_in_qrels)
+
+        todo = plan.blocks if common_only else [*plan.blocks, plan.unranked(judged)]
+        done = list(pool.map(one, todo))
+    names = pa.concat_arrays([d[0] for d in done])
+    order = pc.sort_indices(names).to_numpy()
+    scored = [(np.concatenate([d[1][i][0] for d in done])[order],
+               np.concatenate([d[1][i][1] for d in done])[order], True)
+              for i in range(len(wanted))]
+    totals = np.sum([d[2] for d in done], axis=0, dtype=np.int64)
+    counts = dict(zip(("queries_in_run", "queries_evaluated", "run_queries_not_in_qrels"),
+                      map(int, totals), strict=True))
+    return names.take(pa.array(order)), scored, counts
 
 
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
              measures: Iterable[str | Measure] = DEFAULT_MEASURES, *, rel: int = 1,
              max_grade: int = 3, common_only: bool = False,
-             queries: Iterable[str] | None = None, catalog: Catalog | None = None) -> Evaluation:
+             queries: Iterable[str] | None = None, catalog: Catalog | None = None,
+             workers: int | None = None) -> Evaluation:
     """Score ``run`` (query_id, doc_id, rank and/or score, optional probability) against
     ``qrels`` (query_id, doc_id, grade).
 
@@ -92,27 +144,27 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
     ignored, and a listed query without judgments is undefined. ``catalog``: the items'
     context the beyond-accuracy measures need (``releval.metrics.catalog``); without it they
     are not applicable, as the probability measures are on a run without probabilities.
+    ``workers``: threads for a large run (default: the cores this process may use); the
+    values do not depend on it.
     """
     wanted = resolve(measures, rel)
-    ranking = Ranking(run, qrels, max_grade=max_grade, common_only=common_only,
-                      queries=None if queries is None else list(queries), catalog=catalog)
-    scored = [_score(ranking, m) for m in wanted]
-    per = [(m.name, values) for m, (values, _) in zip(wanted, scored, strict=True)
-           if values is not None]
+    names, scored, counts = _parts(
+        run, qrels, wanted, max_grade=max_grade, common_only=common_only,
+        queries=None if queries is None else list(map(str, queries)), catalog=catalog,
+        workers=workers)
+    nq = len(names)
+    per = [(m.name, out) for m, (out, _, _) in zip(wanted, scored, strict=True)
+           if MEASURES[m.family].level == "query"]
     per_query = pd.DataFrame({  # the id columns built in Arrow: no Python string per row
-        S.QUERY_ID: _strings(ranking.queries, np.tile(np.arange(ranking.nq), len(per))),
-        S.MEASURE: _strings([name for name, _ in per], np.repeat(np.arange(len(per)),
-                                                                  ranking.nq)),
+        S.QUERY_ID: _strings(names, np.tile(np.arange(nq), len(per))),
+        S.MEASURE: _strings([name for name, _ in per], np.repeat(np.arange(len(per)), nq)),
         S.VALUE: np.concatenate([values for _, values in per]) if per else np.zeros(0),
     })
-    summary = pd.DataFrame([row for _, row in scored], columns=list(SUMMARY_COLUMNS))
+    summary = pd.DataFrame([_summary_row(m, *part) for m, part in zip(wanted, scored,
+                                                                      strict=True)],
+                           columns=list(SUMMARY_COLUMNS))
     summary = summary.astype({"n": "int64", "undefined": "int64", "empty": "int64",
                               "applicable": bool, S.VALUE: "float64"})
-    counts = {
-        "queries_in_run": ranking.n_run_queries,
-        "queries_evaluated": ranking.nq,
-        "run_queries_not_in_qrels": ranking.not_in_qrels,
-    }
     return Evaluation(per_query, summary, counts)
 
 

@@ -33,7 +33,7 @@ def _over_relevant(r: Ranking, numerator: np.ndarray, rel: int, denominator=None
 
 
 def _hits(r: Ranking, m: Measure) -> np.ndarray:
-    return r.per_query(r.relevant(m.rel) & r.top(m.cutoff))
+    return r.sum_rows(r.relevant_rows(m.rel, m.cutoff))
 
 
 def _cut(name: str) -> Callable[[Measure], str | None]:
@@ -78,7 +78,7 @@ def hit(r: Ranking, m: Measure) -> np.ndarray:
 def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
     """RR@k = 1 / pos(d) of the first d ∈ R with pos(d) ≤ k, else 0; RR has no cutoff.
     MRR is the mean of RR. Undefined when |R| = 0."""
-    first = r.first(r.relevant(m.rel) & r.top(m.cutoff))
+    first = r.first(r.relevant_rows(m.rel, m.cutoff))
     return _over_relevant(r, 1.0 / (first + 1.0), m.rel, np.ones(r.nq))
 
 
@@ -90,9 +90,8 @@ def average_precision(r: Ranking, m: Measure) -> np.ndarray:
     The denominator is |R| even with a cutoff, as in trec_eval's map_cut and rectools' MAP
     (recommenders' map_at_k divides by min(|R|, k)). MAP@k, its mean, names it too.
     Undefined when |R| = 0."""
-    hits = r.relevant(m.rel) & r.top(m.cutoff)
-    precision_at_hit = np.where(hits, r.running(hits) / (r.pos + 1.0), 0.0)
-    return _over_relevant(r, r.per_query(precision_at_hit), m.rel)
+    hits = r.relevant_rows(m.rel, m.cutoff)
+    return _over_relevant(r, r.sum_rows(hits, r.ordinal(hits) / (r.pos[hits] + 1.0)), m.rel)
 
 
 def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
@@ -116,26 +115,36 @@ def ndcg(r: Ranking, m: Measure) -> np.ndarray:
     the grade by default (trec_eval, ir_measures); see ``gain``. With binary grades it is
     rectools' NDCG(divide_by_achievable=True) (its default divides by the IDCG of k relevant
     items). Undefined when IDCG = 0 (no judged document with positive gain)."""
-    top = r.top(m.cutoff)
-    dcg = r.per_query(np.where(top, gain(m, r.grade) / np.log2(r.pos + 2.0), 0.0))
-    ideal = gain(m, r.qrels_grade)
-    order = np.lexsort((-ideal, r.qrels_q))
-    q, ideal = r.qrels_q[order], ideal[order]
-    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]][: len(q)])
-    pos = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
-    keep = (ideal > 0) & (pos < (m.cutoff or len(q) + 1))
-    idcg = np.bincount(q, weights=np.where(keep, ideal / np.log2(pos + 2.0), 0.0),
-                       minlength=r.nq)
+    top = r.top_rows(m.cutoff)
+    dcg = r.sum_rows(top, gain(m, r.grade[top]) / np.log2(r.pos[top] + 2.0))
+    idcg = _ideal_dcg(r, m)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
+
+
+def _ideal_dcg(r: Ranking, m: Measure) -> np.ndarray:
+    """IDCG@k per query from its count of judgments per grade: grade levels in the ideal
+    order (gain descending) fill positions one block after another, and a block over
+    positions [a, b) adds gain · (D(b) − D(a)), D(n) = Σ_{i < n} 1 / log2(i + 2), D capped at
+    k."""
+    levels = np.arange(r.max_grade + 1, dtype=float)
+    gains = gain(m, levels)
+    order = np.argsort(-gains, kind="stable")
+    order = order[gains[order] > 0]
+    counts = r.grade_counts()[:, order]
+    ends = np.cumsum(counts, axis=1)
+    cap = int(ends[:, -1].max(initial=0)) if m.cutoff is None else m.cutoff
+    cum = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(cap) + 2.0))]
+    begins, ends = np.minimum(ends - counts, cap), np.minimum(ends, cap)
+    return ((cum[ends] - cum[begins]) * gains[order]).sum(axis=1)
 
 
 @measure("Rprec", cutoff="none", trec=plain_only(lambda m: "Rprec"), options=JUDGED_ONLY)
 @condensable
 def r_precision(r: Ranking, m: Measure) -> np.ndarray:
     """Rprec = |R ∩ S_|R|| / |R|: precision at rank |R|. Undefined when |R| = 0."""
-    n_rel = r.n_rel(m.rel)
-    return _over_relevant(r, r.per_query(r.relevant(m.rel) & (r.pos < n_rel[r.q])), m.rel)
+    rows = r.relevant_rows(m.rel)
+    return _over_relevant(r, r.sum_rows(rows[r.pos[rows] < r.n_rel(m.rel)[r.q[rows]]]), m.rel)
 
 
 # trec_eval's iprec_at_recall levels: the points of the standard precision–recall curve
@@ -151,9 +160,8 @@ def _precision_at_hits(r: Ranking, rel: int) -> tuple[np.ndarray, np.ndarray, np
     relevant row among them; per query, how many there are)."""
     cached = _AT_HITS.setdefault(r, {})
     if rel not in cached:
-        relevant = r.relevant(rel)
-        hits = np.flatnonzero(relevant)
-        precision_at_hit = r.running(relevant)[hits] / (r.pos[hits] + 1.0)
+        hits = r.relevant_rows(rel)
+        precision_at_hit = r.ordinal(hits) / (r.pos[hits] + 1.0)
         hit_q = r.q[hits]
         start = np.zeros(r.nq, np.int64)
         head = np.flatnonzero(np.r_[True, hit_q[1:] != hit_q[:-1]][: len(hits)])
@@ -228,7 +236,7 @@ def num_rel(r: Ranking, m: Measure) -> np.ndarray:
 @measure("NumRelRet", cutoff="none", aggregate="sum", trec=lambda m: "num_rel_ret")
 def num_rel_ret(r: Ranking, m: Measure) -> np.ndarray:
     """NumRelRet = |R ∩ ranking|. Summed over queries, as trec_eval."""
-    return r.per_query(r.relevant(m.rel))
+    return r.sum_rows(r.relevant_rows(m.rel))
 
 
 # the user-model families (cascade: ERR, RBP) and the recommendation ones register in the same

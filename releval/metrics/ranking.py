@@ -15,48 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from releval.data import contracts as S
-from releval.errors import InputError
-from releval.metrics import doc_join
-
-
-def _strings(frame: pd.DataFrame, column: str, default: str) -> pa.Array | pa.ChunkedArray:
-    """A column of ids as Arrow large strings (numbers are written as strings), in the
-    chunks the frame holds (a reader's chunks are not copied into one)."""
-    values = S.ids(frame, column, default)
-    if not pd.api.types.is_string_dtype(values):
-        values = values.astype(str)
-    arr = pa.array(values.array) if len(values) else pa.array([], pa.large_string())
-    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks < 2:
-        arr = arr.combine_chunks()
-    return arr.cast(pa.large_string())
-
-
-def _whole(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
-def _encode(arr: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, bool]:
-    """(uniques, codes, contiguous) of a string array, codes in order of first appearance;
-    ``contiguous``: every value's rows are consecutive (a ranked list's query ids, a qrels
-    file's), found by comparing neighbours instead of hashing every row."""
-    n = len(arr)
-    if n > 1:
-        change = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(np.r_[True, change])
-        heads = _whole(arr.take(pa.array(starts)))
-        if len(pc.unique(heads)) == len(heads):
-            return heads, np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n])), True
-    elif n == 1:
-        return _whole(arr), np.zeros(1, np.int64), True
-    encoded = _whole(arr).dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return encoded.dictionary, codes, n == 0
-
-
-def _lookup(values: pa.Array, uniques: pa.Array) -> np.ndarray:
-    """Position of each value in ``uniques``, -1 where absent."""
-    found = pc.index_in(values, value_set=uniques)
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+from releval.metrics import compiled, doc_join, ids
+from releval.metrics.judgments import Judgments
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -97,28 +57,31 @@ class Ranking:
     ``catalog`` (``releval.metrics.catalog.Catalog``), ``item`` / ``qrels_item`` are each
     ranked row's / judgment's item index in the catalogue (-1 when unknown to it) and
     ``query_code`` each evaluated query's index among the catalogue's queries.
-    ``max_grade`` is the declared top of the grade scale.
+    ``max_grade`` is the declared top of the grade scale. ``query_ids``: the evaluated
+    queries, sorted, as an Arrow array (``queries``: the same as Python strings).
     """
 
-    def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame, *, max_grade: int = 3,
-                 common_only: bool = False, queries=None, catalog=None):
-        qgrade = S.check_grades(qrels, max_grade)
-        self.max_grade = max_grade
-        run_qs, run_ds = _strings(run, S.QUERY_ID, "run"), _strings(run, S.DOC_ID, "run")
-        qrels_qs, qrels_ds = _strings(qrels, S.QUERY_ID, "qrels"), _strings(qrels, S.DOC_ID,
-                                                                           "qrels")
+    def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame | Judgments, *,
+                 max_grade: int = 3, common_only: bool = False, queries=None, catalog=None):
+        j = qrels if isinstance(qrels, Judgments) else Judgments(qrels, max_grade)
+        self.max_grade = j.max_grade
+        run_qs, run_ds = ids.query_ids(run, "run"), ids.doc_ids(run, "run")
         # queries: codes within the run and within the qrels, then the evaluated set
-        run_quniq, run_qc, run_contiguous = _encode(run_qs)
-        qrels_quniq, qrels_qc, qrels_contiguous = _encode(qrels_qs)
-        n_judged = len(qrels_quniq)  # codes past it: queries named only by ``queries``
+        run_quniq, run_qc, run_contiguous = ids.encode(run_qs)
+        uniques, n_judged = j.uniques, len(j.uniques)  # codes past n_judged: only listed
+        in_qrels = j.locate(run_quniq)
         keep = np.ones(n_judged, bool)
         if queries is not None:  # exactly these queries; others' judgments are dropped
             universe = pc.unique(pa.array(list(map(str, queries)), pa.large_string()))
-            extra = universe.filter(pa.array(_lookup(universe, qrels_quniq) < 0))
-            qrels_quniq = pa.concat_arrays([qrels_quniq, extra])
-            keep = np.zeros(len(qrels_quniq), bool)
-            keep[_lookup(universe, qrels_quniq)] = True
-        in_qrels = _lookup(run_quniq, qrels_quniq)
+            code = j.locate(universe)
+            extra = universe.filter(pa.array(code < 0))
+            code[code < 0] = n_judged + np.arange(len(extra))
+            if len(extra):
+                uniques = pa.concat_arrays([uniques, extra])
+                listed = ids.lookup(run_quniq, extra)
+                in_qrels = np.where((in_qrels < 0) & (listed >= 0), listed + n_judged, in_qrels)
+            keep = np.zeros(len(uniques), bool)
+            keep[code] = True
         run_to_qrels = np.where(np.r_[keep, False][in_qrels], in_qrels, -1)  # -1: last, False
         self.n_run_queries = len(run_quniq)
         self.not_in_qrels = int((run_to_qrels < 0).sum())
@@ -127,60 +90,56 @@ class Ranking:
             in_run[run_to_qrels[run_to_qrels >= 0]] = True
             keep &= in_run
         evaluated = np.flatnonzero(keep)
-        order = pc.sort_indices(qrels_quniq.take(pa.array(evaluated))).to_numpy()
-        remap = np.full(len(qrels_quniq) + 1, -1, np.int64)  # last slot: not in qrels
+        order = pc.sort_indices(uniques.take(pa.array(evaluated))).to_numpy()
+        remap = np.full(len(uniques) + 1, -1, np.int64)  # last slot: not in qrels
         remap[evaluated[order]] = np.arange(len(evaluated))
-        self.queries = np.asarray(qrels_quniq.take(pa.array(evaluated[order])).to_pylist(),
-                                  dtype=object)
-        self.nq = len(self.queries)
+        self.query_ids = ids.whole(uniques.take(pa.array(evaluated[order])))
+        self.nq = len(self.query_ids)
 
         # documents: each run row's judgment, matched by hashed doc_id (releval.metrics.doc_join)
-        qrels_layout = doc_join.Grouped(qrels_qc, n_judged, qrels_contiguous)
-        qrels_hash = doc_join.hash64(qrels_ds)
-        dup = doc_join.repeated_judgment(qrels_ds, qrels_hash, qrels_qc, qrels_layout)
-        if dup:
-            i, j = dup
-            raise InputError(f"duplicate judgment for query {qrels_qs[j].as_py()!r} doc "
-                             f"{qrels_ds[j].as_py()!r} (first at "
-                             f"{S.where(qrels, qrels.index[i])})",
-                             S.source_of(qrels, "qrels"), S.where(qrels, qrels.index[j]))
         judged_by = np.where((in_qrels >= 0) & (in_qrels < n_judged), in_qrels, -1)
-        qrels_row = doc_join.match(
+        grade = doc_join.match(
             run_ds, run_qc, doc_join.Grouped(run_qc, len(run_quniq), run_contiguous),
-            judged_by, qrels_ds, qrels_hash, qrels_layout,
+            judged_by, j.docs, j.hashes, j.laid_grade, j.layout,
             lambda d: S.duplicate_doc(run, d, run_qs[d[1]].as_py(), run_ds[d[1]].as_py()))
 
         # ranked rows of evaluated queries, grouped by query, by position within it
-        row_q = remap[run_to_qrels[run_qc]]
-        ordered = self._order(run, run_qc, run_contiguous, run_ds)
+        row_q = remap[run_to_qrels][run_qc]
+        ordered = self._order(run, run_qc, run_ds)
         probability = _probabilities(run) if S.PROBABILITY in run.columns else None
         if ordered is None and (row_q >= 0).all():  # common case: no gather needed
             self.q, rows = row_q, None
         else:
             ordered = np.arange(len(row_q)) if ordered is None else ordered
             rows = ordered[row_q[ordered] >= 0]
-            self.q, qrels_row = row_q[rows], qrels_row[rows]
+            self.q, grade = row_q[rows], grade[rows]
         if probability is not None:
             self.probability = probability if rows is None else probability[rows]
         n = len(self.q)
         self.starts = np.concatenate([np.zeros(min(n, 1), np.int64),
                                       np.flatnonzero(self.q[1:] != self.q[:-1]) + 1])
-        self.pos = np.arange(n) - np.repeat(self.starts, np.diff(self.starts, append=n))
-        self.n_ret = np.bincount(self.q, minlength=self.nq)
+        sizes = np.diff(self.starts, append=n)
+        self.pos = np.arange(n) - np.repeat(self.starts, sizes)
+        self.n_ret = np.zeros(self.nq, np.int64)
+        self.n_ret[self.q[self.starts]] = sizes
 
         # qrels of evaluated queries, and the grade of every ranked row
-        q_of_qrels = remap[qrels_qc]
-        kept = q_of_qrels >= 0
-        self.qrels_q, self.qrels_grade = q_of_qrels[kept], qgrade[kept]
-        self.judged = qrels_row >= 0
-        self.grade = np.append(qgrade, np.nan)[qrels_row]  # -1: the last, NaN
+        kept = j.rows(evaluated[evaluated < n_judged])
+        self.qrels_q, self.qrels_grade = remap[j.codes[kept]], j.grade[kept]
+        self.grade = grade
+        self.judged = ~np.isnan(grade)
 
         self.catalog = catalog
         if catalog is not None:  # catalogue indices of the ranked items, judged items, queries
-            item = _lookup(run_ds, catalog.item_ids)
+            item = ids.lookup(run_ds, catalog.item_ids)
             self.item = item if rows is None else item[rows]
-            self.qrels_item = _lookup(qrels_ds, catalog.item_ids)[kept]
+            self.qrels_item = ids.lookup(j.input_docs.take(pa.array(kept)), catalog.item_ids)
             self.query_code = catalog.locate(self.queries)
+
+    @functools.cached_property
+    def queries(self) -> np.ndarray:
+        """The evaluated query ids in order, as Python strings (``query_ids``: as Arrow)."""
+        return np.asarray(self.query_ids.to_pylist(), dtype=object)
 
     @functools.cached_property
     def probability(self) -> np.ndarray:
@@ -188,15 +147,14 @@ class Ranking:
         return np.full(len(self.q), np.nan)
 
     @staticmethod
-    def _order(run: pd.DataFrame, run_qc: np.ndarray, contiguous: bool,
-               run_ds: pa.Array) -> np.ndarray | None:
+    def _order(run: pd.DataFrame, run_qc: np.ndarray, run_ds: pa.Array) -> np.ndarray | None:
         """Row positions of the run grouped by query, in ranked order within a query;
         None when the rows already are in that order."""
         if S.RANK in run.columns:
             rank = S.check_ranks(run)
-            key = run_qc * (int(rank.max(initial=0)) + 1) + rank
-            if len(key) < 2 or (key[1:] > key[:-1]).all():
+            if compiled.in_order(run_qc, rank, False) == 0:
                 return None  # already in order, ranks distinct
+            key = run_qc * (int(rank.max(initial=0)) + 1) + rank
             dup = S.first_duplicate(key)
             if dup:
                 S.repeated_rank(run, rank, dup)
@@ -204,8 +162,11 @@ class Ranking:
         score = S.check_scores(run)
         n = len(score)
         order = None
+        standing = compiled.in_order(run_qc, score, True)
+        if standing == 0:
+            return None
         same_query = run_qc[1:] == run_qc[:-1]
-        if not contiguous or (same_query & (score[1:] > score[:-1])).any():
+        if standing == 2:
             order = np.lexsort((-score, run_qc))  # a TREC file is usually in this order
             score, codes = score[order], run_qc[order]
             same_query = codes[1:] == codes[:-1]
@@ -253,10 +214,47 @@ class Ranking:
         return self._memo(("relevant", rel), (self.grade,),
                           lambda: self.grade >= rel)  # NaN (unjudged) compares False
 
+    def relevant_rows(self, rel: int, k: int | None = None) -> np.ndarray:
+        """Positions (in row order) of the rows judged with grade ≥ rel, within the first
+        ``k`` positions when k is given."""
+        rows = self._memo(("relevant_rows", rel), (self.grade,),
+                          lambda: np.flatnonzero(self.grade >= rel))
+        if k is None:
+            return rows
+        return self._memo(("relevant_rows", rel, k), (self.grade, self.pos),
+                          lambda: rows[self.pos[rows] < k])
+
+    def top_rows(self, k: int | None) -> np.ndarray:
+        """Positions of the rows in the first ``k`` positions (all rows when k is None)."""
+        if k is None:
+            return self._memo(("top_rows", None), (self.q,), lambda: np.arange(len(self.q)))
+        return self._memo(("top_rows", k), (self.pos,), lambda: np.flatnonzero(self.pos < k))
+
+    def sum_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per evaluated query, the sum of ``weights`` (one per row of ``rows``; default 1)
+        over its rows among ``rows``."""
+        return np.bincount(self.q[rows], weights=weights, minlength=self.nq).astype(float)
+
+    def ordinal(self, rows: np.ndarray) -> np.ndarray:
+        """For each of ``rows`` (in row order), its 1-based place among the rows of its query
+        in ``rows``."""
+        qs = self.q[rows]
+        starts = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]][: len(qs)])
+        return np.arange(1, len(qs) + 1) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
+
     def n_rel(self, rel: int) -> np.ndarray:
         """|R| per query: judged documents with grade ≥ rel."""
         return self._memo(("n_rel", rel), (self.qrels_q, self.qrels_grade), lambda: np.bincount(
             self.qrels_q, weights=self.qrels_grade >= rel, minlength=self.nq))
+
+    def grade_counts(self) -> np.ndarray:
+        """(queries × grades 0..max_grade): how many judgments of each grade a query has."""
+        def count():
+            keep = self.qrels_grade >= 0
+            cell = self.qrels_q[keep] * (self.max_grade + 1) + self.qrels_grade[keep].astype(int)
+            return np.bincount(cell, minlength=self.nq * (self.max_grade + 1)).reshape(
+                self.nq, self.max_grade + 1)
+        return self._memo(("grade_counts",), (self.qrels_q, self.qrels_grade), count)
 
     def n_nonrel(self, rel: int) -> np.ndarray:
         """Judged non-relevant per query: 0 ≤ grade < rel (trec_eval's count for bpref)."""
@@ -270,10 +268,10 @@ class Ranking:
         offset[self.q[self.starts]] = total[self.starts] - mask[self.starts]
         return total - offset[self.q]
 
-    def first(self, mask: np.ndarray) -> np.ndarray:
-        """Per query: 0-based position of the first row satisfying ``mask`` (inf if none)."""
+    def first(self, rows: np.ndarray) -> np.ndarray:
+        """Per query: 0-based position of its first row among ``rows`` (in row order; inf if
+        none)."""
         out = np.full(self.nq, np.inf)
-        rows = np.flatnonzero(mask)
         qs = self.q[rows]
         head = np.r_[True, qs[1:] != qs[:-1]][: len(rows)]
         out[qs[head]] = self.pos[rows[head]]

@@ -62,7 +62,10 @@ def test_the_view_renumbers_positions_and_keeps_the_ranking_api():
     assert c.n_ret.tolist() == [0, 3]  # e, q in sorted order
     assert c.top(2)[rows].tolist() == [True, True, False]
     assert c.running(c.relevant(1))[rows].tolist() == [1, 1, 2]
-    assert c.first(c.relevant(2)).tolist() == [np.inf, 2]
+    assert c.first(c.relevant_rows(2)).tolist() == [np.inf, 2]
+    hits = c.relevant_rows(1)
+    assert c.ordinal(hits).tolist() == [1, 2] and c.pos[c.relevant_rows(1, 2)].tolist() == [0]
+    assert c.sum_rows(c.top_rows(2)).tolist() == [0, 2]
     assert (c.n_rel(1) == r.n_rel(1)).all() and c.nq == r.nq
     assert condensed(r) is c and condensed(c) is c  # one view per ranking
 

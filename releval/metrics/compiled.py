@@ -1,0 +1,199 @@
+"""The metrics engine's compiled loops (numba), over Arrow string buffers and integer arrays.
+
+Each loop is compiled on its first call and cached on disk (``cache=True``: beside this file,
+or in the user's cache folder when this folder is read-only, or under ``NUMBA_CACHE_DIR``), so
+only the first process after an install pays the compile time (about a second per loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from numba import njit
+
+_M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+_S29, _S30, _S27, _S31 = np.uint64(29), np.uint64(30), np.uint64(27), np.uint64(31)
+_B1, _B2, _B3, _B4, _B5, _B6, _B7 = (np.uint64(8 * k) for k in range(1, 8))
+
+
+def buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, bytes) of a string or large-string array without copying: string i is
+    ``bytes[offsets[i]:offsets[i + 1]]``."""
+    kind = np.int64 if pa.types.is_large_string(strings.type) or pa.types.is_large_binary(
+        strings.type) else np.int32
+    _, offsets, data = strings.buffers()[:3]
+    offsets = np.frombuffer(offsets, kind, count=len(strings) + 1, offset=strings.offset
+                            * np.dtype(kind).itemsize) if len(strings) else np.zeros(1, kind)
+    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+@njit(cache=True, nogil=True)
+def hash_strings(offsets, data, out):  # pragma: no cover - compiled
+    """out[i] = a 64-bit hash of string i's bytes and length: 8-byte little-endian words
+    folded by multiply-xorshift, then splitmix64's finaliser."""
+    for i in range(len(out)):
+        a, b = offsets[i], offsets[i + 1]
+        h = np.uint64(b - a) * _M1
+        j = a
+        while j + 8 <= b:  # whole words: the eight loads combine into one
+            w = (np.uint64(data[j]) | np.uint64(data[j + 1]) << _B1
+                 | np.uint64(data[j + 2]) << _B2 | np.uint64(data[j + 3]) << _B3
+                 | np.uint64(data[j + 4]) << _B4 | np.uint64(data[j + 5]) << _B5
+                 | np.uint64(data[j + 6]) << _B6 | np.uint64(data[j + 7]) << _B7)
+            h = (h ^ w) * _M2
+            h ^= h >> _S29
+            j += 8
+        if j < b:  # the last, partial word
+            w = np.uint64(0)
+            shift = np.uint64(0)
+            while j < b:
+                w |= np.uint64(data[j]) << shift
+                shift += _B1
+                j += 1
+            h = (h ^ w) * _M2
+            h ^= h >> _S29
+        h ^= h >> _S30
+        h *= _M2
+        h ^= h >> _S27
+        h *= _M3
+        h ^= h >> _S31
+        out[i] = h
+
+
+@njit(cache=True, nogil=True)
+def same_as_previous(offsets, data, out):  # pragma: no cover - compiled
+    """out[i] = string i + 1 equals string i (byte for byte), for i < n - 1."""
+    for i in range(len(out)):
+        a, b, c = offsets[i], offsets[i + 1], offsets[i + 2]
+        same = b - a == c - b
+        k = 0
+        while same and k < b - a:
+            same = data[a + k] == data[b + k]
+            k += 1
+        out[i] = same
+
+
+@njit(cache=True, nogil=True)
+def _size(n):  # pragma: no cover - compiled
+    size = 8
+    while size < 4 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def repeated_hashes(order, start, count, hashes, suspect):  # pragma: no cover - compiled
+    """suspect[row] = True for every row whose hash another row of its group shares. Groups:
+    rows ``order[start[g] : start[g] + count[g]]`` (``order`` empty: the identity)."""
+    biggest = 0
+    for g in range(len(count)):
+        biggest = max(biggest, count[g])
+    stamp = np.zeros(_size(biggest), np.int64)
+    first = np.zeros(len(stamp), np.int64)
+    for g in range(len(count)):
+        mask = np.uint64(_size(count[g]) - 1)
+        for t in range(start[g], start[g] + count[g]):
+            row = order[t] if len(order) else t
+            h = hashes[row]
+            slot = np.int64(h & mask)
+            while stamp[slot] == g + 1 and hashes[first[slot]] != h:
+                slot = np.int64((slot + 1) & mask)
+            if stamp[slot] == g + 1:
+                suspect[row] = True
+                suspect[first[slot]] = True
+            else:
+                stamp[slot] = g + 1
+                first[slot] = row
+
+
+@njit(cache=True, nogil=True)
+def _equal(offsets_a, data_a, i, offsets_b, data_b, j):  # pragma: no cover - compiled
+    """String i of a equals string j of b."""
+    a, n = offsets_a[i], offsets_a[i + 1] - offsets_a[i]
+    b = offsets_b[j]
+    if offsets_b[j + 1] - b != n:
+        return False
+    for k in range(n):
+        if data_a[a + k] != data_b[b + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_qrels,
+         qrels_order, qrels_start, qrels_count, qrels_hashes, qrels_offsets, qrels_data,
+         qrels_grade, found, grade):  # pragma: no cover - compiled
+    """Per run row, found = the qrels row of its query judging the same string (-1: none;
+    -2: a hash that two judgments or two ranked rows of the query share, left to the exact
+    path) and grade = that judgment's grade (NaN where found < 0). Groups as in
+    ``repeated_hashes``; run group g's judgments are qrels group ``to_qrels[g]`` (-1: none).
+    A query's rows and judgments share one small table keyed by hash; a hash match counts
+    when the two strings are equal byte for byte."""
+    biggest = 0
+    for g in range(len(run_count)):
+        q = to_qrels[g]
+        biggest = max(biggest, run_count[g] + (qrels_count[q] if q >= 0 else 0))
+    size = _size(biggest)
+    stamp = np.zeros(size, np.int64)
+    key = np.zeros(size, np.uint64)
+    judged = np.zeros(size, np.int64)  # the judgment's row; -1: none; -2: several
+    ranked = np.zeros(size, np.int64)  # ranked rows of the slot's hash: 1, 2 (= several)
+    slot_of = np.zeros(biggest, np.int64)
+    for g in range(len(run_count)):
+        q = to_qrels[g]
+        n_judged = qrels_count[q] if q >= 0 else 0
+        mask = np.uint64(_size(run_count[g] + n_judged) - 1)
+        for t in range(qrels_start[q] if q >= 0 else 0, (qrels_start[q] if q >= 0 else 0)
+                       + n_judged):
+            row = qrels_order[t] if len(qrels_order) else t
+            h = qrels_hashes[row]
+            slot = np.int64(h & mask)
+            while stamp[slot] == g + 1 and key[slot] != h:
+                slot = np.int64((slot + 1) & mask)
+            if stamp[slot] == g + 1:
+                judged[slot] = -2
+            else:
+                stamp[slot], key[slot], judged[slot], ranked[slot] = g + 1, h, row, 0
+        first = run_start[g]
+        for t in range(first, first + run_count[g]):
+            row = run_order[t] if len(run_order) else t
+            h = run_hashes[row]
+            slot = np.int64(h & mask)
+            while stamp[slot] == g + 1 and key[slot] != h:
+                slot = np.int64((slot + 1) & mask)
+            if stamp[slot] == g + 1:
+                ranked[slot] = min(ranked[slot] + 1, 2)
+            else:
+                stamp[slot], key[slot], judged[slot], ranked[slot] = g + 1, h, -1, 1
+            slot_of[t - first] = slot
+        for t in range(first, first + run_count[g]):
+            row = run_order[t] if len(run_order) else t
+            slot = slot_of[t - first]
+            j = judged[slot]
+            found[row], grade[row] = -1, np.nan
+            if ranked[slot] == 2 or j == -2:
+                found[row] = -2
+            elif j >= 0 and _equal(run_offsets, run_data, row, qrels_offsets, qrels_data, j):
+                found[row], grade[row] = j, qrels_grade[j]
+
+
+
+@njit(cache=True, nogil=True)
+def in_order(codes, values, descending):  # pragma: no cover - compiled
+    """How rows stand, by group code and then ``values`` (descending or ascending): 0 in
+    order, no two equal values in a group; 1 in order, with equal values in a group; 2 not
+    in order (a group's rows apart, or values out of order)."""
+    ties = False
+    for i in range(1, len(codes)):
+        if codes[i] != codes[i - 1]:
+            if codes[i] < codes[i - 1]:
+                return 2
+            continue
+        a, b = values[i - 1], values[i]
+        if a == b:
+            ties = True
+        elif (a < b) if descending else (a > b):
+            return 2
+    return 1 if ties else 0
