@@ -90,11 +90,13 @@ def repeated_judgment(docs: pa.Array, hashes: np.ndarray, codes: np.ndarray, lay
     return _first_repeat(rows, _exact_keys(codes[rows], docs.take(pa.array(rows))))
 
 
-def match(run_docs: pa.Array, run_codes: np.ndarray, run_layout: Grouped, run_to_qrels:
-          np.ndarray, qrels_docs: pa.Array, qrels_hashes: np.ndarray, qrels_grade: np.ndarray,
-          qrels_layout: Grouped, on_repeat: Callable[[tuple[int, int]], None]) -> np.ndarray:
-    """Per run row, the grade judging its (query, doc) (NaN: unjudged). ``run_codes``: each
-    run row's query code; ``run_to_qrels``: each run query's qrels code (-1: none);
+def match(run_docs: pa.Array, run_hashes: np.ndarray, run_codes: np.ndarray,
+          run_layout: Grouped, run_to_qrels: np.ndarray, qrels_docs: pa.Array,
+          qrels_hashes: np.ndarray, qrels_grade: np.ndarray, qrels_layout: Grouped,
+          on_repeat: Callable[[tuple[int, int]], None]) -> np.ndarray:
+    """Per run row, the grade judging its (query, doc) (NaN: unjudged). ``run_hashes``:
+    ``hash64(run_docs)``; ``run_codes``: each run row's query code; ``run_to_qrels``: each
+    run query's qrels code (-1: none);
     ``on_repeat(first, repeat)`` is called (and must raise) for the first doc_id ranked twice
     in a list. ``qrels_docs`` / ``qrels_hashes`` / ``qrels_grade``: the judgments' doc ids,
     ``hash64`` and grades in ``qrels_layout``'s order; the qrels hold no repeated (query,
@@ -102,7 +104,7 @@ def match(run_docs: pa.Array, run_codes: np.ndarray, run_layout: Grouped, run_to
     found = np.empty(len(run_codes), np.int64)
     grade = np.empty(len(run_codes))
     run_docs = _whole(run_docs)
-    compiled.join(run_layout.order, run_layout.start, run_layout.counts, hash64(run_docs),
+    compiled.join(run_layout.order, run_layout.start, run_layout.counts, run_hashes,
                   *compiled.buffers(run_docs), run_to_qrels, np.zeros(0, np.int64),
                   qrels_layout.start, qrels_layout.counts, qrels_hashes,
                   *compiled.buffers(qrels_docs), qrels_grade, found, grade)

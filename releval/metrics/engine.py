@@ -97,26 +97,26 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
     one ``Ranking`` or, for a large run of per-query measures, one per block of queries built
     on ``workers`` threads (``releval.metrics.blocks``)."""
     with ThreadPoolExecutor(blocks.workers(workers)) as pool:
-        judging = pool.submit(Judgments, qrels, max_grade)  # beside the run's first pass
+        judging = pool.submit(Judgments, qrels, max_grade)  # beside the run's own work
         plan = None
         if catalog is None and all(MEASURES[m.family].level == "query"
                                    and MEASURES[m.family].available is always for m in wanted):
             plan = blocks.plan(run, queries)
-        judged = judging.result()
         if plan is None:
-            r = Ranking(run, judged, common_only=common_only, queries=queries, catalog=catalog)
+            r = Ranking(run, judging, common_only=common_only, queries=queries, catalog=catalog)
             counts = {"queries_in_run": r.n_run_queries, "queries_evaluated": r.nq,
                       "run_queries_not_in_qrels": r.not_in_qrels}
             return r.query_ids, [_part(r, m) for m in wanted], counts
 
         def one(block: blocks.Block):
-            r = Ranking(run.iloc[:0] if block.run is None else block.run, judged,
+            r = Ranking(run.iloc[:0] if block.run is None else block.run, judging,
                         common_only=block.common_only, queries=block.queries)
             return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq,
                                                                  r.not_in_qrels)
 
-        todo = plan.blocks if common_only else [*plan.blocks, plan.unranked(judged)]
-        done = list(pool.map(one, todo))
+        done = list(pool.map(one, plan.blocks))
+        if not common_only:
+            done.append(one(plan.unranked(judging.result())))
     names = pa.concat_arrays([d[0] for d in done])
     order = pc.sort_indices(names).to_numpy()
     scored = [(np.concatenate([d[1][i][0] for d in done])[order],

@@ -8,6 +8,7 @@ the arrays hashes each string once (Arrow) and does the rest with integer sorts.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -57,17 +58,25 @@ class Ranking:
     ``catalog`` (``releval.metrics.catalog.Catalog``), ``item`` / ``qrels_item`` are each
     ranked row's / judgment's item index in the catalogue (-1 when unknown to it) and
     ``query_code`` each evaluated query's index among the catalogue's queries.
+    ``qrels``: a frame, its ``Judgments`` or a future of them (waited for once the run's own
+    arrays are built, so a thread can build them meanwhile).
     ``max_grade`` is the declared top of the grade scale. ``query_ids``: the evaluated
     queries, sorted, as an Arrow array (``queries``: the same as Python strings).
     """
 
-    def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame | Judgments, *,
+    def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame | Judgments | Future, *,
                  max_grade: int = 3, common_only: bool = False, queries=None, catalog=None):
-        j = qrels if isinstance(qrels, Judgments) else Judgments(qrels, max_grade)
-        self.max_grade = j.max_grade
+        j = Judgments(qrels, max_grade) if isinstance(qrels, pd.DataFrame) else qrels
         run_qs, run_ds = ids.query_ids(run, "run"), ids.doc_ids(run, "run")
-        # queries: codes within the run and within the qrels, then the evaluated set
+        # the run's own arrays: query codes, doc-id hashes, the ranked order
         run_quniq, run_qc, run_contiguous = ids.encode(run_qs)
+        run_layout = doc_join.Grouped(run_qc, len(run_quniq), run_contiguous)
+        run_hashes = doc_join.hash64(run_ds)
+        ordered = self._order(run, run_qc, run_ds)
+        if isinstance(j, Future):
+            j = j.result()
+        self.max_grade = j.max_grade
+        # queries: the run's and the qrels', then the evaluated set
         uniques, n_judged = j.uniques, len(j.uniques)  # codes past n_judged: only listed
         in_qrels = j.locate(run_quniq)
         keep = np.ones(n_judged, bool)
@@ -99,13 +108,12 @@ class Ranking:
         # documents: each run row's judgment, matched by hashed doc_id (releval.metrics.doc_join)
         judged_by = np.where((in_qrels >= 0) & (in_qrels < n_judged), in_qrels, -1)
         grade = doc_join.match(
-            run_ds, run_qc, doc_join.Grouped(run_qc, len(run_quniq), run_contiguous),
-            judged_by, j.docs, j.hashes, j.laid_grade, j.layout,
+            run_ds, run_hashes, run_qc, run_layout, judged_by, j.docs, j.hashes, j.laid_grade,
+            j.layout,
             lambda d: S.duplicate_doc(run, d, run_qs[d[1]].as_py(), run_ds[d[1]].as_py()))
 
         # ranked rows of evaluated queries, grouped by query, by position within it
         row_q = remap[run_to_qrels][run_qc]
-        ordered = self._order(run, run_qc, run_ds)
         probability = _probabilities(run) if S.PROBABILITY in run.columns else None
         if ordered is None and (row_q >= 0).all():  # common case: no gather needed
             self.q, rows = row_q, None
