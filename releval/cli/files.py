@@ -19,7 +19,7 @@ from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
 from releval.errors import InputError
-from releval.metrics import DEFAULT_MEASURES, MEASURES, evaluate, resolve
+from releval.metrics import DEFAULT_MEASURES, MEASURES, compiled, evaluate, resolve
 from releval.report.formats import (
     interval,
     mark,
@@ -74,6 +74,7 @@ def metrics(
 ) -> None:
     """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
     excluded from the means and counted (trec_eval scores them 0)."""
+    compiled.warm()  # the engine's loops compile (or load) while the files are read
     try:
         measures = resolve(measure or DEFAULT_MEASURES, rel=rel)
         run_frame = _select_system(read_run(run), system)

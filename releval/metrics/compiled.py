@@ -1,20 +1,69 @@
 """The metrics engine's compiled loops (numba), over Arrow string buffers and integer arrays.
 
-Each loop is compiled on its first call and cached on disk (``cache=True``: beside this file,
-or in the user's cache folder when this folder is read-only, or under ``NUMBA_CACHE_DIR``), so
-only the first process after an install pays the compile time (about a second per loop).
+numba is imported when a loop is first asked for (a command that evaluates nothing does not
+pay for it). Each loop is compiled on its first call and cached on disk (``cache=True``:
+beside this file, or in the user's cache folder when this folder is read-only, or under
+``NUMBA_CACHE_DIR``), so only the first process after an install pays the compile time
+(about three seconds for all of them); later processes load them from the cache.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
 _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
 _S29, _S30, _S27, _S31 = np.uint64(29), np.uint64(30), np.uint64(27), np.uint64(31)
 _B1, _B2, _B3, _B4, _B5, _B6, _B7 = (np.uint64(8 * k) for k in range(1, 8))
+
+
+_KERNELS: dict[str, Callable] = {}
+
+
+def _kernel(fn: Callable) -> Callable:
+    """Register ``fn`` as a loop to compile (``numba.njit``) when one is first asked for."""
+    _KERNELS[fn.__name__] = fn
+    return fn
+
+
+def __getattr__(name: str):
+    """A loop, compiled: the first request imports numba and wraps every loop (in definition
+    order, so a loop's callees are numba functions when it compiles)."""
+    if name not in _KERNELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from numba import njit
+    for key, fn in _KERNELS.items():
+        globals()[key] = njit(cache=True, nogil=True)(fn)
+    return globals()[name]
+
+
+def warm() -> threading.Thread:
+    """Compile (or load from the cache) every loop on a background thread, e.g. while the
+    input files are read; a loop called meanwhile waits for its compile."""
+
+    def compile_all():
+        k = sys.modules[__name__]
+        offsets, data = buffers(pa.array(["a", "b"], pa.large_string()))
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        hashes = np.zeros(2, np.uint64)
+        score = np.zeros(2)
+        score.flags.writeable = False  # as pandas hands a score column over
+        k.hash_strings(offsets, data, hashes)
+        k.same_as_previous(offsets, data, np.zeros(1, bool))
+        k.repeated_hashes(none, one - 1, one, hashes, np.zeros(2, bool))
+        k.join(none, one - 1, one, hashes, offsets, data, one - 1, none, one - 1, one, hashes,
+               offsets, data, np.zeros(2), np.zeros(2, np.int64), np.zeros(2))
+        k.in_order(np.zeros(2, np.int64), np.zeros(2, np.int64), False)
+        k.in_order(np.zeros(2, np.int64), score, True)
+
+    thread = threading.Thread(target=compile_all, name="releval-compile", daemon=True)
+    thread.start()
+    return thread
 
 
 def buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -29,7 +78,7 @@ def buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def hash_strings(offsets, data, out):  # pragma: no cover - compiled
     """out[i] = a 64-bit hash of string i's bytes and length: 8-byte little-endian words
     folded by multiply-xorshift, then splitmix64's finaliser."""
@@ -62,7 +111,7 @@ def hash_strings(offsets, data, out):  # pragma: no cover - compiled
         out[i] = h
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def same_as_previous(offsets, data, out):  # pragma: no cover - compiled
     """out[i] = string i + 1 equals string i (byte for byte), for i < n - 1."""
     for i in range(len(out)):
@@ -75,7 +124,7 @@ def same_as_previous(offsets, data, out):  # pragma: no cover - compiled
         out[i] = same
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _size(n):  # pragma: no cover - compiled
     size = 8
     while size < 4 * n:
@@ -83,7 +132,7 @@ def _size(n):  # pragma: no cover - compiled
     return size
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def repeated_hashes(order, start, count, hashes, suspect):  # pragma: no cover - compiled
     """suspect[row] = True for every row whose hash another row of its group shares. Groups:
     rows ``order[start[g] : start[g] + count[g]]`` (``order`` empty: the identity)."""
@@ -108,7 +157,7 @@ def repeated_hashes(order, start, count, hashes, suspect):  # pragma: no cover -
                 first[slot] = row
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _equal(offsets_a, data_a, i, offsets_b, data_b, j):  # pragma: no cover - compiled
     """String i of a equals string j of b."""
     a, n = offsets_a[i], offsets_a[i + 1] - offsets_a[i]
@@ -121,7 +170,7 @@ def _equal(offsets_a, data_a, i, offsets_b, data_b, j):  # pragma: no cover - co
     return True
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_qrels,
          qrels_order, qrels_start, qrels_count, qrels_hashes, qrels_offsets, qrels_data,
          qrels_grade, found, grade):  # pragma: no cover - compiled
@@ -180,7 +229,7 @@ def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_
 
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def in_order(codes, values, descending):  # pragma: no cover - compiled
     """How rows stand, by group code and then ``values`` (descending or ascending): 0 in
     order, no two equal values in a group; 1 in order, with equal values in a group; 2 not
@@ -197,3 +246,7 @@ def in_order(codes, values, descending):  # pragma: no cover - compiled
         elif (a < b) if descending else (a > b):
             return 2
     return 1 if ties else 0
+
+
+for _name in _KERNELS:  # the plain functions leave the module: ``__getattr__`` compiles them
+    del globals()[_name]

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from releval.data import contracts as S
-from releval.metrics import compiled
+from releval.metrics import compiled, ids
 
 
 def hash64(strings: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -103,7 +103,7 @@ def match(run_docs: pa.Array, run_hashes: np.ndarray, run_codes: np.ndarray,
     doc) (``repeated_judgment``)."""
     found = np.empty(len(run_codes), np.int64)
     grade = np.empty(len(run_codes))
-    run_docs = _whole(run_docs)
+    run_docs = ids.whole(run_docs)
     compiled.join(run_layout.order, run_layout.start, run_layout.counts, run_hashes,
                   *compiled.buffers(run_docs), run_to_qrels, np.zeros(0, np.int64),
                   qrels_layout.start, qrels_layout.counts, qrels_hashes,
@@ -141,12 +141,8 @@ def _exact(run_docs: pa.Array, codes: np.ndarray, rows: np.ndarray, run_to_qrels
     return np.where(ok, at[by_key][i], -1)
 
 
-def _whole(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
 def _exact_keys(groups: np.ndarray, strings: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An exact integer key per (group, string)."""
-    encoded = _whole(strings).dictionary_encode()
+    encoded = ids.whole(strings).dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return groups.astype(np.int64) * max(len(encoded.dictionary), 1) + codes
