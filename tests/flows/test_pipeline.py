@@ -32,6 +32,7 @@ def make_project(base: Path, overrides: dict = TINY, params: str = "params.yaml"
     (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     subprocess.run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=base,
                    check=True)
+    shutil.copy(ROOT / ".dvcignore", base / ".dvcignore")
     return base
 
 

@@ -54,6 +54,7 @@ def git_project(base: Path, beir: Path) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=base, check=True)
     subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], cwd=base, check=True)
     shutil.copy(ROOT / ".dvc" / "config", base / ".dvc" / "config")
+    shutil.copy(ROOT / ".dvcignore", base / ".dvcignore")
     subprocess.run(["git", "add", "-A"], cwd=base, check=True)
     subprocess.run([*GIT, "commit", "-qm", "project"], cwd=base, check=True)
     return base
