@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -37,8 +38,17 @@ def __getattr__(name: str):
     if name not in _KERNELS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from numba import njit
+    uncached = None
     for key, fn in _KERNELS.items():
-        globals()[key] = njit(cache=True, nogil=True)(fn)
+        try:
+            globals()[key] = njit(cache=True, nogil=True)(fn)
+        except RuntimeError as exc:  # no writable cache folder: compile in every process
+            uncached = exc
+            globals()[key] = njit(nogil=True)(fn)
+    if uncached is not None:
+        warnings.warn(f"releval: numba cannot cache the metrics engine's loops ({uncached}); "
+                      "each process compiles them: set NUMBA_CACHE_DIR to a writable folder",
+                      stacklevel=2)
     return globals()[name]
 
 
