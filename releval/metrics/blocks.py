@@ -32,7 +32,7 @@ class Block:
     """A block's ranked rows and the queries it evaluates: with ``common_only`` its judged (or,
     with ``queries``, listed) queries that it ranks; else exactly ``queries``."""
 
-    run: pd.DataFrame | None  # None: no ranked rows
+    run: pd.DataFrame
     common_only: bool
     queries: list[str] | None
 
@@ -55,7 +55,8 @@ class Plan:
     def unranked(self, judgments: Judgments) -> Block:
         """The block of the judged (or listed) queries the run does not rank: scored empty."""
         rest = judgments.uniques if self.listed is None else self.listed
-        return Block(None, False, rest.filter(pc.invert(pc.is_in(rest, self.heads))).to_pylist())
+        return Block(self.blocks[0].run.iloc[:0], False,
+                     rest.filter(pc.invert(pc.is_in(rest, self.heads))).to_pylist())
 
 
 def plan(run: pd.DataFrame, queries: list[str] | None) -> Plan | None:

@@ -181,6 +181,16 @@ def _equal(offsets_a, data_a, i, offsets_b, data_b, j):  # pragma: no cover - co
 
 
 @_kernel
+def _slot(stamp, key, current, h, mask):  # pragma: no cover - compiled
+    """The slot of hash ``h`` in an open-addressing table whose slots of this round are
+    stamped ``current``: the slot holding h, or the free one where it goes (linear probing)."""
+    slot = np.int64(h & mask)
+    while stamp[slot] == current and key[slot] != h:
+        slot = np.int64((slot + 1) & mask)
+    return slot
+
+
+@_kernel
 def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_qrels,
          qrels_order, qrels_start, qrels_count, qrels_hashes, qrels_offsets, qrels_data,
          qrels_grade, found, grade):  # pragma: no cover - compiled
@@ -208,9 +218,7 @@ def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_
                        + n_judged):
             row = qrels_order[t] if len(qrels_order) else t
             h = qrels_hashes[row]
-            slot = np.int64(h & mask)
-            while stamp[slot] == g + 1 and key[slot] != h:
-                slot = np.int64((slot + 1) & mask)
+            slot = _slot(stamp, key, g + 1, h, mask)
             if stamp[slot] == g + 1:
                 judged[slot] = -2
             else:
@@ -219,9 +227,7 @@ def join(run_order, run_start, run_count, run_hashes, run_offsets, run_data, to_
         for t in range(first, first + run_count[g]):
             row = run_order[t] if len(run_order) else t
             h = run_hashes[row]
-            slot = np.int64(h & mask)
-            while stamp[slot] == g + 1 and key[slot] != h:
-                slot = np.int64((slot + 1) & mask)
+            slot = _slot(stamp, key, g + 1, h, mask)
             if stamp[slot] == g + 1:
                 ranked[slot] = min(ranked[slot] + 1, 2)
             else:

@@ -109,7 +109,7 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
             return r.query_ids, [_part(r, m) for m in wanted], counts
 
         def one(block: blocks.Block):
-            r = Ranking(run.iloc[:0] if block.run is None else block.run, judging,
+            r = Ranking(block.run, judging,
                         common_only=block.common_only, queries=block.queries)
             return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq,
                                                                  r.not_in_qrels)
