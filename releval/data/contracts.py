@@ -28,6 +28,9 @@ VALUE = "value"
 RUN_COLUMNS = (SYSTEM, ROUTE, QUERY_ID, DOC_ID, RANK, SCORE)
 LIST_KEY = [SYSTEM, QUERY_ID]  # one ranked list of a runs table
 QRELS_COLUMNS = (QUERY_ID, DOC_ID, GRADE)
+# optional qrels column: the judgment marks an explicit hard negative (judged not relevant,
+# grade < rel, and deliberately close to a relevant document); absent means False
+HARD_NEGATIVE = "hard_negative"
 PER_QUERY_COLUMNS = (QUERY_ID, MEASURE, VALUE)
 
 # documents
