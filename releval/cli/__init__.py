@@ -15,6 +15,7 @@ COMMANDS = {  # in the order ``releval --help`` lists them
     "run": project.run_pipeline,
     "reproduce": project.reproduce,
     "runs": project.runs,
+    "drift": project.drift,
     "demo": project.demo,
     "compare": files.compare,
     "gate": files.gate,

@@ -1,14 +1,15 @@
 """The project runner's commands: ``run`` and ``demo`` (the pipeline), ``reproduce`` (a past
-run from its receipt) and ``runs`` (the ledger). The pipeline runs as ``python -m
-flows.pipeline`` or ``flows.reproduce`` in a child process (``releval.project.runner``): the
-library never imports the flows."""
+run from its receipt), ``runs`` (the ledger) and ``drift`` (the changed documents that moved a
+figure between two revisions). The pipeline runs as ``python -m flows.pipeline`` or
+``flows.reproduce`` in a child process (``releval.project.runner``): the library never imports
+the flows."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,10 +17,14 @@ from rich.table import Table
 from rich.text import Text
 
 from releval.cli.output import TableOrJson, err, fail
+from releval.diagnosis.drift import TOL
 from releval.errors import InputError
 from releval.report import recommendation as rec
 from releval.report.formats import number
 from releval.report.summary import SHOWN
+
+if TYPE_CHECKING:
+    from releval.project.drift import Diagnosis
 
 RECSYS_DEMO = Path("examples/recsys-demo.yaml")
 RECOMMENDATION_SOURCES = ("interactions", "recsys_demo")
@@ -151,6 +156,72 @@ def runs(
                       (r["decision"] or "?") + ("" if r["controlled"] else " UNCONTROLLED"))
     out = Console()
     (out if out.is_terminal else Console(width=max(out.width, 120))).print(table)
+
+
+def drift(
+    rev_a: Annotated[str, typer.Argument(help="the revision whose figure is the baseline: a "
+                                         "git revision or a run's receipt file")],
+    rev_b: Annotated[str, typer.Argument(help="the revision where the figure moved")],
+    system: Annotated[str | None, typer.Option(
+        "--system", help="the system followed (default: compare.candidate)")] = None,
+    measure: Annotated[str, typer.Option("--measure", help="the measure followed")]
+    = "nDCG@10",
+    split: Annotated[str, typer.Option("--split", help="the evaluated split")] = "test",
+    tol: Annotated[float, typer.Option(
+        "--tol", min=0.0, help="a figure within this of A's restores it")] = TOL,
+) -> None:
+    """Name the changed documents that moved a figure between two revisions with the same
+    code and params: rebuild at each, revert B's document changes one by one (or in bisected
+    groups) and name those whose reversion restores A's figure; exit 0 when reverting them
+    restores it, 1 when none does."""
+    from releval.project.drift import diagnose_revisions
+
+    root = _project_root()
+    try:
+        found = diagnose_revisions(root, rev_a, rev_b, system=system, measure=measure,
+                                   split=split, tol=tol)
+    except InputError as exc:
+        fail(str(exc))
+    raise typer.Exit(_print_drift(found))
+
+
+def _print_drift(found: Diagnosis) -> int:
+    """``releval drift``'s report; its exit status."""
+    d, out = found.drift, Console()
+    out.print(f"drift of {found.system} {found.measure} on the {found.split} split",
+              highlight=False)
+    for side, rev, value in (("A", found.a, d.figure_a), ("B", found.b, d.figure_b)):
+        shift = "" if side == "A" else f" ({number(d.figure_b - d.figure_a, '+.4f')})"
+        name = ("" if rev.commit.startswith(rev.ref) else f"{rev.ref}, ") + rev.commit[:10]
+        out.print(f"  {side} ({name}): {number(value)}{shift}", highlight=False)
+    for note in found.notes:
+        out.print(f"note: {note}", highlight=False, soft_wrap=True)
+    out.print("changed documents: " + ", ".join(f"{n} {kind}" for kind, n in d.counts().items()),
+              highlight=False)
+    if not d.moved:
+        out.print(f"the figure did not move (within {d.tol:g} of A's): nothing to diagnose",
+                  highlight=False)
+        return 1
+    out.print(f"reverted {'by bisection' if d.method == 'bisection' else 'one by one'}: "
+              f"{d.rebuilds} rebuilds for {len(d.changes)} change"
+              f"{'' if len(d.changes) == 1 else 's'}", highlight=False)
+    if d.causes:
+        table = Table(title="the changes whose reversion moves it back")
+        for col in ("doc_id", "change", "effect", "reverted", "restores A"):
+            table.add_column(col, justify="left" if col in ("doc_id", "change") else "right")
+        for c in d.causes:
+            table.add_row(", ".join(x.doc_id for x in c.changes),
+                          ", ".join(x.kind for x in c.changes), number(c.effect, "+.4f"),
+                          number(c.figure), "yes" if c.restores else "no")
+        out.print(table)
+    if d.restored:
+        out.print(f"cause found: reverting {'it' if len(d.causes) == 1 else 'them'} restores "
+                  f"A's figure (within {d.tol:g})", highlight=False)
+        return 0
+    out.print("no held-out change restores A's figure" + (
+        f" (reverting every one above gives {number(d.together)})" if d.causes else
+        f" ({d.rebuilds} rebuilds: no change moves it back alone)"), highlight=False)
+    return 1
 
 
 def demo(

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from releval.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["metrics", "run", "reproduce", "runs", "demo", "compare", "gate"]
+COMMANDS = ["metrics", "run", "reproduce", "runs", "drift", "demo", "compare", "gate"]
 
 
 def test_help_lists_every_command_in_order():

@@ -1,0 +1,141 @@
+"""A project's pipeline outputs at a git revision, or of a kept run, read from git and the DVC
+cache (nothing runs).
+
+``revision(root, ref)``: ``ref`` is a receipt file (``reports/receipt.json``, one of
+``reports/runs/``) or a git revision. At a git revision: its params.yaml and dvc.lock (``git
+show``). From a receipt: the params and output digests the run recorded (two runs of one
+commit over a corpus changed in place stay apart), and the digests it recorded of the code
+each stage depends on (which code that is, the dvc.lock of the receipt's commit lists).
+``Revision.table(path)`` reads a DVC-tracked output by its md5 from the DVC cache (DVC 3's
+layout ``<cache>/files/md5/ab/cdef…``, the folder ``dvc cache dir`` names); one that is not
+there is an InputError saying how to fetch it.
+
+``code_changes(a, b, stages)``: where the code of ``stages`` differs, a stage's code being
+its dvc.lock ``deps`` that no stage produces.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from releval.data.readers import read_parquet
+from releval.errors import InputError
+from releval.project import receipt
+
+
+def _git(root: Path, *args: str, rule: str, source: str) -> str:
+    """git's output; InputError ``rule`` (and git's last line of complaint) when it fails."""
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    if done.returncode:
+        said = done.stderr.strip().splitlines()
+        raise InputError(rule + (f" ({said[-1]})" if said else ""), source)
+    return done.stdout
+
+
+@functools.cache
+def _cache_dir(root: Path) -> Path:
+    done = subprocess.run([sys.executable, "-m", "dvc", "cache", "dir"], cwd=root,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise InputError("no DVC cache here (`dvc cache dir` failed)", str(root))
+    return Path(done.stdout.strip())
+
+
+def stage_code(lock: dict) -> dict[str, dict[str, str | None]]:
+    """Stage -> its code dependencies -> md5, from a parsed dvc.lock: the deps that are no
+    stage's output, nor inside or around one."""
+    stages = lock.get("stages", {})
+    outs = {o["path"] for st in stages.values() for o in st.get("outs", [])}
+
+    def derived(path: str) -> bool:
+        return any(path == o or path.startswith(o + "/") or o.startswith(path + "/")
+                   for o in outs)
+
+    return {name: {d["path"]: d.get("md5") for d in st.get("deps", []) if not derived(d["path"])}
+            for name, st in stages.items()}
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One side of a comparison: ``ref`` as given, its ``commit``, its raw ``params``, per
+    stage the md5 of each ``code`` dependency, the md5 of each DVC-tracked ``outputs`` path,
+    and the DVC ``cache`` folder."""
+
+    ref: str
+    commit: str
+    params: dict
+    code: dict[str, dict[str, str | None]]
+    outputs: dict[str, str | None]
+    cache: Path
+
+    def table(self, path: str) -> pd.DataFrame:
+        """The parquet output ``path`` as it was at this revision."""
+        where = f"{path}@{self.ref}"
+        md5 = self.outputs.get(path)
+        if not md5:
+            raise InputError("not among the outputs DVC recorded there (run the pipeline at "
+                             "that revision)", where)
+        file = self.cache / "files" / "md5" / md5[:2] / md5[2:]
+        if not file.is_file():
+            raise InputError(f"not in the DVC cache (md5 {md5}); fetch it with `dvc fetch "
+                             "--all-commits` or `dvc pull`", where)
+        frame = read_parquet(file)
+        frame.attrs["source"] = where
+        return frame
+
+
+def _lock(root: Path, commit: str, ref: str) -> dict:
+    text = _git(root, "show", f"{commit}:dvc.lock", rule="no dvc.lock at this revision",
+                source=ref)
+    return yaml.safe_load(text) or {}
+
+
+def _from_receipt(root: Path, path: Path, ref: str) -> Revision:
+    r = receipt.read(path)["receipt"]
+    commit = r["code"].get("commit")
+    if not commit:
+        raise InputError("the receipt names no git commit: the run was not in a git "
+                         "repository", str(path))
+    code = {stage: {p: r["inputs"].get(p) for p in deps}
+            for stage, deps in stage_code(_lock(root, commit, ref)).items()}
+    return Revision(ref, commit, r["params"]["values"], code, dict(r["outputs"]),
+                    _cache_dir(root))
+
+
+def _from_git(root: Path, ref: str) -> Revision:
+    commit = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
+                  rule="neither a receipt file nor a git revision", source=ref).strip()
+    lock = _lock(root, commit, ref)
+    params = yaml.safe_load(_git(root, "show", f"{commit}:params.yaml",
+                                 rule="no params.yaml at this revision", source=ref)) or {}
+    outputs = {o["path"]: o.get("md5") for st in lock.get("stages", {}).values()
+               for o in st.get("outs", [])}
+    return Revision(ref, commit, params, stage_code(lock), outputs, _cache_dir(root))
+
+
+def revision(root: Path, ref: str) -> Revision:
+    """``ref`` (a receipt file, else a git revision) in the project at ``root``."""
+    path = root / ref
+    return _from_receipt(root, path, ref) if path.is_file() else _from_git(root, ref)
+
+
+def code_changes(a: Revision, b: Revision, stages: list[str]) -> list[str]:
+    """Where the code of ``stages`` differs: "stage S is in dvc.lock at A only" (or B), and
+    each code dependency whose md5 differs, "path (stages S, T)"; [] when it is the same."""
+    only = [f"stage {s} is in dvc.lock at {'A' if s in a.code else 'B'} only" for s in stages
+            if (s in a.code) != (s in b.code)]
+    differ: dict[str, list[str]] = {}
+    for stage in (s for s in stages if s in a.code and s in b.code):
+        deps_a, deps_b = a.code[stage], b.code[stage]
+        for path in sorted(set(deps_a) | set(deps_b)):
+            if deps_a.get(path) != deps_b.get(path):
+                differ.setdefault(path, []).append(stage)
+    return only + [f"{path} (stage{'s' if len(st) > 1 else ''} {', '.join(st)})"
+                   for path, st in sorted(differ.items())]
