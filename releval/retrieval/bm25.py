@@ -2,7 +2,8 @@
 
 Index text is ``title + " " + text``, tokenised by ``bm25s.tokenize`` (lowercasing,
 stopwords, PyStemmer stemming). ``search`` scores every query against every document
-(bm25s ``get_scores_from_ids``), zeroes the documents the query may not see, and keeps the
+(bm25s ``get_scores_from_ids``, the query's terms in sorted order, so the order of its
+terms changes no score), zeroes the documents the query may not see, and keeps the
 best ``depth`` positive scores (score descending, then doc_id ascending). So a forbidden
 document never enters a window, and a window is short only when fewer than ``depth`` visible
 documents contain a query term. Queries run in batches whose score matrix holds at most
@@ -104,9 +105,15 @@ class BM25Retriever:
                  len(bm25.vocab_dict), time.perf_counter() - start)
 
     def _scores(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), n_documents) float32 BM25 scores, one bm25s score vector per query."""
+        """(len(texts), n_documents) float32 BM25 scores, one bm25s score vector per query.
+
+        bm25s adds the terms' float32 contributions in the order it is given them, so each
+        query's terms are passed in sorted order (of the terms, not of their ids, which bm25s
+        assigns in an order that changes from process to process): a query's scores, and so
+        its ties, depend neither on the order of its terms nor on the process."""
         vocab = self._bm25.vocab_dict
-        return np.stack([self._bm25.get_scores_from_ids([vocab[t] for t in tokens if t in vocab])
+        return np.stack([self._bm25.get_scores_from_ids([vocab[t] for t in sorted(tokens)
+                                                         if t in vocab])
                          for tokens in self._tokenize(texts, return_ids=False)])
 
     def search(self, queries: pd.DataFrame, depth: int, visibility: Visibility) -> Candidates:

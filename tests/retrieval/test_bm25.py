@@ -196,3 +196,38 @@ def test_registry_and_bad_input():
         BM25Retriever().index(documents(*VISIBLE, VISIBLE[0]))
     with pytest.raises(InputError, match="query_id 'q' is not unique"):
         search(docs, queries(query("q", "a"), query("q", "b")))
+
+
+SCRIPT = """
+import hashlib, sys
+import numpy as np
+from releval.data.visibility import Visibility
+from releval.demo.generator import generate
+from releval.retrieval.bm25 import BM25Retriever
+data = generate(n_docs=200, n_queries=40, seed=5)
+texts = data.documents["text"].str.split().str[:6].str.join(" ")
+queries = data.queries.head(len(texts)).assign(text=texts.head(40).to_numpy())
+if sys.argv[1] == "reversed":
+    queries = queries.assign(text=queries["text"].str.split().str[::-1].str.join(" "))
+retriever = BM25Retriever()
+retriever.index(data.documents)
+run = retriever.search(queries, 20, Visibility(data.documents)).run
+print(hashlib.sha256(run.to_csv(index=False, float_format="%.9g").encode()).hexdigest())
+"""
+
+
+def test_word_order_and_the_process_change_no_score_and_no_tie_order():
+    """bm25s adds the query terms' float32 contributions in the order given: the route
+    passes them sorted by term text, so neither the words' order nor the process's hash seed
+    (which orders bm25s' term ids) changes a score or the order of ties."""
+    import os
+    import subprocess
+    import sys
+
+    def digest(order: str, seed: str) -> str:
+        env = os.environ | {"PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", SCRIPT, order], capture_output=True,
+                              text=True, check=True, env=env)
+        return done.stdout.strip()
+
+    assert len({digest("as is", "1"), digest("reversed", "2"), digest("as is", "3")}) == 1
