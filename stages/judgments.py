@@ -7,8 +7,19 @@ say so), ``files`` (judges' CSV or Label Studio JSON exports in ``judgments.file
 ``auto`` is ``simulated`` for demo data and ``dataset`` otherwise. Every row is checked;
 bad rows go to quarantine.csv with the reason and the counts reconcile (rows in =
 accepted + already accepted + quarantined). Accepted judgments persist, so re-ingesting a
-file changes nothing. Outputs (data/judgments/): qrels.parquet (with provenance),
-judgments.parquet, quarantine.csv, adjudication.csv, agreement.json, ingest.json.
+file changes nothing.
+
+Hard negatives (``S.HARD_NEGATIVE``): the pairs the dataset's judgments (data/raw's
+judgments.parquet) mark, and for ``simulated`` and ``files`` also those a judge's accepted
+judgment marks (a ``hard_negative`` column or Label Studio choice), join the qrels by
+``releval.judging.adjudication.with_hard_negatives``: a mark stays while the pair's judged
+grade is not relevant and is overruled otherwise; a marked pair the pool did not hold is
+added as the dataset judged it, with provenance ``dataset``. ingest.json's ``hard_negatives``
+counts them: marked = kept + added + overruled.
+
+Outputs (data/judgments/): qrels.parquet (with provenance and ``hard_negative``),
+judgments.parquet (with each judge's mark), quarantine.csv, adjudication.csv,
+agreement.json, ingest.json.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.demo.judges import simulate_round
-from releval.judging.adjudication import adjudicate, dataset_qrels
+from releval.judging.adjudication import adjudicate, dataset_qrels, with_hard_negatives
 from releval.judging.agreement import agreement
 from releval.judging.files import read_judges_files, read_judgments
 from releval.judging.ingest import carried_over, ingest
@@ -84,24 +95,28 @@ def _pooled(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
                    else None)
     result = adjudicate(ingested.accepted, method=c.method, max_spread=c.max_spread,
                         adjudicator=adjudicator, pool_id=pool_id, guideline=guideline)
-    return Outputs(result.qrels, ingested.accepted, ingested.quarantine, result.queue,
+    qrels, marks = with_hard_negatives(result.qrels, truth, ingested.accepted)
+    return Outputs(qrels, ingested.accepted, ingested.quarantine, result.queue,
                    agreement(ingested.accepted, max_grade=p.prepare.max_grade,
                              low=c.low_agreement),
-                   _ingest(p, ingested.counts))
+                   _ingest(p, ingested.counts, marks))
 
 
 def _dataset(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
              accepted: pd.DataFrame | None, inputs: Path) -> Outputs:
-    """The dataset's own qrels, passed through: no judges, nothing quarantined."""
+    """The dataset's own qrels and marks, passed through: no judges, nothing quarantined."""
     empty = pd.DataFrame()
     counts = {"rows_in": len(truth), "accepted_new": len(truth), "already_accepted": 0,
               "quarantined": 0}
-    return Outputs(dataset_qrels(truth), empty, empty, empty,
-                   {"note": "the dataset's own qrels: no per-judge grades"}, _ingest(p, counts))
+    qrels, marks = with_hard_negatives(dataset_qrels(truth), truth)
+    return Outputs(qrels, empty, empty, empty,
+                   {"note": "the dataset's own qrels: no per-judge grades"},
+                   _ingest(p, counts, marks))
 
 
-def _ingest(p: Params, counts: dict) -> dict:
-    return counts | {"source": p.judges_source, "qrels": LABELS[p.judges_source]}
+def _ingest(p: Params, counts: dict, marks: dict) -> dict:
+    return counts | {"hard_negatives": marks, "source": p.judges_source,
+                     "qrels": LABELS[p.judges_source]}
 
 
 SOURCES = {"simulated": _pooled, "files": _pooled, "dataset": _dataset}
@@ -136,9 +151,12 @@ def main() -> None:
     write_json(out / "agreement.json", result.agreement)
     write_json(out / "ingest.json", result.ingest)
     c = result.ingest
+    h = c["hard_negatives"]
     print(f"judgments ({c['qrels']}): rows in {c['rows_in']:,} = accepted "
           f"{c['accepted_new']:,} + already accepted {c['already_accepted']:,} + quarantined "
-          f"{c['quarantined']:,}; qrels {len(result.qrels):,} pairs")
+          f"{c['quarantined']:,}; qrels {len(result.qrels):,} pairs, "
+          f"{h['kept'] + h['added']:,} hard negatives ({h['added']:,} added, "
+          f"{h['overruled']:,} overruled)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Stage ``prepare``: documents, queries and judgments from the demo generator or real data.
 
 Outputs (data/raw/): documents.parquet, queries.parquet, judgments.parquet (query_id,
-doc_id, grade), given_split.parquet (a dataset's own split; empty when it has none),
+doc_id, grade, hard_negative: the data's explicit hard negatives, ``S.HARD_NEGATIVE``;
+demo: the generator's; tables: the folder's judgments.parquet column when
+it has one, checked; BEIR and recommendation mode: none; always written, False where nothing
+is marked), given_split.parquet (a dataset's own split; empty when it has none),
 must_not_return.parquet (query_id, doc_id, reason: pairs no system may return; demo: the
 hidden answers of authz_boundary queries, tables: the folder's must_not_return.parquet if
 any, BEIR: none; always written, empty with the contract's columns when there are none),
@@ -9,7 +12,8 @@ answers.parquet (query_id, source_id, doc_id: which unit holds each query's answ
 only to the demo generator; empty for real data, so the chunk layer of failure analysis is
 reported as unknown there), external_run.trec (the demo's simulated team run; empty for
 real data), interactions.parquet and team_runs.parquet (recommendation mode, below; empty
-with their columns otherwise) and source.json (where the data and the qrels came from).
+with their columns otherwise) and source.json (where the data and the qrels came from, and
+the row counts).
 
 Recommendation mode (``prepare.source`` interactions: a folder read by
 ``releval.data.interactions``; recsys_demo: ``releval.demo.recsys``): the split's cuts and
@@ -138,17 +142,21 @@ def _recsys_demo(p: Params, inputs: Path) -> Outputs:
         demo)
 
 
-SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"), "tables": _real(read_tables, "tables"),
-           "interactions": _interactions, "recsys_demo": _recsys_demo}
+SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"),
+           "tables": _real(read_tables, "tables"), "interactions": _interactions,
+           "recsys_demo": _recsys_demo}
 
 
 def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:
-    """The prepared tables of ``prepare.source``, their source.json counting their rows; real
-    data is read from its pinned copy under ``inputs``."""
+    """The prepared tables of ``prepare.source``, the judgments with their hard_negative
+    column, and source.json counting the rows; real data is read from its pinned copy under
+    ``inputs``."""
     tables = SOURCES[p.prepare.source](p, inputs)
-    return replace(tables, source=tables.source | {
+    judgments = S.checked_hard_negatives(tables.judgments, "judgments")
+    return replace(tables, judgments=judgments, source=tables.source | {
         "documents": len(tables.documents), "queries": len(tables.queries),
-        "judgments": len(tables.judgments), "must_not_return": len(tables.must_not_return)})
+        "judgments": len(judgments), "hard_negatives": int(judgments[S.HARD_NEGATIVE].sum()),
+        "must_not_return": len(tables.must_not_return)})
 
 
 def _summary(result: Outputs) -> str:
@@ -165,8 +173,11 @@ def _summary(result: Outputs) -> str:
     note = "".join(f", {nowhere[k]:,} judgments of {what}" for k, what in (
         ("unknown_documents", "documents not in the corpus"),
         ("unknown_queries", "queries not in the queries file (not evaluated)")) if nowhere.get(k))
+    marks = source["hard_negatives"]
     return (f"prepare: {len(result.documents):,} documents, {len(result.queries):,} queries, "
-            f"{len(result.judgments):,} judgments ({source['source']}){note}")
+            f"{len(result.judgments):,} judgments"
+            + (f", {marks:,} of them hard negatives" if marks else "")
+            + f" ({source['source']}){note}")
 
 
 def main() -> None:

@@ -230,13 +230,16 @@ def read_beir(folder: str | Path) -> RealData:
                     must_not_return=no_must_not_return())
 
 
-def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    """The contract ``columns`` of a parquet file, in that order (position i is row i + 1)."""
+def _read_table(path: Path, columns: tuple[str, ...], optional: tuple[str, ...] = ()
+                ) -> pd.DataFrame:
+    """The contract ``columns`` of a parquet file, in that order, then those of ``optional``
+    it has (position i is row i + 1)."""
     frame = read_parquet(path)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", str(path))
-    frame = frame.loc[:, list(columns)].reset_index(drop=True)
+    kept = [*columns, *(c for c in optional if c in frame.columns)]
+    frame = frame.loc[:, kept].reset_index(drop=True)
     for column in (c for c in columns if c != S.DELETED_AT):
         _reject(frame[column].isna(), lambda i, c=column: f"{c} is missing", path, _row)
     return frame
@@ -304,7 +307,8 @@ def _read_must_not_return(path: Path) -> pd.DataFrame:
 
 def read_tables(folder: str | Path) -> RealData:
     """Contract tables from ``folder``: documents.parquet, queries.parquet and, if present,
-    judgments.parquet (query_id, doc_id, grade; else no qrels) and must_not_return.parquet
+    judgments.parquet (query_id, doc_id, grade, optionally hard_negative: yes or no, never on
+    a relevant grade; else no qrels) and must_not_return.parquet
     (query_id, doc_id, reason; else none); defines no splits.
 
     Checks what reading needs: the required columns, non-null values (deleted_at may be
@@ -334,9 +338,12 @@ def read_tables(folder: str | Path) -> RealData:
 
     path = folder / "judgments.parquet"
     if path.is_file():
-        qrels = _read_table(path, S.QRELS_COLUMNS)
+        qrels = _read_table(path, S.QRELS_COLUMNS, (S.HARD_NEGATIVE,))
         _strings(qrels, (S.QUERY_ID, S.DOC_ID))
         _grades(qrels, path)
+        numbered = qrels.set_axis(qrels.index + 1)
+        numbered.attrs.update(source=str(path), unit="row")
+        qrels = S.checked_hard_negatives(numbered, str(path)).reset_index(drop=True)
     else:
         qrels = pd.DataFrame({S.QUERY_ID: pd.Series(dtype="str"),
                               S.DOC_ID: pd.Series(dtype="str"),

@@ -285,3 +285,47 @@ def score_order_ok(frame: pd.DataFrame) -> np.ndarray:
     """False where a score is higher than the score one rank above it in the same list."""
     _, step = _in_rank_order(frame, SCORE)
     return (~step.gt(0)).sort_index().to_numpy()
+
+
+# --- hard negatives (HARD_NEGATIVE) ------------------------------------------------------------
+# A mark is yes or no: a boolean, 1 / 0, or the text true / false, yes / no, 1 / 0 (any case,
+# surrounding spaces ignored). A missing value, and a missing column, is no: not marked.
+HARD_NEGATIVE_BELOW = 1  # a hard negative's grade is below this (judged not relevant)
+_MARK_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def read_marks(values: pd.Series) -> pd.Series:
+    """Marks as a nullable boolean Series: True or False where ``values`` says yes or no,
+    False where a value is missing, <NA> where it says neither."""
+    if pd.api.types.is_bool_dtype(values):
+        return values.astype("boolean").fillna(False)
+    if pd.api.types.is_numeric_dtype(values):
+        number = values.astype("float64")
+        return pd.Series(number.map({1.0: True, 0.0: False}), dtype="boolean").mask(
+            number.isna(), False)
+    text = values.astype("string").str.strip().str.lower()
+    return text.map(_MARK_WORDS, na_action="ignore").astype("boolean").mask(
+        text.isna() | (text == ""), False)
+
+
+def hard_negative_marks(frame: pd.DataFrame, source: str) -> pd.Series:
+    """``frame``'s marks as bool, on its index (all False when it has no hard_negative
+    column); InputError naming the first value that is neither yes nor no."""
+    if HARD_NEGATIVE not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    read = read_marks(frame[HARD_NEGATIVE])
+    fail_first(frame, source, read.isna().to_numpy(),
+               lambda i: f"{HARD_NEGATIVE} must be yes or no, got "
+               f"{frame[HARD_NEGATIVE].iloc[i]!r}")
+    return read.astype(bool)
+
+
+def checked_hard_negatives(qrels: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``qrels`` with its hard_negative column as bool (all False when it has none);
+    InputError naming the first mark on a relevant grade (≥ ``HARD_NEGATIVE_BELOW``)."""
+    mark = hard_negative_marks(qrels, source)
+    grade = pd.to_numeric(qrels[GRADE], errors="coerce")
+    fail_first(qrels, source, (mark & (grade >= HARD_NEGATIVE_BELOW)).to_numpy(),
+               lambda i: "a hard negative is judged not relevant (grade below "
+               f"{HARD_NEGATIVE_BELOW}), got grade {qrels[GRADE].iloc[i]}")
+    return qrels.assign(**{HARD_NEGATIVE: mark.to_numpy()})

@@ -3,7 +3,8 @@ relevance, following the documents / queries / qrels contracts of docs/architect
 written from the tables of ``releval.demo.vocabulary``.
 
 ``generate(...)`` returns ``DemoData(documents, queries, ground_truth, must_not_return)``; the
-same arguments give identical frames (only ``numpy.random.Generator(seed)`` draws randomness).
+same arguments give identical frames (only ``numpy.random.Generator(seed)`` draws randomness,
+the near-duplicates last, so without them every other row is as it would be).
 
 - documents (``S.DOCUMENT_COLUMNS``): chunks of knowledge-base articles. Chunks of one article
   share ``source_id`` (``acme-kb00042``) and are numbered ``acme-kb00042#0``, ``#1``, ...
@@ -12,6 +13,12 @@ same arguments give identical frames (only ``numpy.random.Generator(seed)`` draw
   a factory reset *erases* data, a soft reset *retains* it) and internal runbooks
   (acl ``["staff"]``, sometimes ``["admin"]``). Statuses are mostly ``published``;
   ``deleted_at`` is set only for ``deleted`` and is never before ``published_at``.
+  Near-duplicates: for a ``near_duplicates`` share of the troubleshooting articles
+  (``V.NEAR_DUPLICATE_SHARE``), one more note of a single chunk, numbered after the articles
+  and at the end of the table, that copies the article's answer chunk (title and text) but
+  names a wrong model number of the same prefix and, for about half of them
+  (``V.WRONG_CODE_SHARE``), a wrong error code of the same letter too (each a few numbers up,
+  one that no article uses); it keeps the article's publication, status, tenant and acl.
 - queries (``S.QUERY_COLUMNS``): one row per logged query, sorted by ``issued_at``.
   ``tags`` holds ``head`` (the same text logged several times by different users, weight
   above 1) or ``tail`` (logged once, weight at most 1), plus the kind of query:
@@ -22,11 +29,15 @@ same arguments give identical frames (only ``numpy.random.Generator(seed)`` draw
   not relevant; ``authz_boundary`` is asked by a user who may not see the answer;
   ``no_answer`` has no relevant document. A query's answer was published before it was
   issued, except for about 2% (the answer came later).
-- ground_truth (``S.QRELS_COLUMNS``): grade 3 = the chunk holding the answer, 2 = the other
-  chunks of that article, 1 = answer chunks of up to two related articles (same model, or
-  same service for runbooks), 0 = one near miss judged not relevant (the negated twin, the
-  same symptom on another model, the same operation on another service). Grades ignore
-  visibility: access and time rules are applied by retrieval.
+- ground_truth (``S.QRELS_COLUMNS`` + ``S.HARD_NEGATIVE``): grade 3 = the chunk holding the
+  answer, 2 = the other chunks of that article, 1 = answer chunks of up to two related
+  articles (same model, or same service for runbooks), 0 = one near miss judged not relevant
+  (the negated twin, the same symptom on another model, another datasheet of the family, the
+  same operation on another service) and the near-duplicate of the answer's article, if it
+  has one. ``hard_negative`` marks the grade-0 rows that are deliberately close: the negated
+  twin, a near miss about another model (service for runbooks) and every near-duplicate; a
+  near miss about the same model or service is not marked. Grades ignore visibility: access
+  and time rules are applied by retrieval.
 - must_not_return (``S.MUST_NOT_RETURN_COLUMNS``): for every query tagged ``authz_boundary``,
   each of its ground-truth documents (any grade) that the query may not see by the visibility
   rule, with reason ``restricted answer: <acl groups> only`` (e.g. ``restricted answer: staff
@@ -38,7 +49,7 @@ that only internal runbooks (acl ``["staff"]``) answer; every document in its gr
 has acl ``["staff"]``. (Other guest queries tagged ``authz_boundary`` are alike, but their
 runbooks may be ``["admin"]`` or internal troubleshooting notes.)
 
-Work is vectorised over documents and queries (never documents × queries): about 0.05 s for
+Work is vectorised over documents and queries (never documents × queries): under 0.1 s for
 5,000 documents and 1,000 queries, under a second for 100,000 documents (the error-code space
 A-1000..Z-9999 bounds n_docs at about two million).
 """
@@ -64,7 +75,8 @@ _FORMAT = string.Formatter()
 @dataclass(frozen=True)
 class DemoData:
     """Generated tables: documents and queries (contract columns), hidden ground truth
-    (query_id, doc_id, grade) and the must_not_return pairs (query_id, doc_id, reason)."""
+    (query_id, doc_id, grade, hard_negative) and the must_not_return pairs (query_id, doc_id,
+    reason)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
@@ -75,7 +87,8 @@ class DemoData:
 def _text(values, width: int = 0) -> np.ndarray:
     """Any array as an object array of Python str (the operand type of ``_fill``), optionally
     zero-padded to ``width``."""
-    return np.char.zfill(np.asarray(values).astype(str), width).astype(object)
+    text = np.asarray(values).astype(str)
+    return (np.char.zfill(text, width) if width and text.size else text).astype(object)
 
 
 def _fill(templates: np.ndarray, fields: dict[str, np.ndarray]) -> np.ndarray:
@@ -167,6 +180,19 @@ def _strings(values) -> pd.Series:
     return pd.Series(values, dtype="str")
 
 
+_PREFIXES = np.array([p for f in V.FAMILIES for p in f[2]], dtype=object)
+
+
+def _model_names(model_id: np.ndarray) -> np.ndarray:
+    """Model numbers (``XR-220``) of model ids: prefix index × MODEL_NUMBERS + number − 100."""
+    return _PREFIXES[model_id // V.MODEL_NUMBERS] + "-" + _text(100 + model_id % V.MODEL_NUMBERS)
+
+
+def _code_names(code_id: np.ndarray) -> np.ndarray:
+    """Error codes (``E-4012``) of code ids: letter index × CODE_NUMBERS + number − 1000."""
+    return V.CODE_LETTERS[code_id // V.CODE_NUMBERS] + "-" + _text(1000 + code_id % V.CODE_NUMBERS)
+
+
 def _sources(rng: np.random.Generator, n_docs: int, tenants: int, t0: int, t1: int) -> dict:
     """Articles, one entry per article: kind, attributes, status, times and chunk layout
     (``first`` chunk, ``n_chunks``, ``answer`` = position of the chunk holding the answer)."""
@@ -209,20 +235,20 @@ def _sources(rng: np.random.Generator, n_docs: int, tenants: int, t0: int, t1: i
     deleted = np.where(status == V.DELETED, published + rng.integers(86_400, 120 * 86_400, n), -1)
 
     trouble = np.flatnonzero(kind == V.TROUBLE)
-    codes = rng.choice(len(V.CODE_LETTERS) * V.CODE_NUMBERS, len(trouble), replace=False)
+    code_id = np.full(n, -1)
+    code_id[trouble] = rng.choice(len(V.CODE_LETTERS) * V.CODE_NUMBERS, len(trouble),
+                                  replace=False)
     code = np.full(n, "", dtype=object)
-    code[trouble] = (V.CODE_LETTERS[codes // V.CODE_NUMBERS] + "-"
-                     + _text(1000 + codes % V.CODE_NUMBERS))
-    prefixes = np.array([p for f in V.FAMILIES for p in f[2]], dtype=object)
+    code[trouble] = _code_names(code_id[trouble])
     fw = (_text(rng.integers(1, 6, n)) + "." + _text(rng.integers(0, 10, n)) + "."
           + _text(rng.integers(0, 20, n)))
     values = np.stack([np.array(a[3])[rng.integers(len(a[3]), size=n)] for a in V.SPEC_ATTRS], 1)
     return dict(
         n=n, kind=kind, tenant=tenant, acl=acl, status=status, published=published,
         deleted=deleted, n_chunks=n_chunks, first=np.cumsum(n_chunks) - n_chunks,
-        answer=(rng.random(n) * n_chunks).astype(int), model_index=model,
-        model=prefixes[mid // V.MODEL_NUMBERS] + "-" + _text(100 + mid % V.MODEL_NUMBERS),
-        family=family, code=code, fw=fw, values=values,
+        answer=(rng.random(n) * n_chunks).astype(int), model_index=model, model_id=mid,
+        model=_model_names(mid), family=family, code_id=code_id, code=code, fw=fw,
+        values=values,
         symptom=_choose(rng, family, 3, V.SYMPTOM_NAMES), cause=rng.integers(len(V.CAUSES), size=n),
         pair=pair, variant=variant,
         proc=proc, service=rng.integers(len(V.SERVICES), size=n),
@@ -241,20 +267,25 @@ def _howto(item: int) -> np.ndarray:
     return np.array([v[item] for p in V.PROCEDURES for v in p[0]], dtype=object)
 
 
+def _fields(src: dict) -> dict[str, np.ndarray]:
+    """The template fields of each article (``{model}``, ``{family}``, ...)."""
+    return dict(model=src["model"], family=_column(V.FAMILIES, src["family"], 0),
+                symptom=_column(V.SYMPTOMS, src["symptom"], 0),
+                symptom_title=_column(V.SYMPTOMS, src["symptom"], 1), code=src["code"],
+                fw=src["fw"],
+                service=_column(V.SERVICES, src["service"]),
+                op_title=_column(V.OPERATIONS, src["operation"], 0))
+
+
 def _documents(src: dict, names: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
     """The documents table (one row per chunk) and its doc_id array."""
     n, kind = src["n"], src["kind"]
     source_id = names[src["tenant"]] + "-kb" + _text(np.arange(n), 5)
-    fields = dict(model=src["model"], family=_column(V.FAMILIES, src["family"], 0),
-                  symptom=_column(V.SYMPTOMS, src["symptom"], 0),
-                  symptom_title=_column(V.SYMPTOMS, src["symptom"], 1), code=src["code"],
-                  fw=src["fw"],
-                  service=_column(V.SERVICES, src["service"]),
-                  op_title=_column(V.OPERATIONS, src["operation"], 0))
+    fields = _fields(src)
     how = src["proc"] * 2 + src["variant"]
     title = np.select(
         [kind == V.TROUBLE, kind == V.SPEC, kind == V.HOWTO],
-        [np.full(n, "{model} {family}: {symptom_title}", dtype=object),
+        [np.full(n, V.TROUBLE_TITLE, dtype=object),
          np.full(n, "{model} {family} technical specifications", dtype=object), _howto(1)[how]],
         np.full(n, "Runbook: {service} {op_title}", dtype=object))
     title = _fill(title, fields)
@@ -283,6 +314,49 @@ def _documents(src: dict, names: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         S.DELETED_AT: deleted, S.TENANT: _strings(names[src["tenant"][of]]),
         S.ACL: [list(V.ACLS[a]) for a in src["acl"][of]]})
     return documents, doc_id
+
+
+def _nearby(rng: np.random.Generator, ids: np.ndarray, block: int,
+            used: np.ndarray) -> np.ndarray:
+    """For each id, a wrong one of its block (``ids // block``: the model prefix or the code
+    letter) a few steps up: the first of d, d + 1, ... (d drawn in 1..NEAR_STEPS, wrapping
+    within the block) that ``used`` does not hold; d itself when all NEAR_TRIES are used."""
+    steps = rng.integers(1, V.NEAR_STEPS + 1, len(ids))[:, None] + np.arange(V.NEAR_TRIES)
+    tries = (ids - ids % block)[:, None] + (ids[:, None] % block + steps) % block
+    free = ~np.isin(tries, used)
+    return tries[np.arange(len(ids)), np.where(free.any(axis=1), free.argmax(axis=1), 0)]
+
+
+def _near_duplicates(rng: np.random.Generator, src: dict, share: float) -> dict:
+    """Near-duplicates of a ``share`` of the troubleshooting articles: ``of`` (the article
+    copied), the wrong ``model`` number each names and its ``code`` (wrong for about
+    WRONG_CODE_SHARE of them, else the article's own)."""
+    trouble = np.flatnonzero(src["kind"] == V.TROUBLE)
+    of = trouble[rng.random(len(trouble)) < share]
+    model = _model_names(_nearby(rng, src["model_id"][of], V.MODEL_NUMBERS, src["model_id"]))
+    wrong = rng.random(len(of)) < V.WRONG_CODE_SHARE
+    code = np.where(wrong, _code_names(_nearby(rng, src["code_id"][of], V.CODE_NUMBERS,
+                                               src["code_id"][trouble])), src["code"][of])
+    return dict(of=of, model=model, code=code)
+
+
+def _duplicate_documents(src: dict, dup: dict, documents: pd.DataFrame,
+                         names: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """One single-chunk note per near-duplicate, numbered after the articles: the copied
+    answer chunk's title and text with the wrong model number (and code), its publication,
+    status, tenant and acl; and the doc_id array."""
+    of = dup["of"]
+    fields = {k: v[of] for k, v in _fields(src).items()} | {"model": dup["model"],
+                                                             "code": dup["code"]}
+    source_id = names[src["tenant"][of]] + "-kb" + _text(src["n"] + np.arange(len(of)), 5)
+    doc_id = source_id + "#0"
+    copied = documents.iloc[src["first"][of] + src["answer"][of]].reset_index(drop=True)
+    near = copied.assign(**{
+        S.DOC_ID: _strings(doc_id), S.SOURCE_ID: _strings(source_id),
+        S.TITLE: _strings(_fill(np.full(len(of), V.TROUBLE_TITLE, dtype=object), fields)),
+        S.TEXT: _strings(_fill(_column(V.TROUBLE_ANSWERS, src["cause"][of]), fields)),
+        S.ACL: [list(acl) for acl in copied[S.ACL]]})
+    return near, doc_id
 
 
 def _users(rng: np.random.Generator, n_queries: int, names: np.ndarray) -> dict:
@@ -417,9 +491,16 @@ def _queries(rng: np.random.Generator, src: dict, n_queries: int, names: np.ndar
     return queries.iloc[order].reset_index(drop=True), target[order]
 
 
-def _ground_truth(src: dict, query_ids: pd.Series, target: np.ndarray,
-                  doc_id: np.ndarray) -> pd.DataFrame:
-    """Graded relevance of each query row with a target article (see the module docstring)."""
+def _part(rows: np.ndarray, chunks: np.ndarray, grade, hard=False) -> tuple:
+    """Ground-truth rows of one kind: query rows, chunks, grades and hard-negative marks."""
+    return rows, chunks, np.broadcast_to(grade, len(rows)), np.broadcast_to(hard, len(rows))
+
+
+def _ground_truth(src: dict, query_ids: pd.Series, target: np.ndarray, doc_id: np.ndarray,
+                  duplicate: np.ndarray) -> pd.DataFrame:
+    """Graded relevance of each query row with a target article, and its hard negatives (see
+    the module docstring); ``duplicate``: per article, the chunk of its near-duplicate (-1:
+    none)."""
     tenant, kind, runbook = src["tenant"], src["kind"], src["kind"] == V.RUNBOOK
     acl = np.where(runbook, src["acl"], 0)
     topic = np.where(runbook, src["service"], src["model_index"])
@@ -434,18 +515,21 @@ def _ground_truth(src: dict, query_ids: pd.Series, target: np.ndarray,
     t = target[rows]
     reps = src["n_chunks"][t]
     offset = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
-    parts = [(np.repeat(rows, reps), np.repeat(src["first"][t], reps) + offset,
-              np.where(offset == np.repeat(src["answer"][t], reps), 3, 2))]
+    grades = np.where(offset == np.repeat(src["answer"][t], reps), 3, 2)
+    parts = [_part(np.repeat(rows, reps), np.repeat(src["first"][t], reps) + offset, grades)]
     for related in (rel_prev[t], rel_next[t]):
         ok = (related >= 0) & (related != near[t])
-        parts.append((rows[ok], answer_chunk[related[ok]], np.ones(ok.sum(), int)))
+        parts.append(_part(rows[ok], answer_chunk[related[ok]], 1))
     ok = near[t] >= 0
-    parts.append((rows[ok], answer_chunk[near[t][ok]], np.zeros(ok.sum(), int)))
-    row, chunk, grade = (np.concatenate(p) for p in zip(*parts, strict=True))
+    close = (kind[t] == V.HOWTO) | (topic[near[t]] != topic[t])  # the twin, another topic
+    parts.append(_part(rows[ok], answer_chunk[near[t][ok]], 0, close[ok]))
+    ok = duplicate[t] >= 0
+    parts.append(_part(rows[ok], duplicate[t][ok], 0, True))
+    row, chunk, grade, hard = (np.concatenate(p) for p in zip(*parts, strict=True))
     order = np.lexsort((chunk, -grade, row))
     return pd.DataFrame({S.QUERY_ID: _strings(query_ids.to_numpy()[row[order]]),
                          S.DOC_ID: _strings(doc_id[chunk[order]]),
-                         S.GRADE: grade[order].astype(np.int64)})
+                         S.GRADE: grade[order].astype(np.int64), S.HARD_NEGATIVE: hard[order]})
 
 
 def _must_not_return(documents: pd.DataFrame, queries: pd.DataFrame,
@@ -467,19 +551,21 @@ def _must_not_return(documents: pd.DataFrame, queries: pd.DataFrame,
 
 
 def generate(n_docs: int = 5000, n_queries: int = 1000, seed: int = 0, start: str = "2025-01-01",
-             months: int = 12, tenants: int = 2) -> DemoData:
-    """A demo knowledge base of ``n_docs`` chunks, a log of ``n_queries`` queries and their
-    ground truth, published and issued over ``months`` months from ``start`` (UTC), split
-    over ``tenants`` tenants. Deterministic in all arguments; see the module docstring.
+             months: int = 12, tenants: int = 2,
+             near_duplicates: float = V.NEAR_DUPLICATE_SHARE) -> DemoData:
+    """A demo knowledge base of ``n_docs`` chunks, plus a near-duplicate note for a
+    ``near_duplicates`` share of the troubleshooting articles, a log of ``n_queries`` queries
+    and their ground truth, published and issued over ``months`` months from ``start`` (UTC),
+    split over ``tenants`` tenants. Deterministic in all arguments; see the module docstring.
 
     Needs n_docs ≥ 50, n_queries ≥ 20 (so every kind of article and query occurs),
-    months ≥ 1 and 1 ≤ tenants ≤ 8; raises ValueError otherwise.
+    months ≥ 1, 1 ≤ tenants ≤ 8 and 0 ≤ near_duplicates ≤ 1; raises ValueError otherwise.
     """
     if n_docs < MIN_DOCS or n_queries < MIN_QUERIES or months < 1 \
-            or not 1 <= tenants <= len(V.TENANT_NAMES):
-        raise ValueError(f"need n_docs >= {MIN_DOCS}, n_queries >= {MIN_QUERIES}, months >= 1 "
-                         f"and 1 <= tenants <= {len(V.TENANT_NAMES)}; got {n_docs}, {n_queries}, "
-                         f"{months}, {tenants}")
+            or not 1 <= tenants <= len(V.TENANT_NAMES) or not 0 <= near_duplicates <= 1:
+        raise ValueError(f"need n_docs >= {MIN_DOCS}, n_queries >= {MIN_QUERIES}, months >= 1, "
+                         f"1 <= tenants <= {len(V.TENANT_NAMES)} and 0 <= near_duplicates <= 1; "
+                         f"got {n_docs}, {n_queries}, {months}, {tenants}, {near_duplicates}")
     rng = np.random.default_rng(seed)
     begin = pd.Timestamp(start)
     begin = begin.tz_localize("UTC") if begin.tzinfo is None else begin.tz_convert("UTC")
@@ -488,5 +574,11 @@ def generate(n_docs: int = 5000, n_queries: int = 1000, seed: int = 0, start: st
     src = _sources(rng, n_docs, tenants, t0, t1)
     documents, doc_id = _documents(src, names)
     queries, target = _queries(rng, src, n_queries, names, t0, t1)
-    truth = _ground_truth(src, queries[S.QUERY_ID], target, doc_id)
+    dup = _near_duplicates(rng, src, near_duplicates)  # drawn last: the rest is as without
+    near, near_id = _duplicate_documents(src, dup, documents, names)
+    duplicate = np.full(src["n"], -1)
+    duplicate[dup["of"]] = len(doc_id) + np.arange(len(near_id))
+    documents = pd.concat([documents, near], ignore_index=True)
+    truth = _ground_truth(src, queries[S.QUERY_ID], target, np.concatenate([doc_id, near_id]),
+                          duplicate)
     return DemoData(documents, queries, truth, _must_not_return(documents, queries, truth))

@@ -96,6 +96,7 @@ CAUSES = (
     ("clock drift on the device",
      "Synchronise the {model} clock with the corporate time server and apply revision {fw}."),
 )
+TROUBLE_TITLE = "{model} {family}: {symptom_title}"
 TROUBLE_ANSWERS = tuple(
     "Symptom: the {model} {family} {symptom} and reports error {code}. Cause: " + cause
     + ". Resolution: " + resolution for cause, resolution in CAUSES)
@@ -111,6 +112,14 @@ PRODUCT_FILLERS = (
 )
 CODE_LETTERS = np.array(list(string.ascii_uppercase), dtype=object)
 CODE_NUMBERS = 9000  # codes A-1000 .. Z-9999
+
+# Near-duplicates (hard negatives): a troubleshooting note's answer chunk copied into a note of
+# its own that names a wrong model number, and for a share of them a wrong error code too. A
+# wrong number is 1..NEAR_STEPS steps above the right one (wrapping within its prefix or
+# letter), or the next one up that no article uses.
+NEAR_DUPLICATE_SHARE = 0.1  # of troubleshooting articles
+WRONG_CODE_SHARE = 0.5  # of near-duplicates
+NEAR_STEPS, NEAR_TRIES = 9, 64
 
 # Datasheet attributes: (sentence, keyword, unit, possible values)
 SPEC_ATTRS = (

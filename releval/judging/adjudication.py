@@ -1,6 +1,7 @@
 """Several grades per (query_id, doc_id) → one qrels row (``S.JUDGED_QRELS_COLUMNS``), by a
 method of ``METHODS``; the pairs a person must decide go to the adjudication queue, and an
-adjudicator's grades override the computed ones."""
+adjudicator's grades override the computed ones. The hard-negative marks of the dataset and
+the judges then join the qrels (``with_hard_negatives``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ TIE = "majority tie"
 SPREAD = "large spread"
 UNRESOLVED = "unresolved"  # column of a method's result: True where it cannot decide
 DATASET = "dataset"  # pool_id and guideline of a dataset's own qrels
+COUNTS = ("marked", "kept", "added", "overruled")  # ingest.json's hard_negatives
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,3 +140,40 @@ def _adjudicator_grades(adjudicator: pd.DataFrame | None, judged: pd.DataFrame,
     if result.groupby(level=PAIR).nunique().gt(1).any():
         raise InputError("two different grades for one pair", "adjudicator")
     return result[~result.index.duplicated()]
+
+
+def _pairs(frame: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_frame(frame[PAIR].astype(str))
+
+
+def with_hard_negatives(qrels: pd.DataFrame, dataset: pd.DataFrame,
+                        judged: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict]:
+    """The judged ``qrels`` with ``S.HARD_NEGATIVE``, sorted by (query_id, doc_id), and the
+    counts of ``COUNTS`` (marked, kept, added, overruled).
+
+    A pair is marked when the dataset's judgments (``dataset``: the raw qrels) or any judge's
+    accepted judgment of it (``judged``) marks it. A marked pair in ``qrels`` keeps the mark
+    while its judged grade is below ``S.HARD_NEGATIVE_BELOW`` (kept) and loses it otherwise
+    (overruled: the judged grade decides). A marked pair only the dataset holds (not pooled)
+    is added with the dataset's grade and provenance (``dataset_qrels``: pool_id and guideline
+    ``DATASET``), or overruled if that grade is relevant. marked = kept + added + overruled,
+    in distinct pairs.
+    """
+    sources = [dataset[S.hard_negative_marks(dataset, "judgments").to_numpy()]]
+    if judged is not None:
+        sources.append(judged[S.hard_negative_marks(judged, "accepted judgments").to_numpy()])
+    flagged = pd.concat([_pairs(s).to_frame(index=False) for s in sources]).drop_duplicates()
+    keyed = _pairs(qrels)
+    hit = keyed.isin(_pairs(flagged))
+    relevant = pd.to_numeric(qrels[S.GRADE]).to_numpy() >= S.HARD_NEGATIVE_BELOW
+    unpooled = sources[0][~_pairs(sources[0]).isin(keyed)]
+    unpooled = unpooled[~_pairs(unpooled).duplicated()]
+    added = pd.to_numeric(unpooled[S.GRADE]).to_numpy() < S.HARD_NEGATIVE_BELOW
+    counts = dict(zip(COUNTS, (len(flagged), int((hit & ~relevant).sum()), int(added.sum()),
+                               int((hit & relevant).sum() + (~added).sum())), strict=True))
+    if counts["marked"] != counts["kept"] + counts["added"] + counts["overruled"]:
+        raise RuntimeError(f"hard-negative counts do not reconcile: {counts}")
+    out = pd.concat([qrels.assign(**{S.HARD_NEGATIVE: hit & ~relevant}),
+                     dataset_qrels(unpooled[added]).assign(**{S.HARD_NEGATIVE: True})],
+                    ignore_index=True)
+    return out.sort_values(PAIR, kind="stable", ignore_index=True), counts

@@ -19,8 +19,8 @@ CANCELLED = "cancelled"
 MALFORMED = "malformed"  # a CSV line with more fields than its header
 SOURCE = "source"
 ROW = "row"
-READ_COLUMNS = (S.BLIND_ID, S.POOL_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT, CANCELLED, MALFORMED,
-                SOURCE, ROW)
+READ_COLUMNS = (S.BLIND_ID, S.POOL_ID, S.ANNOTATOR, S.GRADE, S.JUDGED_AT, S.HARD_NEGATIVE,
+                CANCELLED, MALFORMED, SOURCE, ROW)
 JUDGES_FILES = ("*.csv", "*.json")  # what ``read_judges_files`` reads from a folder
 
 
@@ -28,14 +28,16 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
     """One row per judgment, columns ``READ_COLUMNS``, values raw as read (strings).
 
     - ``.csv`` / ``.tsv``: the judges' spreadsheet export (blind_id, pool_id, query, title,
-      text, grade, annotator, notes; judged_at optional). Blank lines are skipped; extra
-      columns (the judges' notes, ...) are kept after ``READ_COLUMNS``; ``row`` is
-      ``"line N"``, the line where the record starts (quoted fields may span lines).
+      text, grade, annotator, notes; judged_at and hard_negative optional). Blank lines are
+      skipped; extra columns (the judges' notes, ...) are kept after ``READ_COLUMNS``; ``row``
+      is ``"line N"``, the line where the record starts (quoted fields may span lines).
     - ``.json``: a Label Studio export, a list of tasks; one row per annotation, grade from
-      the ``choices`` result named ``grade`` (several choices are joined with ","), annotator
-      from ``completed_by`` (its email when it is an object), judged_at from ``created_at``;
-      ``row`` is ``"task I annotation J"`` (0-based list positions). Cancelled annotations
-      (``cancelled`` True) and annotations without a grade stay in, to be quarantined.
+      the ``choices`` result named ``grade`` (several choices are joined with ","),
+      hard_negative likewise from the one named ``hard_negative`` (a yes / no choice; none
+      given: missing), annotator from ``completed_by`` (its email when it is an object),
+      judged_at from ``created_at``; ``row`` is ``"task I annotation J"`` (0-based list
+      positions). Cancelled annotations (``cancelled`` True) and annotations without a grade
+      stay in, to be quarantined.
 
     Unreadable files (bad JSON, no blind_id or grade column) raise ``InputError``.
     """
@@ -82,7 +84,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
     extra = [c for c in header if c not in READ_COLUMNS]
     frame = pd.DataFrame({
         **{c: table[c] if c in table else None for c in (S.BLIND_ID, S.POOL_ID, S.ANNOTATOR,
-                                                        S.GRADE, S.JUDGED_AT)},
+                                                        S.GRADE, S.JUDGED_AT,
+                                                        S.HARD_NEGATIVE)},
         CANCELLED: False, MALFORMED: long, SOURCE: str(path),
         ROW: [f"line {start}" for start, _ in body]}, index=table.index)
     return pd.concat([frame, table[extra]], axis=1)
@@ -111,15 +114,21 @@ def _annotations(path: Path, i: int, task: dict) -> list[dict]:
     return annotations
 
 
+def _choices(annotation: dict, name: str) -> str | None:
+    """The choices of the annotation's result named ``name``, joined with ","; None if none."""
+    choices = [str(choice) for item in annotation.get("result") or []
+               if isinstance(item, dict) and item.get("from_name") == name
+               for choice in (item.get("value") or {}).get("choices") or []]
+    return ",".join(choices) or None
+
+
 def _annotation_row(path: Path, i: int, j: int, data: dict, annotation: dict) -> dict:
     who = annotation.get("completed_by")
     if isinstance(who, dict):
         who = who.get("email") or who.get("id")
-    choices = [str(choice) for item in annotation.get("result") or []
-               if isinstance(item, dict) and item.get("from_name") == S.GRADE
-               for choice in (item.get("value") or {}).get("choices") or []]
     return {S.BLIND_ID: str(data[S.BLIND_ID]), S.POOL_ID: data.get(S.POOL_ID),
             S.ANNOTATOR: None if who is None else str(who),
-            S.GRADE: ",".join(choices) or None, S.JUDGED_AT: annotation.get("created_at"),
+            S.GRADE: _choices(annotation, S.GRADE), S.JUDGED_AT: annotation.get("created_at"),
+            S.HARD_NEGATIVE: _choices(annotation, S.HARD_NEGATIVE),
             CANCELLED: bool(annotation.get("was_cancelled", False)), SOURCE: str(path),
             ROW: f"task {i} annotation {j}"}

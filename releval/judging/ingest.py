@@ -1,6 +1,7 @@
 """Judged rows in, accepted judgments out: every row checked against the pool, the good kept
-in the raw-judgments contract (``S.RAW_JUDGMENT_COLUMNS``), the bad quarantined with one
-reason from ``REASONS``; and the checks agreement and adjudication read accepted grades with.
+in the raw-judgments contract (``S.RAW_JUDGMENT_COLUMNS``, then ``S.HARD_NEGATIVE``: the
+judge marked the pair a hard negative), the bad quarantined with one reason from
+``REASONS``; and the checks agreement and adjudication read accepted grades with.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from releval.judging.files import CANCELLED, MALFORMED
 
 JUDGMENT_KEY = [S.QUERY_ID, S.DOC_ID, S.ANNOTATOR]
 ID_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.BLIND_ID, S.ANNOTATOR, S.GUIDELINE, S.POOL_ID)
+ACCEPTED_COLUMNS = (*S.RAW_JUDGMENT_COLUMNS, S.HARD_NEGATIVE)
 
 # Quarantine reasons, in the order they are checked: a row gets the first that applies.
 MALFORMED_ROW = "more fields than the header"
@@ -27,15 +29,16 @@ MISSING_GRADE = "grade missing"
 NOT_AN_INTEGER = "grade not an integer"
 OUT_OF_RANGE = "grade outside 0..max_grade"
 BAD_TIMESTAMP = "judged_at not a timestamp"
-CONFLICT = "conflicting grades from one annotator"
+BAD_MARK = "hard_negative not yes or no"
+CONFLICT = "conflicting grades or marks from one annotator"
 REASONS = (MALFORMED_ROW, WRONG_POOL, UNKNOWN_BLIND_ID, MISSING_ANNOTATOR, CANCELLED_ANNOTATION,
-           MISSING_GRADE, NOT_AN_INTEGER, OUT_OF_RANGE, BAD_TIMESTAMP, CONFLICT)
+           MISSING_GRADE, NOT_AN_INTEGER, OUT_OF_RANGE, BAD_TIMESTAMP, BAD_MARK, CONFLICT)
 
 
 @dataclass(frozen=True, eq=False)
 class Ingested:
-    """All accepted judgments so far (raw contract), the quarantined rows (their original
-    fields as text, plus ``reason``) and the counts, where
+    """All accepted judgments so far (``ACCEPTED_COLUMNS``), the quarantined rows (their
+    original fields as text, plus ``reason``) and the counts, where
     rows_in = accepted_new + already_accepted + quarantined."""
 
     accepted: pd.DataFrame
@@ -55,23 +58,26 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
            guideline: str, accepted: pd.DataFrame | None = None) -> Ingested:
     """Check every judged row against pool ``pool_id``; accept the good, quarantine the bad.
 
-    ``rows`` needs blind_id and grade (pool_id, annotator, judged_at, cancelled optional;
-    other columns are carried into the quarantine). A row is quarantined with the first
-    reason of ``REASONS`` that applies; a blank pool_id counts as this pool. Accepted rows are
-    mapped blind_id → (query_id, doc_id) through the pool and get ``guideline``, ``pool_id``
-    and judged_at in UTC (NaT when not given).
+    ``rows`` needs blind_id and grade (pool_id, annotator, judged_at, cancelled and
+    hard_negative optional; other columns are carried into the quarantine). A row is
+    quarantined with the first reason of ``REASONS`` that applies; a blank pool_id counts as
+    this pool. Accepted rows are mapped blind_id → (query_id, doc_id) through the pool and get
+    ``guideline``, ``pool_id``, judged_at in UTC (NaT when not given) and hard_negative as
+    bool (``releval.data.contracts.read_marks``: a missing mark is False; the mark of
+    a relevant grade is settled on the qrels, ``adjudication.with_hard_negatives``).
 
-    One annotator, one pair, one grade: if an annotator's rows for a pair disagree with each
-    other or with a grade already in ``accepted``, all of those new rows are quarantined
-    (``CONFLICT``) and the accepted grade stands. Identical repeats (same pair, annotator and
-    grade, e.g. the same file ingested twice) count as ``already_accepted`` and change nothing.
+    One annotator, one pair, one judgment: if an annotator's rows for a pair disagree in grade
+    or mark with each other or with a judgment already in ``accepted``, all of those new rows
+    are quarantined (``CONFLICT``) and the accepted judgment stands. Identical repeats (same
+    pair, annotator, grade and mark, e.g. the same file ingested twice) count as
+    ``already_accepted`` and change nothing.
     """
     if S.BLIND_ID not in rows or S.GRADE not in rows:
         raise InputError(f"judgments need columns {S.BLIND_ID} and {S.GRADE}; "
                          f"found {list(rows.columns)}", "judgments")
     rows = rows.reset_index(drop=True)
     pairs = _pool_pairs(pool, str(pool_id))
-    previous = _raw(pd.DataFrame(columns=list(S.RAW_JUDGMENT_COLUMNS)) if accepted is None
+    previous = _raw(pd.DataFrame(columns=list(ACCEPTED_COLUMNS)) if accepted is None
                     else accepted)
     if previous.duplicated(JUDGMENT_KEY).any():
         raise InputError("accepted judgments repeat a (query_id, doc_id, annotator)", "accepted")
@@ -81,6 +87,7 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
     number = pd.to_numeric(grade, errors="coerce").astype("float64")
     when = _text(_column(rows, S.JUDGED_AT))
     judged_at = pd.to_datetime(when, utc=True, errors="coerce", format="mixed")
+    mark = S.read_marks(_column(rows, S.HARD_NEGATIVE))
     checks = {
         MALFORMED_ROW: _flag(rows, MALFORMED),
         WRONG_POOL: row_pool.notna() & (row_pool != str(pool_id)),
@@ -91,6 +98,7 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
         NOT_AN_INTEGER: number.isna() | (number != np.floor(number)),
         OUT_OF_RANGE: ~number.between(0, max_grade),
         BAD_TIMESTAMP: when.notna() & judged_at.isna(),
+        BAD_MARK: mark.isna(),
     }
     reason = pd.Series(np.select([m.fillna(False).to_numpy(bool) for m in checks.values()],
                                  list(checks), default=""), index=rows.index)
@@ -99,12 +107,15 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
     new = _raw(pd.DataFrame({
         S.QUERY_ID: blind[ok].map(pairs[S.QUERY_ID]), S.DOC_ID: blind[ok].map(pairs[S.DOC_ID]),
         S.BLIND_ID: blind[ok], S.ANNOTATOR: annotator[ok], S.GRADE: number[ok],
-        S.JUDGED_AT: judged_at[ok], S.GUIDELINE: guideline, S.POOL_ID: str(pool_id)}))
-    prior = (new[JUDGMENT_KEY].merge(previous[[*JUDGMENT_KEY, S.GRADE]], how="left",
-                                     on=JUDGMENT_KEY)[S.GRADE].set_axis(new.index))
-    conflict = ((new.groupby(JUDGMENT_KEY)[S.GRADE].transform("nunique") > 1)
-                | (prior.notna() & (prior != new[S.GRADE])))
-    repeat = ~conflict & (prior.notna() | new.duplicated(JUDGMENT_KEY))
+        S.JUDGED_AT: judged_at[ok], S.GUIDELINE: guideline, S.POOL_ID: str(pool_id),
+        S.HARD_NEGATIVE: mark[ok].astype(bool)}))
+    judgment = [S.GRADE, S.HARD_NEGATIVE]  # what one annotator says of one pair
+    prior = new[JUDGMENT_KEY].merge(previous[[*JUDGMENT_KEY, *judgment]], how="left",
+                                    on=JUDGMENT_KEY).set_axis(new.index)
+    known = prior[S.GRADE].notna()
+    conflict = (new.groupby(JUDGMENT_KEY)[judgment].transform("nunique").gt(1).any(axis=1)
+                | (known & prior[judgment].ne(new[judgment]).any(axis=1)))
+    repeat = ~conflict & (known | new.duplicated(JUDGMENT_KEY))
     reason[new.index[conflict]] = CONFLICT
 
     bad = reason != ""
@@ -171,9 +182,12 @@ def _pool_pairs(pool: pd.DataFrame, pool_id: str) -> pd.DataFrame:
 
 
 def _raw(frame: pd.DataFrame) -> pd.DataFrame:
-    """The raw-judgments contract columns, with their types (ids str, grade int, UTC)."""
+    """``ACCEPTED_COLUMNS`` with their types (ids str, grade int, UTC, mark bool); judgments
+    accepted without a mark column are not marked."""
     S.require_columns(frame, S.RAW_JUDGMENT_COLUMNS, "accepted")
-    out = frame[list(S.RAW_JUDGMENT_COLUMNS)].astype({c: str for c in ID_COLUMNS}
-                                                     | {S.GRADE: "int64"})
+    if S.HARD_NEGATIVE not in frame.columns:
+        frame = frame.assign(**{S.HARD_NEGATIVE: False})
+    out = frame[list(ACCEPTED_COLUMNS)].astype({c: str for c in ID_COLUMNS}
+                                               | {S.GRADE: "int64", S.HARD_NEGATIVE: bool})
     out[S.JUDGED_AT] = pd.to_datetime(out[S.JUDGED_AT], utc=True).astype("datetime64[us, UTC]")
     return out

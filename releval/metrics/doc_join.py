@@ -93,8 +93,10 @@ def repeated_judgment(docs: pa.Array, hashes: np.ndarray, codes: np.ndarray, lay
 def match(run_docs: pa.Array, run_hashes: np.ndarray, run_codes: np.ndarray,
           run_layout: Grouped, run_to_qrels: np.ndarray, qrels_docs: pa.Array,
           qrels_hashes: np.ndarray, qrels_grade: np.ndarray, qrels_layout: Grouped,
-          on_repeat: Callable[[tuple[int, int]], None]) -> np.ndarray:
-    """Per run row, the grade judging its (query, doc) (NaN: unjudged). ``run_hashes``:
+          on_repeat: Callable[[tuple[int, int]], None]) -> tuple[np.ndarray, np.ndarray]:
+    """Per run row, the grade judging its (query, doc) (NaN: unjudged) and that judgment's
+    layout position (-1: unjudged), by which other per-judgment fields (laid out as
+    ``qrels_grade``) reach the row. ``run_hashes``:
     ``hash64(run_docs)``; ``run_codes``: each run row's query code; ``run_to_qrels``: each
     run query's qrels code (-1: none);
     ``on_repeat(first, repeat)`` is called (and must raise) for the first doc_id ranked twice
@@ -112,8 +114,9 @@ def match(run_docs: pa.Array, run_hashes: np.ndarray, run_codes: np.ndarray,
     if len(odd):
         at = _exact(run_docs, run_codes[odd], odd, run_to_qrels, qrels_docs, qrels_layout,
                     on_repeat)
+        found[odd] = at
         grade[odd] = np.where(at >= 0, np.append(qrels_grade, np.nan)[at], np.nan)
-    return grade
+    return grade, found
 
 
 def _exact(run_docs: pa.Array, codes: np.ndarray, rows: np.ndarray, run_to_qrels: np.ndarray,

@@ -18,7 +18,7 @@ from releval.metrics.judgments import Judgments
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Pooled, always
+from releval.metrics.registry import BY_JUDGMENTS, Pooled
 from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
@@ -94,13 +94,15 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
            common_only: bool, queries: list[str] | None, catalog: Catalog | None,
            workers: int | None) -> tuple[pa.Array, list[tuple], dict[str, int]]:
     """(evaluated queries in order; per measure, ``_part``'s triple over them; counts), from
-    one ``Ranking`` or, for a large run of per-query measures, one per block of queries built
-    on ``workers`` threads (``releval.metrics.blocks``)."""
+    one ``Ranking`` or, for a large run of per-query measures whose availability depends on
+    the judgments alone (``BY_JUDGMENTS``), one per block of queries built on ``workers``
+    threads (``releval.metrics.blocks``)."""
     with ThreadPoolExecutor(blocks.workers(workers)) as pool:
         judging = pool.submit(Judgments, qrels, max_grade)  # beside the run's own work
         plan = None
         if catalog is None and all(MEASURES[m.family].level == "query"
-                                   and MEASURES[m.family].available is always for m in wanted):
+                                   and MEASURES[m.family].available in BY_JUDGMENTS
+                                   for m in wanted):
             plan = blocks.plan(run, queries)
         if plan is None:
             r = Ranking(run, judging, common_only=common_only, queries=queries, catalog=catalog)
@@ -120,7 +122,7 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
     names = pa.concat_arrays([d[0] for d in done])
     order = pc.sort_indices(names).to_numpy()
     scored = [(np.concatenate([d[1][i][0] for d in done])[order],
-               np.concatenate([d[1][i][1] for d in done])[order], True)
+               np.concatenate([d[1][i][1] for d in done])[order], all(d[1][i][2] for d in done))
               for i in range(len(wanted))]
     totals = np.sum([d[2] for d in done], axis=0, dtype=np.int64)
     counts = dict(zip(("queries_in_run", "queries_evaluated", "run_queries_not_in_qrels"),

@@ -1,4 +1,5 @@
-"""Qrels encoded once: query codes, the judgments laid out by query, doc-id hashes, grades.
+"""Qrels encoded once: query codes, the judgments laid out by query, doc-id hashes, grades and
+the hard-negative marks.
 
 A ``Ranking`` builds its ``Judgments`` from a qrels frame; the blocks of a large run
 (``releval.metrics.blocks``) share one, so the judgments are read, checked and hashed once.
@@ -16,18 +17,35 @@ from releval.errors import InputError
 from releval.metrics import doc_join, ids
 
 
+def hard_negatives(qrels: pd.DataFrame, grade: np.ndarray) -> np.ndarray:
+    """Per judgment (input order), whether the optional ``hard_negative`` column marks it as
+    a hard negative (judged not relevant and deliberately close to a relevant document), read
+    by the contracts' rule (``S.hard_negative_marks``: yes or no; an empty value, and no
+    column, is no). A marked judgment has a grade below ``S.HARD_NEGATIVE_BELOW`` (``grade``:
+    the checked grades). Either rule broken: an InputError at the first row."""
+    if S.HARD_NEGATIVE not in qrels.columns:
+        return np.zeros(len(qrels), bool)
+    mark = S.hard_negative_marks(qrels, "qrels").to_numpy()
+    S.fail_first(qrels, "qrels", mark & (grade >= S.HARD_NEGATIVE_BELOW),
+                 lambda i: "a hard negative is judged not relevant (grade below "
+                 f"{S.HARD_NEGATIVE_BELOW}), got grade {int(grade[i])}")
+    return mark
+
+
 class Judgments:
-    """``qrels`` (query_id, doc_id, grade) for the engine. ``uniques``: the judged queries,
-    ``codes``: each judgment's index among them; ``layout``: the judgments grouped by code;
-    ``docs`` / ``hashes`` / ``laid_grade``: each judgment's doc id, its hash and its grade in
-    layout order (a query's judgments side by side); ``grade``: each judgment's grade (float,
-    input order). Rules:
-    grades are integers ≤ ``max_grade``; one judgment per (query, doc), else an InputError at
-    the first repeat."""
+    """``qrels`` (query_id, doc_id, grade, optional hard_negative) for the engine.
+    ``uniques``: the judged queries, ``codes``: each judgment's index among them; ``layout``:
+    the judgments grouped by code; ``docs`` / ``hashes`` / ``laid_grade``: each judgment's doc
+    id, its hash and its grade in layout order (a query's judgments side by side);
+    ``grade``: each judgment's grade (float, input order); ``laid_hard``: in layout order,
+    whether each judgment marks a hard negative (``hard_negatives``), None when the qrels
+    mark none. Rules: grades are integers ≤ ``max_grade``; one judgment per (query, doc),
+    else an InputError at the first repeat; the hard-negative rules of ``hard_negatives``."""
 
     def __init__(self, qrels: pd.DataFrame, max_grade: int):
         self.frame, self.max_grade = qrels, max_grade
         self.grade = S.check_grades(qrels, max_grade)
+        hard = hard_negatives(qrels, self.grade)
         qs, ds = ids.query_ids(qrels, "qrels"), ids.doc_ids(qrels, "qrels")
         self.uniques, self.codes, contiguous = ids.encode(qs)
         self.layout = doc_join.Grouped(self.codes, len(self.uniques), contiguous)
@@ -43,6 +61,7 @@ class Judgments:
         self.docs = ids.whole(ds.take(pa.array(order)) if len(order) else ds)
         self.hashes = hashes[order] if len(order) else hashes
         self.laid_grade = self.grade[order] if len(order) else self.grade
+        self.laid_hard = (hard[order] if len(order) else hard) if hard.any() else None
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
     def locate(self, values: pa.Array) -> np.ndarray:

@@ -18,7 +18,14 @@ from releval.errors import InputError
 from releval.metrics.condensed import OPTION as JUDGED_ONLY
 from releval.metrics.condensed import condensable, plain_only
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import GAIN_FORMS, MEASURES, measure, option, proportion
+from releval.metrics.registry import (
+    GAIN_FORMS,
+    MEASURES,
+    has_hard_negatives,
+    measure,
+    option,
+    proportion,
+)
 from releval.metrics.spec import Measure
 
 __all__ = ["MEASURES", "gain", "measure"]
@@ -219,6 +226,18 @@ def judged(r: Ranking, m: Measure) -> np.ndarray:
     unjudged is not irrelevant, so this says how far the other figures can be trusted.
     Defined for every evaluated query."""
     return r.per_query(r.judged & r.top(m.cutoff)) / m.cutoff
+
+
+@measure("HardNeg", cutoff="required", params=(), better="lower", available=has_hard_negatives)
+def hard_negative_rate(r: Ranking, m: Measure) -> np.ndarray:
+    """HardNeg@k = |{d ∈ S_k : d is judged a hard negative}| / k, with k fixed even when fewer
+    than k documents are returned (as P@k): the share of the top k taken by documents the
+    qrels mark ``hard_negative`` (judged not relevant and deliberately close to a relevant
+    one). Lower is better; shown beside P@k, it says whether precision is lost to near
+    misses. Undefined for a query without judgments. Not applicable when the qrels mark no
+    hard negative (no column, or none marked): it would be 0 whatever the ranking."""
+    top = r.top_rows(m.cutoff)
+    return np.where(r.n_judged() > 0, r.sum_rows(top[r.hard[top]]) / m.cutoff, np.nan)
 
 
 @measure("NumRet", cutoff="none", params=(), aggregate="sum", trec=lambda m: "num_ret")

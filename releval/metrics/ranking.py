@@ -54,10 +54,12 @@ class Ranking:
     integers per query; scores are numbers, never NaN; a ``probability`` column (optional)
     holds numbers in [0, 1] or NaN.
 
-    Per row, ``probability`` is the run's probability (NaN where it has none). With a
-    ``catalog`` (``releval.metrics.catalog.Catalog``), ``item`` / ``qrels_item`` are each
-    ranked row's / judgment's item index in the catalogue (-1 when unknown to it) and
-    ``query_code`` each evaluated query's index among the catalogue's queries.
+    Per row, ``probability`` is the run's probability (NaN where it has none) and ``hard``
+    whether its judgment marks a hard negative (``hard`` is None when the qrels mark none:
+    ``Judgments.laid_hard``). With a ``catalog`` (``releval.metrics.catalog.Catalog``),
+    ``item`` / ``qrels_item`` are each ranked row's / judgment's item index in the catalogue
+    (-1 when unknown to it) and ``query_code`` each evaluated query's index among the
+    catalogue's queries.
     ``qrels``: a frame, its ``Judgments`` or a future of them (waited for once the run's own
     arrays are built, so a thread can build them meanwhile).
     ``max_grade`` is the declared top of the grade scale. ``query_ids``: the evaluated
@@ -107,10 +109,11 @@ class Ranking:
 
         # documents: each run row's judgment, matched by hashed doc_id (releval.metrics.doc_join)
         judged_by = np.where((in_qrels >= 0) & (in_qrels < n_judged), in_qrels, -1)
-        grade = doc_join.match(
+        grade, judgment = doc_join.match(
             run_ds, run_hashes, run_qc, run_layout, judged_by, j.docs, j.hashes, j.laid_grade,
             j.layout,
             lambda d: S.duplicate_doc(run, d, run_qs[d[1]].as_py(), run_ds[d[1]].as_py()))
+        hard = None if j.laid_hard is None else np.append(j.laid_hard, False)[judgment]
 
         # ranked rows of evaluated queries, grouped by query, by position within it
         row_q = remap[run_to_qrels][run_qc]
@@ -121,6 +124,7 @@ class Ranking:
             ordered = np.arange(len(row_q)) if ordered is None else ordered
             rows = ordered[row_q[ordered] >= 0]
             self.q, grade = row_q[rows], grade[rows]
+            hard = None if hard is None else hard[rows]
         if probability is not None:
             self.probability = probability if rows is None else probability[rows]
         n = len(self.q)
@@ -136,6 +140,7 @@ class Ranking:
         self.qrels_q, self.qrels_grade = remap[j.codes[kept]], j.grade[kept]
         self.grade = grade
         self.judged = ~np.isnan(grade)
+        self.hard = hard
 
         self.catalog = catalog
         if catalog is not None:  # catalogue indices of the ranked items, judged items, queries
@@ -263,6 +268,11 @@ class Ranking:
             return np.bincount(cell, minlength=self.nq * (self.max_grade + 1)).reshape(
                 self.nq, self.max_grade + 1)
         return self._memo(("grade_counts",), (self.qrels_q, self.qrels_grade), count)
+
+    def n_judged(self) -> np.ndarray:
+        """Judgments per query, of any grade."""
+        return self._memo(("n_judged",), (self.qrels_q,),
+                          lambda: np.bincount(self.qrels_q, minlength=self.nq))
 
     def n_nonrel(self, rel: int) -> np.ndarray:
         """Judged non-relevant per query: 0 ≤ grade < rel (trec_eval's count for bpref)."""

@@ -4,7 +4,8 @@ A family says how its measures are parameterised (cutoff, options with defaults 
 computed, aggregated, named by trec_eval, at which level they live (``query``: one value per
 query, averaged; ``system``: one value per system, pooled over the queries that contribute),
 which way is better, and when they apply to a run at all (``available``: e.g. a probability
-measure needs the run's probabilities, a beyond-accuracy measure the catalogue).
+measure needs the run's probabilities, a beyond-accuracy measure the catalogue, the
+hard-negative rate qrels that mark hard negatives).
 """
 
 from __future__ import annotations
@@ -86,6 +87,17 @@ def always(r: Ranking, m: Measure) -> bool:
 
 def has_catalog(r: Ranking, m: Measure) -> bool:
     return r.catalog is not None
+
+
+def has_hard_negatives(r: Ranking, m: Measure) -> bool:
+    """The qrels mark at least one judgment as a hard negative, of any query (evaluated or
+    not): every block of a run, and every run scored on the same qrels, agree."""
+    return r.hard is not None
+
+
+# the availabilities that depend on the judgments alone, so every block of a large run
+# (``releval.metrics.blocks``) shares them
+BY_JUDGMENTS = (always, has_hard_negatives)
 
 
 @dataclass(frozen=True)

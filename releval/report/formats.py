@@ -1,12 +1,19 @@
 """How values are written, alike in the markdown reports and on the terminal: numbers (— where
-undefined), intervals, win/tie/loss counts, rule marks, verdicts, score-tie notes and markdown
-tables."""
+undefined), intervals, win/tie/loss counts, rule marks, verdicts, score-tie notes, the order
+of measures (HardNeg@k beside P@k), the hard-negative counts and markdown tables."""
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 
 UNDEFINED = "—"
+PRECISION, HARD_NEGATIVES = "P", "HardNeg"  # measure families: HardNeg@k is shown beside P@k
+HARD_NEGATIVES_LEGEND = ("HardNeg@k = the share of the top k that the qrels mark as hard "
+                         "negatives (judged not relevant, yet deliberately close to a relevant "
+                         "document), beside P@k: lower is better")
+_NAME = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\(.*\))?(?:@(?P<cutoff>[0-9.]+))?$")
 
 
 def number(value, spec: str = ".4f") -> str:
@@ -55,6 +62,40 @@ def tie_note(entry: dict | None) -> str:
     """``tie_counts`` as the note beside a figure: "score ties 3 queries · …" ("" where none)."""
     counts = tie_counts(entry)
     return f"score ties {counts}" if counts else ""
+
+
+def family_and_cutoff(measure: str) -> tuple[str | None, str | None]:
+    """A measure name's family and cutoff as written: ``P(rel=2)@10`` → ("P", "10"), ``AP`` →
+    ("AP", None); (None, None) for anything else."""
+    m = _NAME.match(measure)
+    return (m["family"], m["cutoff"]) if m else (None, None)
+
+
+def beside_precision(measures: Iterable[str]) -> list[str]:
+    """``measures`` in their order, but each HardNeg@k moved right after the last P@k of the
+    same k (one without a P@k stays where it is)."""
+    measures = list(measures)
+    named = {m: family_and_cutoff(m) for m in measures}
+    last = {named[m][1]: m for m in measures if named[m][0] == PRECISION}
+    moved = [m for m in measures if named[m][0] == HARD_NEGATIVES and named[m][1] in last]
+    out = []
+    for m in measures:
+        if m not in moved:
+            out.append(m)
+        if named[m][0] == PRECISION and last[named[m][1]] == m:
+            out += [h for h in moved if named[h][1] == named[m][1]]
+    return out
+
+
+def hard_negatives(counts: dict) -> str:
+    """ingest.json's ``hard_negatives`` in words: how many the qrels mark, and what became of
+    every marked pair."""
+    n = counts["kept"] + counts["added"]
+    return (f"Hard negatives: the qrels mark {n} judgment{'' if n == 1 else 's'} as hard "
+            "negatives (judged not relevant, yet deliberately close to a relevant document); "
+            f"of {counts['marked']} marked pairs, {counts['kept']} kept the mark as judged, "
+            f"{counts['added']} were added as the dataset judged them (not pooled) and "
+            f"{counts['overruled']} lost it to a relevant grade.")
 
 
 def mark(passed: bool) -> str:

@@ -1,32 +1,42 @@
-"""The summary page of reports/summary.md: the headline measures per system (for a
-recommendation evaluation: the protocol, then every measure in its group with n and undefined,
-n/a where it does not apply), the candidate budget, each system's candidates, where the qrels
-came from, which route found each relevant document, and the split with its leakage findings
-(and, for recommendation, the forward-in-time against random split)."""
+"""The summary page of reports/summary.md: the headline measures per system (HardNeg@k beside
+P@k; n/a where a measure does not apply; for a recommendation evaluation: the protocol, then
+every measure in its group with n and undefined), the candidate budget, each system's
+candidates, where the qrels came from and how many hard negatives they mark, which route
+found each relevant document, and the split with its leakage findings (and, for
+recommendation, the forward-in-time against random split)."""
 
 from __future__ import annotations
 
 import json
 
 from releval.report import recommendation as rec
-from releval.report.formats import TIES_LEGEND, markdown_table, number, tie_counts
+from releval.report.formats import (
+    HARD_NEGATIVES,
+    HARD_NEGATIVES_LEGEND,
+    TIES_LEGEND,
+    family_and_cutoff,
+    hard_negatives,
+    markdown_table,
+    number,
+    tie_counts,
+)
 
-SHOWN = ("nDCG@10", "R@100", "RR@10", "Judged@10")  # the headline measures, where evaluated
-
-
-def _cell(entry: dict | None) -> str:
-    return number(None if entry is None else entry["value"])
+# the headline measures, where evaluated (HardNeg@k beside P@k)
+SHOWN = ("nDCG@10", "R@100", "RR@10", "P@10", "HardNeg@10", "Judged@10")
 
 
 def _headline(systems: dict) -> list[str]:
-    """One row per system: the headline measures, n and undefined (of the first one)."""
+    """One row per system: the headline measures (n/a where one does not apply), n and
+    undefined (of the first one); what HardNeg@k means, where it is shown."""
     shown = [m for m in SHOWN if any(m in s for s in systems.values())]
     lines = ["| system | " + " | ".join(shown) + " | n | undefined |",
              "|---" * (len(shown) + 3) + "|"]
     for name, measures in systems.items():
         first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
-        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m)) for m in shown)
+        lines.append(f"| {name} | " + " | ".join(rec.value_text(measures.get(m)) for m in shown)
                      + f" | {first['n']} | {first['undefined']} |")
+    if any(family_and_cutoff(m)[0] == HARD_NEGATIVES for m in shown):
+        lines += ["", f"{HARD_NEGATIVES_LEGEND}."]
     return lines
 
 
@@ -116,6 +126,8 @@ def _judgments_section(ingest: dict, agreement: dict, unjudged) -> list[str]:
              + (" (" + ", ".join(f"{reason}: {n}" for reason, n in ingest["by_reason"].items()
                                  if n) + ")" if ingest["quarantined"] else "")
              + "."]
+    if "hard_negatives" in ingest:
+        lines.append(hard_negatives(ingest["hard_negatives"]))
     overall = {k: v for k, v in agreement.items() if not isinstance(v, dict | list)}
     if overall:
         lines.append("Agreement: " + ", ".join(

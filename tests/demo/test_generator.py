@@ -21,9 +21,18 @@ def words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9°]+(?:[-'][a-z0-9]+)*", text.lower())) - STOPWORDS
 
 
+N_DOCS = 3000
+
+
 @pytest.fixture(scope="module")
 def demo() -> D.DemoData:
-    return D.generate(n_docs=3000, n_queries=800, seed=7)
+    return D.generate(n_docs=N_DOCS, n_queries=800, seed=7)
+
+
+@pytest.fixture(scope="module")
+def plain() -> D.DemoData:
+    """The same data without near-duplicates."""
+    return D.generate(n_docs=N_DOCS, n_queries=800, seed=7, near_duplicates=0)
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +61,9 @@ def test_same_seed_gives_identical_parquet_and_another_seed_differs():
 
 def test_contract_columns_and_dtypes(demo):
     docs, queries, truth = demo.documents, demo.queries, demo.ground_truth
-    assert tuple(docs.columns) == S.DOCUMENT_COLUMNS and len(docs) == 3000
+    assert tuple(docs.columns) == S.DOCUMENT_COLUMNS and len(docs) > N_DOCS
     assert tuple(queries.columns) == S.QUERY_COLUMNS and len(queries) == 800
-    assert tuple(truth.columns) == S.QRELS_COLUMNS
+    assert tuple(truth.columns) == (*S.QRELS_COLUMNS, S.HARD_NEGATIVE)
     for frame, columns in ((docs, (S.DOC_ID, S.TITLE, S.TEXT, S.SOURCE_ID, S.STATUS, S.TENANT)),
                            (queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE)),
                            (truth, (S.QUERY_ID, S.DOC_ID))):
@@ -68,6 +77,7 @@ def test_contract_columns_and_dtypes(demo):
                           ).all()
     assert queries[S.WEIGHT].dtype == np.float64 and (queries[S.WEIGHT] >= 0).all()
     assert truth[S.GRADE].dtype == np.int64 and truth[S.GRADE].between(0, 3).all()
+    assert truth[S.HARD_NEGATIVE].dtype == bool
     assert set(docs[S.STATUS]) == set(S.STATUSES) and (docs[S.STATUS] == "published").mean() > 0.8
     assert set(queries[S.ROLE]) == set(S.ROLES)
     assert set(queries[S.TAGS].explode()) == set(S.TAG_VALUES)
@@ -218,14 +228,14 @@ def test_default_size_is_fast_and_20k_documents_scale():
     started = time.perf_counter()
     big = D.generate(n_docs=20_000, n_queries=2_000, seed=1, tenants=3)
     assert time.perf_counter() - started < 10
-    assert len(big.documents) == 20_000 and big.documents[S.DOC_ID].is_unique
+    assert len(big.documents) > 20_000 and big.documents[S.DOC_ID].is_unique
     assert big.documents[S.TENANT].nunique() == 3 and len(big.queries) == 2_000
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_smallest_size_still_has_every_tag_role_and_the_guest_case(seed):
     demo = D.generate(n_docs=D.MIN_DOCS, n_queries=D.MIN_QUERIES, seed=seed, months=1)
-    assert len(demo.documents) == D.MIN_DOCS and len(demo.queries) == D.MIN_QUERIES
+    assert len(demo.documents) >= D.MIN_DOCS and len(demo.queries) == D.MIN_QUERIES
     assert set(demo.queries[S.TAGS].explode()) == set(S.TAG_VALUES)
     truth = demo.ground_truth.merge(demo.documents, on=S.DOC_ID)
     guest = truth[truth[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
@@ -233,7 +243,8 @@ def test_smallest_size_still_has_every_tag_role_and_the_guest_case(seed):
 
 
 @pytest.mark.parametrize("kwargs", [dict(n_docs=D.MIN_DOCS - 1), dict(n_queries=D.MIN_QUERIES - 1),
-                                    dict(months=0), dict(tenants=0), dict(tenants=99)])
+                                    dict(months=0), dict(tenants=0), dict(tenants=99),
+                                    dict(near_duplicates=-0.1), dict(near_duplicates=1.5)])
 def test_too_small_or_bad_parameters_are_rejected(kwargs):
     with pytest.raises(ValueError, match="need n_docs"):
         D.generate(**kwargs)
@@ -267,3 +278,74 @@ def test_must_not_return_lists_every_hidden_answer_of_authz_queries(demo):
 def test_must_not_return_is_deterministic():
     a, b = (D.generate(n_docs=300, n_queries=60, seed=2) for _ in range(2))
     assert parquet_bytes(a.must_not_return) == parquet_bytes(b.must_not_return)
+
+
+# --- hard negatives -------------------------------------------------------------------------
+
+MODEL = re.compile(r"\b[A-Z]{2}-\d{3}\b")
+
+
+def test_near_duplicates_are_added_and_nothing_else_changes(demo, plain):
+    assert len(plain.documents) == N_DOCS
+    pd.testing.assert_frame_equal(demo.documents.iloc[:N_DOCS], plain.documents)
+    pd.testing.assert_frame_equal(demo.queries, plain.queries)
+    key = [S.QUERY_ID, S.DOC_ID]
+    near = demo.documents[S.DOC_ID].iloc[N_DOCS:]
+    kept = demo.ground_truth[~demo.ground_truth[S.DOC_ID].isin(near)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, plain.ground_truth)
+    assert demo.ground_truth[key].merge(plain.ground_truth[key]).shape[0] == len(plain.ground_truth)
+
+
+def test_a_near_duplicate_is_its_answers_copy_with_a_wrong_model_number(demo, judged):
+    docs = demo.documents
+    near, articles = docs.iloc[N_DOCS:], docs.iloc[:N_DOCS]
+    trouble = articles[articles[S.TITLE].str.contains(": ")].drop_duplicates(S.SOURCE_ID)
+    assert 0.05 < len(near) / len(trouble) < 0.15  # V.NEAR_DUPLICATE_SHARE of them
+    assert near[S.DOC_ID].str.endswith("#0").all() and near[S.SOURCE_ID].is_unique
+    assert not near[S.SOURCE_ID].isin(articles[S.SOURCE_ID]).any()
+    models = set(articles[S.TITLE].str.extract(r"^([A-Z]{2}-\d{3}) ", expand=False).dropna())
+    codes = set(articles[S.TEXT].str.findall(CODE).explode().dropna())
+    assert not set(near[S.TITLE].str[:6]) & models
+    # judged near-duplicates: grade 0 and marked for the queries of the answer they copy
+    rows = judged[judged[S.DOC_ID].isin(near[S.DOC_ID])]
+    assert rows[S.DOC_ID].nunique() > 10
+    assert (rows[S.GRADE] == 0).all() and rows[S.HARD_NEGATIVE].all()
+    answers = judged[judged[S.GRADE] == 3].set_index(S.QUERY_ID)
+    wrong_code = []
+    for _, copy in rows.drop_duplicates(S.DOC_ID).iterrows():
+        answer = answers.loc[copy[S.QUERY_ID]]
+        model, right = MODEL.search(copy[S.TITLE]).group(), MODEL.search(answer[S.TITLE]).group()
+        (code,), (own,) = CODE.findall(copy[S.TEXT]), CODE.findall(answer[S.TEXT])
+        assert model[:3] == right[:3] and model != right  # same prefix, wrong number
+        assert copy[S.TITLE] == answer[S.TITLE].replace(right, model)
+        assert copy[S.TEXT] == answer[S.TEXT].replace(right, model).replace(own, code)
+        assert code == own or (code[0] == own[0] and code not in codes)
+        for column in (S.PUBLISHED_AT, S.STATUS, S.TENANT, S.ACL):
+            assert copy[column] == answer[column], column
+        wrong_code.append(code != own)
+    assert 0.2 < np.mean(wrong_code) < 0.8  # V.WRONG_CODE_SHARE
+    # every query of a copied answer has the copy judged
+    copied = answers[answers[S.DOC_ID].isin(answers.loc[rows[S.QUERY_ID], S.DOC_ID])]
+    assert set(copied.index) == set(rows[S.QUERY_ID])
+
+
+def topic(title: str) -> str:
+    """What an article is about: its runbook's service, else its model number."""
+    if title.startswith("Runbook: "):
+        return next(service for service in V.SERVICES if service in title)
+    return MODEL.search(title).group()
+
+
+def test_hard_negatives_are_the_deliberately_close_near_misses(demo, judged):
+    truth = demo.ground_truth
+    assert (truth.loc[truth[S.HARD_NEGATIVE], S.GRADE] == 0).all()
+    misses = judged[(judged[S.GRADE] == 0)
+                    & judged[S.DOC_ID].isin(demo.documents[S.DOC_ID].iloc[:N_DOCS])]
+    assert 0.8 < misses[S.HARD_NEGATIVE].mean() < 1  # most near misses are close, not all
+    twins = tagged(misses, "negation")
+    assert len(twins) > 20 and twins[S.HARD_NEGATIVE].all()  # the negated twin
+    answer = judged[judged[S.GRADE] == 3].set_index(S.QUERY_ID)[S.TITLE]
+    howto = re.compile(r"^(?!Runbook: |[A-Z]{2}-\d{3} )")  # titles not led by a model number
+    expected = [bool(howto.match(a)) or topic(m) != topic(a) for m, a in zip(
+        misses[S.TITLE], answer[misses[S.QUERY_ID]], strict=True)]
+    assert misses[S.HARD_NEGATIVE].tolist() == expected

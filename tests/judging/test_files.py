@@ -57,6 +57,25 @@ def label_studio(tmp_path):
     return path
 
 
+def test_label_studio_hard_negative_choice_is_read(tmp_path, pool):
+    def annotation(mark):
+        result = [{"from_name": "grade", "to_name": "text", "type": "choices",
+                   "value": {"choices": ["0"]}}]
+        if mark:
+            result.append({"from_name": "hard_negative", "to_name": "text", "type": "choices",
+                           "value": {"choices": [mark]}})
+        return {"completed_by": 7, "result": result}
+
+    tasks = [{"data": {"blind_id": f"b00{i}"}, "annotations": [annotation(mark)]}
+             for i, mark in enumerate(["yes", "no", None])]
+    (tmp_path / "export.json").write_text(json.dumps(tasks))
+    frame = read_judgments(tmp_path / "export.json")
+    assert frame[S.HARD_NEGATIVE].tolist()[:2] == ["yes", "no"]
+    assert frame[S.HARD_NEGATIVE].isna().iloc[2]  # no choice: missing
+    accepted = ingest(frame, pool, pool_id="p1", guideline="g1").accepted
+    assert accepted[S.HARD_NEGATIVE].tolist() == [True, False, False]
+
+
 def test_label_studio_one_row_per_annotation_none_dropped(tmp_path, pool):
     frame = read_judgments(label_studio(tmp_path))
     assert frame["row"].tolist() == ["task 0 annotation 0", "task 0 annotation 1",

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from releval.report.formats import (
+    beside_precision,
+    family_and_cutoff,
+    hard_negatives,
     interval,
     mark,
     markdown_table,
@@ -65,3 +68,32 @@ def test_tie_note_shows_the_count_where_non_zero_and_the_range_where_it_moves():
     for quiet in ({"ties": 0, "tie_range": [0.5, 0.5]}, {"ties": None, "tie_range": None},
                   {"value": 0.5}, None):
         assert tie_note(quiet) == ""
+
+
+@pytest.mark.parametrize("measures, ordered", [
+    (["nDCG@10", "P@10", "AP", "Judged@10", "HardNeg@10"],
+     ["nDCG@10", "P@10", "HardNeg@10", "AP", "Judged@10"]),
+    (["HardNeg@10", "HardNeg@5", "P@5", "P(rel=2)@10", "P@10"],  # after the last P@k of its k
+     ["P@5", "HardNeg@5", "P(rel=2)@10", "P@10", "HardNeg@10"]),
+    (["HardNeg@20", "P@10", "nDCG@10"], ["HardNeg@20", "P@10", "nDCG@10"]),  # no P@20: stays
+    (["nDCG@10", "AP"], ["nDCG@10", "AP"]),
+])
+def test_hardneg_at_k_goes_right_after_p_at_k(measures, ordered):
+    assert beside_precision(measures) == ordered
+
+
+def test_family_and_cutoff_as_written():
+    assert family_and_cutoff("P(rel=2)@10") == ("P", "10")
+    assert family_and_cutoff("ECE(bins=10)") == ("ECE", None)
+    assert family_and_cutoff("IPrec@0.5") == ("IPrec", "0.5")
+    assert family_and_cutoff("not a measure") == (None, None)
+
+
+def test_hard_negatives_in_words_from_the_ingest_counts():
+    assert hard_negatives({"marked": 9, "kept": 5, "added": 3, "overruled": 1}) == (
+        "Hard negatives: the qrels mark 8 judgments as hard negatives (judged not relevant, "
+        "yet deliberately close to a relevant document); of 9 marked pairs, 5 kept the mark as "
+        "judged, 3 were added as the dataset judged them (not pooled) and 1 lost it to a "
+        "relevant grade.")
+    assert "mark 1 judgment as" in hard_negatives(
+        {"marked": 1, "kept": 1, "added": 0, "overruled": 0})

@@ -239,6 +239,33 @@ def test_without_probabilities_the_reliability_diagram_says_so():
     assert f'<p class="absent">{html.escape(PLOTS["reliability"].absent)}</p>' in figure
 
 
+def test_hardneg_at_k_stands_right_after_p_at_k_and_says_lower_is_better(page):
+    m = section(page, "metrics")
+    headers = re.findall(r"<th>([^<]*)</th>", m[:m.index("</thead>")])
+    assert headers == ["system", "nDCG@10", "R@100", "P@10", "HardNeg@10 (lower is better)",
+                       "AP", "Judged@10"]
+    assert ('<td><span class="fig">0.1250</span><span class="meta">n 42 · undef. 0</span>'
+            '<span class="meta">Judged@10 0.875</span></td>') in m  # bm25's, from summary.json
+    assert "HardNeg@k = the share of the top k that the qrels mark as hard negatives" in m
+    assert "n/a" not in m
+
+
+def test_hardneg_where_the_qrels_mark_none_is_not_applicable():
+    na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False}
+    systems = {name: by | {"HardNeg@10": na} for name, by in SUMMARY["systems"].items()}
+    m = section(render_html(inputs(summary=SUMMARY | {"systems": systems})), "metrics")
+    assert m.count('<td class="na"><span class="fig">n/a</span><span class="meta">not '
+                   "applicable</span></td>") == 2
+    assert "n/a = not applicable: the data lacks what the measure needs" in m
+
+
+def test_the_judgments_section_says_how_many_hard_negatives_the_qrels_mark(page):
+    j = section(page, "judgments")
+    assert "<p>Hard negatives: the qrels mark 8 judgments as hard negatives" in j
+    unmarked = {k: v for k, v in inputs().ingest.items() if k != "hard_negatives"}
+    assert "Hard negatives" not in render_html(inputs(ingest=unmarked))
+
+
 def test_a_figure_a_score_tie_could_move_gets_a_short_note(page):
     assert "score ties" not in page.lower()  # nothing recorded: nothing said
     systems = {BASE: SUMMARY["systems"][BASE],

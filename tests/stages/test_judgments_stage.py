@@ -2,9 +2,11 @@
 
 import json
 import math
+import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from releval.errors import InputError
 from releval.judging.adjudication import adjudicate
@@ -14,6 +16,7 @@ from releval.judging.ingest import ingest
 from releval.judging.pooling import blind_export, build_pool, label_studio_tasks, write_label_studio
 from releval.params import Params
 from releval.project.inputs import pin
+from stages.judgments import main as judgments_main
 from stages.judgments import run as judgments_run
 
 
@@ -31,6 +34,10 @@ def tiny():
 
 
 TRUTH = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "grade": [3, 2]})
+# the dataset marks q1/d3 (pooled) and q2/d9 (not pooled) as hard negatives
+MARKED = pd.concat([TRUTH, pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d3", "d9"],
+                                         "grade": [0, 0]})], ignore_index=True).assign(
+    hard_negative=[False, False, True, True])
 
 
 def test_label_studio_round_trip_gives_qrels_with_provenance(tiny, tmp_path):
@@ -143,5 +150,85 @@ def test_a_datasets_own_qrels_pass_through(tiny):
     assert result.judgments.empty and result.quarantine.empty and result.adjudication.empty
     assert result.ingest == {"rows_in": 2, "accepted_new": 2, "already_accepted": 0,
                              "quarantined": 0, "source": "dataset",
-                             "qrels": "the dataset's own qrels"}
+                             "qrels": "the dataset's own qrels",
+                             "hard_negatives": {"marked": 0, "kept": 0, "added": 0,
+                                                "overruled": 0}}
     assert result.agreement == {"note": "the dataset's own qrels: no per-judge grades"}
+    assert not result.qrels.hard_negative.any()
+
+
+def test_a_datasets_own_hard_negatives_pass_through(tiny):
+    _, _, pool = tiny
+    params = Params.model_validate({"prepare": {"source": "beir", "path": "x"}})
+    result = judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, MARKED, None)
+    pd.testing.assert_frame_equal(result.qrels[list(MARKED.columns)],
+                                  MARKED.sort_values(["query_id", "doc_id"], ignore_index=True))
+    assert result.ingest["hard_negatives"] == {"marked": 2, "kept": 2, "added": 0,
+                                               "overruled": 0}
+
+
+def test_simulated_judging_keeps_the_datasets_marks_and_adds_the_unpooled(tiny):
+    _, _, pool = tiny
+    params = Params.model_validate({"judgments": {"source": "simulated", "noise": 0.01}})
+    identity = pool.identity | {"guideline": "relevance-v1"}
+    result = judgments_run(params, pool.table, identity, MARKED, None)
+    got = result.qrels.set_index(["query_id", "doc_id"])
+    assert got["hard_negative"][got["hard_negative"]].index.tolist() == [("q1", "d3"),
+                                                                         ("q2", "d9")]
+    assert got.loc[("q2", "d9"), ["grade", "pool_id", "guideline"]].tolist() == [
+        0, "dataset", "dataset"]  # not pooled: added as the dataset judged it
+    assert got.loc[("q1", "d3"), "pool_id"] == pool.identity["pool_id"]
+    assert result.ingest["hard_negatives"] == {"marked": 2, "kept": 1, "added": 1,
+                                               "overruled": 0}
+    again = judgments_run(params, pool.table, identity, MARKED, result.judgments)
+    pd.testing.assert_frame_equal(again.qrels, result.qrels)
+
+
+def test_judges_marks_and_the_datasets_settled_by_the_judged_grade(tiny, tmp_path):
+    _, _, pool = tiny
+    blind = dict(zip(pool.table.doc_id + "@" + pool.table.query_id, pool.table.blind_id,
+                     strict=True))
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "ann.csv").write_text("blind_id,grade,annotator,hard_negative\n" + "".join(
+        f"{blind[pair]},{grade},{who},{mark}\n" for pair, grade, who, mark in (
+            ("d1@q1", 3, "ann", ""), ("d2@q1", 0, "ann", "yes"), ("d3@q1", 2, "ann", ""),
+            ("d2@q2", 1, "ann", "yes"), ("d1@q1", 3, "bob", "maybe"))))
+    params = Params.model_validate({"judgments": {"source": "files", "files": str(labels)}})
+    pin(params, tmp_path / "input")
+    identity = pool.identity | {"guideline": "relevance-v1"}
+    result = judgments_run(params, pool.table, identity, MARKED, None, tmp_path / "input")
+    got = result.qrels.set_index(["query_id", "doc_id"])[["grade", "hard_negative"]]
+    assert got.to_dict("index") == {
+        ("q1", "d1"): {"grade": 3, "hard_negative": False},
+        ("q1", "d2"): {"grade": 0, "hard_negative": True},  # a judge's mark, kept
+        ("q1", "d3"): {"grade": 2, "hard_negative": False},  # the dataset's, overruled
+        ("q2", "d2"): {"grade": 1, "hard_negative": False},  # a judge's, overruled
+        ("q2", "d9"): {"grade": 0, "hard_negative": True}}  # the dataset's, added
+    assert result.ingest["hard_negatives"] == {"marked": 4, "kept": 1, "added": 1,
+                                               "overruled": 2}
+    assert result.quarantine["reason"].tolist() == ["hard_negative not yes or no"]
+    assert result.judgments["hard_negative"].tolist() == [False, True, False, True]
+
+
+def test_main_writes_the_qrels_with_their_marks_and_one_line(tiny, tmp_path, monkeypatch, capsys):
+    _, _, pool = tiny
+    for folder in ("raw", "pool"):
+        (tmp_path / folder).mkdir()
+    pool.table.to_parquet(tmp_path / "pool/pool.parquet")
+    (tmp_path / "pool/identity.json").write_text(json.dumps(pool.identity | {"guideline": "g"}))
+    MARKED.to_parquet(tmp_path / "raw/judgments.parquet")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(
+        {"judgments": {"source": "simulated", "noise": 0.01, "corrupt": 0}}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["stages.judgments", "--raw", "raw", "--pool", "pool",
+                                      "--out", "out"])
+    judgments_main()
+    qrels = pd.read_parquet(tmp_path / "out/qrels.parquet")
+    assert qrels["hard_negative"].tolist() == [False, False, True, False, True]
+    ingest = json.loads((tmp_path / "out/ingest.json").read_text())
+    assert ingest["hard_negatives"] == {"marked": 2, "kept": 1, "added": 1, "overruled": 0}
+    assert capsys.readouterr().out.strip() == (
+        "judgments (pooled judgments from simulated judges (demo simulation)): rows in 12 = "
+        "accepted 12 + already accepted 0 + quarantined 0; qrels 5 pairs, 2 hard negatives "
+        "(1 added, 0 overruled)")

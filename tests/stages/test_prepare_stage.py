@@ -54,15 +54,17 @@ def test_demo_tables_are_the_generators_with_its_team_run_and_answer_map():
     data = generate(n_docs=50, n_queries=20, seed=4, months=2)
     for name in ("documents", "queries", "must_not_return"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(data, name))
-    pd.testing.assert_frame_equal(result.judgments, data.ground_truth)
+    pd.testing.assert_frame_equal(result.judgments, data.ground_truth)  # with its marks
+    assert result.judgments[S.HARD_NEGATIVE].any()
     pd.testing.assert_frame_equal(result.external_run, simulate_external_run(data, 4, 7))
     pd.testing.assert_frame_equal(result.answers, answer_map(data.ground_truth, data.documents))
     assert result.given_split.empty and list(result.given_split.columns) == [S.QUERY_ID, S.SPLIT]
     empty_of_rec_mode(result)
     assert result.source == {
         "source": "demo generator", "seed": 4, "qrels": "generator ground truth",
-        "external_run": "simulated team system prod_v2 (demo only)", "documents": 50,
-        "queries": 20, "judgments": len(data.ground_truth),
+        "external_run": "simulated team system prod_v2 (demo only)",
+        "documents": len(data.documents), "queries": 20, "judgments": len(data.ground_truth),
+        "hard_negatives": int(data.ground_truth[S.HARD_NEGATIVE].sum()),
         "must_not_return": len(data.must_not_return)}
 
 
@@ -73,6 +75,7 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
     result = run(p, tmp_path / "input")
     assert result.documents[S.DOC_ID].tolist() == ["d1", "d2"]
     assert result.judgments.sort_values(S.QUERY_ID)[S.GRADE].tolist() == [1, 2, 1]
+    assert result.judgments[S.HARD_NEGATIVE].tolist() == [False] * 3  # BEIR marks none
     assert result.given_split.sort_values(S.QUERY_ID).to_dict("list") == {
         S.QUERY_ID: ["q1", "q2", "q9"], S.SPLIT: ["train", "test", "test"]}
     assert result.external_run.empty and result.answers.empty and result.must_not_return.empty
@@ -83,7 +86,8 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
         "qrels_pointing_nowhere": {"judgments": 3, "unknown_documents": 0,
                                    "unknown_queries": 1, "first_unknown_document": None,
                                    "first_unknown_query": "q9/d1"},
-        "documents": 2, "queries": 2, "judgments": 3, "must_not_return": 0}
+        "documents": 2, "queries": 2, "judgments": 3, "hard_negatives": 0,
+        "must_not_return": 0}
 
 
 def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
@@ -100,7 +104,8 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
     assert result.queries[S.QUERY_ID].tolist() == ["u1@validation", "u1@test", "u2@test"]
     assert result.queries["country"].tolist() == ["UK", "FR", "DE"]
     assert result.judgments.to_dict("list") == {S.QUERY_ID: ["u1@validation", "u2@test"],
-                                                S.DOC_ID: ["a", "A"], S.GRADE: [1, 1]}
+                                                S.DOC_ID: ["a", "A"], S.GRADE: [1, 1],
+                                                S.HARD_NEGATIVE: [False, False]}
     assert result.given_split[S.SPLIT].tolist() == ["validation", "test", "test"]
     assert list(result.interactions.columns) == [*S.INTERACTION_COLUMNS, "country"]
     assert result.interactions[S.LABEL].tolist() == [1, 1, 1, 0]
@@ -125,7 +130,7 @@ def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
     data = user_queries(demo.log, demo.items, t1, t2, 30, True, 0.0, ["country"], 5)
     for name in ("documents", "queries", "given_split"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(data, name))
-    pd.testing.assert_frame_equal(result.judgments, data.qrels)
+    pd.testing.assert_frame_equal(result.judgments, data.qrels.assign(**{S.HARD_NEGATIVE: False}))
     pd.testing.assert_frame_equal(result.interactions, demo.log)
     runs = result.team_runs
     assert list(runs.columns) == list(TEAM_COLUMNS) and set(runs[S.SPLIT]) == {"validation",
@@ -133,6 +138,51 @@ def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
     assert runs.groupby([S.SYSTEM, S.SPLIT, S.USER_ID]).size().max() == 20  # candidates.depth
     assert result.source["seed"] == 5 and result.source["recommendation"] == data.report
     assert result.external_run.empty and result.must_not_return.empty
+
+
+def tables(folder, judgments: pd.DataFrame):
+    """A tables folder: the tiny demo's documents and queries, and ``judgments``."""
+    folder.mkdir()
+    data = generate(n_docs=50, n_queries=20, seed=4, months=2)
+    data.documents.to_parquet(folder / "documents.parquet")
+    data.queries.to_parquet(folder / "queries.parquet")
+    judgments.to_parquet(folder / "judgments.parquet")
+    return data
+
+
+def run_tables(tmp_path):
+    p = Params.model_validate({"prepare": {"source": "tables", "path": str(tmp_path / "t")}})
+    pin(p, tmp_path / "input")
+    return run(p, tmp_path / "input")
+
+
+def test_a_tables_judgments_keep_their_hard_negative_marks(tmp_path):
+    data = generate(n_docs=50, n_queries=20, seed=4, months=2)
+    truth = data.ground_truth
+    marks = truth[S.HARD_NEGATIVE].map({True: "yes", False: None})  # text marks, some missing
+    tables(tmp_path / "t", truth.assign(**{S.HARD_NEGATIVE: marks}))
+    result = run_tables(tmp_path)
+    pd.testing.assert_frame_equal(result.judgments, truth)
+    assert result.source["hard_negatives"] == truth[S.HARD_NEGATIVE].sum() > 0
+
+
+def test_a_tables_judgments_without_marks_mark_none(tmp_path):
+    truth = generate(n_docs=50, n_queries=20, seed=4, months=2).ground_truth
+    tables(tmp_path / "t", truth[list(S.QRELS_COLUMNS)])
+    result = run_tables(tmp_path)
+    assert not result.judgments[S.HARD_NEGATIVE].any() and result.source["hard_negatives"] == 0
+
+
+@pytest.mark.parametrize("mark,grade,rule", [
+    ("maybe", 0, "row 3: hard_negative must be yes or no, got 'maybe'"),
+    ("yes", 2, "row 3: a hard negative is judged not relevant .grade below 1., got grade 2"),
+])
+def test_a_bad_hard_negative_mark_names_file_row_and_rule(tmp_path, mark, grade, rule):
+    judgments = pd.DataFrame({S.QUERY_ID: ["q000001"] * 3, S.DOC_ID: ["a", "b", "c"],
+                              S.GRADE: [3, 0, grade], S.HARD_NEGATIVE: ["no", "yes", mark]})
+    tables(tmp_path / "t", judgments)
+    with pytest.raises(InputError, match=f"judgments.parquet:{rule}"):
+        run_tables(tmp_path)
 
 
 def test_real_data_without_a_path_is_an_input_error():
@@ -143,7 +193,8 @@ def test_real_data_without_a_path_is_an_input_error():
 
 
 @pytest.mark.parametrize("params,line,team_run", [
-    (TINY, "prepare: 50 documents, 20 queries, {n} judgments (demo generator)", True),
+    (TINY, "prepare: {d} documents, 20 queries, {n} judgments, {h} of them hard negatives "
+     "(demo generator)", True),
     ({"prepare": {"source": "beir", "path": "b"}},
      "prepare: 2 documents, 2 queries, 3 judgments (BEIR b), 1 judgments of queries not in the "
      "queries file (not evaluated)", False),
@@ -157,13 +208,15 @@ def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, ca
     monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
     main()
     source = json.loads((tmp_path / "raw/source.json").read_text())
-    assert capsys.readouterr().out.strip() == line.format(n=source["judgments"])
+    assert capsys.readouterr().out.strip() == line.format(
+        d=source["documents"], n=source["judgments"], h=source["hard_negatives"])
     tables = {name: pd.read_parquet(tmp_path / f"raw/{name}.parquet") for name in (
         "documents", "queries", "judgments", "given_split", "answers", "must_not_return",
         "interactions", "team_runs")}
     assert tables["interactions"].empty and tables["team_runs"].empty
     assert [len(tables[n]) for n in ("documents", "queries", "judgments", "must_not_return")] \
         == [source[n] for n in ("documents", "queries", "judgments", "must_not_return")]
+    assert tables["judgments"][S.HARD_NEGATIVE].sum() == source["hard_negatives"]
     trec = (tmp_path / "raw/external_run.trec").read_text().splitlines()
     expected = (simulate_external_run(generate(n_docs=50, n_queries=20, seed=4, months=2), 4, 7)
                 if team_run else pd.DataFrame())
