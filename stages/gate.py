@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval.decision.gate import decide
+from releval.decision.gate import RULES, decide
 from releval.decision.gate.evidence import Evidence, check_sides
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
@@ -37,8 +37,9 @@ class Outputs:
 
 def directions(rules) -> dict[str, str]:
     """measure -> "higher" | "lower" (the way it improves: the measure registry's) for each
-    measure a ``not_worse`` rule names."""
-    names = [r.measure for r in rules if r.rule == "not_worse"]
+    measure a rule compares in its direction (``GateRule.measures``: a ``not_worse`` rule's
+    measure, a ``guarded`` rule's primary and guards)."""
+    names = [name for r in rules for name in RULES[r.rule].measures(r)]
     return {name: MEASURES[parse_measures(name)[0].family].better for name in names}
 
 

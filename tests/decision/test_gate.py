@@ -89,14 +89,14 @@ def test_registry_covers_every_rule_of_the_params_contract():
     (union, _) = typing.get_args(Rule)
     literals = {model.model_fields["rule"].default for model in typing.get_args(union)}
     assert set(RULES) == literals == {"no_regression", "safety", "no_answer", "judged",
-                                      "latency", "not_worse"}
+                                      "latency", "not_worse", "guarded"}
     assert all(RULES[name].params.model_fields["rule"].default == name for name in RULES)
 
 
 def test_default_rules_are_the_registry_defaults():
     assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
     assert [name for name, r in RULES.items() if not r.default] == [
-        "latency", "not_worse"]  # they need max_ms, a measure
+        "latency", "not_worse", "guarded"]  # they need max_ms, a measure, a primary
 
 
 def test_a_comparison_of_other_systems_is_stale():

@@ -21,7 +21,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from releval.decision.gate import judged, latency, no_answer, no_regression, not_worse, safety
+from releval.decision.gate import (
+    guarded,
+    judged,
+    latency,
+    no_answer,
+    no_regression,
+    not_worse,
+    safety,
+)
 from releval.decision.gate.evidence import Evidence, Outcome
 from releval.errors import InputError
 from releval.section import Section
@@ -33,11 +41,13 @@ NO_RULES = "no rules configured"
 @dataclass(frozen=True)
 class GateRule:
     """One rule: ``params``, its model; ``check``, its outcomes for a rule of that model and
-    the evidence; ``default``: it is in the default ``gate.rules``."""
+    the evidence; ``default``: it is in the default ``gate.rules``; ``measures``: the measure
+    names a rule of that model compares in their direction (``Evidence.better``)."""
 
     params: type[Section]
     check: Callable[[Any, Evidence], list[Outcome]]
     default: bool
+    measures: Callable[[Any], list[str]] = lambda rule: []
 
 
 RULES: dict[str, GateRule] = {
@@ -46,7 +56,10 @@ RULES: dict[str, GateRule] = {
     "no_answer": GateRule(no_answer.NoAnswerRule, no_answer.check, default=True),
     "judged": GateRule(judged.JudgedRule, judged.check, default=True),
     "latency": GateRule(latency.LatencyRule, latency.check, default=False),  # needs max_ms
-    "not_worse": GateRule(not_worse.NotWorse, not_worse.check, default=False),  # a measure
+    "not_worse": GateRule(not_worse.NotWorse, not_worse.check, default=False,  # a measure
+                          measures=lambda rule: [rule.measure]),
+    "guarded": GateRule(guarded.Guarded, guarded.check, default=False,  # primary and guards
+                        measures=guarded.measures),
 }
 
 

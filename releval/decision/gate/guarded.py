@@ -1,0 +1,162 @@
+"""Gate rule ``guarded``: a primary figure's gain may not be bought with its guards.
+
+A gain in one figure is often paid for in another: a matcher widened for recall lets in near
+misses (P@k and the hard-negative rate HardNeg@k worsen), a re-ranker tuned for RR@10 loses
+nDCG@10, a faster system answers worse. The rule names a ``primary`` and its ``guards``,
+each a measure of the evaluation summary or a latency percentile (``latency p95``), each
+compared as the candidate's value against the baseline's in the direction it improves.
+
+For each guard: the outcome fails iff the primary improved (the candidate is better than the
+baseline by more than ``min_gain``; with the default 0 any gain counts) and the guard
+worsened by more than its ``tolerance`` (the candidate is worse by more than that). The
+reason names both: the primary's two values and Δ, the guard's two values, Δ and tolerance.
+A primary that did not improve engages no guard (its own drop is ``no_regression``'s or
+``not_worse``'s business): the outcome passes and says so. Missing evidence never passes: a
+primary or guard not evaluated, not applicable, undefined, or of unknown direction, fails the
+guard's outcome and says what is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.decision.gate.not_worse import NO_CATALOGUE, NO_PROBABILITIES, PROBABILITY_FAMILIES
+from releval.section import Section
+
+LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile, lower is better
+# why a measure is not applicable to a system (evaluate/summary.json: applicable false)
+NOT_APPLICABLE = {**dict.fromkeys(PROBABILITY_FAMILIES, NO_PROBABILITIES),
+                  "HardNeg": "the qrels mark no hard negatives"}
+_FAMILY = re.compile(r"[A-Za-z_]+")
+
+
+class Guard(Section):
+    """A guard: ``measure`` (a measure name, or ``latency p50|p95|p99``) may worsen by at most
+    ``tolerance`` (in its own unit: ms for latency) while the primary improves."""
+
+    measure: str
+    tolerance: float = Field(0.0, ge=0)
+
+
+class Guarded(Section):
+    """``primary`` (a measure name, or ``latency p50|p95|p99``) may not improve by more than
+    ``min_gain`` while a guard worsens beyond its tolerance (module docstring)."""
+
+    rule: Literal["guarded"] = "guarded"
+    primary: str
+    min_gain: float = Field(0.0, ge=0)
+    guards: list[Guard] = Field(min_length=1)
+
+
+def measures(rule: Guarded) -> list[str]:
+    """The measure names the rule reads from the evaluation (latency excluded)."""
+    names = [rule.primary, *(g.measure for g in rule.guards)]
+    return [n for n in dict.fromkeys(names) if not LATENCY.match(n)]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure of both systems: ``baseline`` / ``candidate`` values, the way it improves
+    (``better``), or ``missing``: why it cannot be compared."""
+
+    name: str
+    baseline: float | None = None
+    candidate: float | None = None
+    better: str | None = None
+    missing: str | None = None
+
+    def improved(self, margin: float) -> bool:
+        """The candidate is better than the baseline by more than ``margin``."""
+        if self.better == "higher":
+            return self.candidate > self.baseline + margin
+        return self.candidate < self.baseline - margin
+
+    def worsened(self, margin: float) -> bool:
+        """The candidate is worse than the baseline by more than ``margin``."""
+        if self.better == "higher":
+            return self.candidate < self.baseline - margin
+        return self.candidate > self.baseline + margin
+
+    def describe(self, ev: Evidence) -> str:
+        """"Δ +0.0100: bm25 0.4000 → hybrid 0.4100, higher is better" (latency in ms)."""
+        unit, digits = (" ms", 1) if LATENCY.match(self.name) else ("", 4)
+        return (f"Δ {self.candidate - self.baseline:+.{digits}f}: {ev.baseline} "
+                f"{self.baseline:.{digits}f}{unit} → {ev.candidate} "
+                f"{self.candidate:.{digits}f}{unit}, {self.better} is better")
+
+
+def _measure(ev: Evidence, system: str, name: str) -> tuple[float | None, str | None]:
+    """A system's summary value of measure ``name``, or None and why there is none."""
+    entry = (ev.summary.get(system) or {}).get(name)
+    if entry is None:
+        return None, f"no {name} for {system} in the evaluation summary"
+    if entry.get("applicable", True) is False:
+        family = _FAMILY.match(name)
+        why = NOT_APPLICABLE.get(family[0] if family else "", NO_CATALOGUE)
+        return None, f"{name} is not applicable to {system}: {why}"
+    value = number(entry.get("value"))
+    if value is None:
+        counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)
+        return None, f"{name} of {system} is undefined" + (f" ({counts})" if counts else "")
+    return value, None
+
+
+def _latency(ev: Evidence, system: str, name: str) -> tuple[float | None, str | None]:
+    value = number((ev.latency.get(system) or {}).get(LATENCY.match(name)[1]))
+    return value, None if value is not None else f"{name} not measured for {system}"
+
+
+def read(ev: Evidence, name: str) -> Reading:
+    """Both systems' values of ``name`` and its direction (latency: lower is better; a
+    measure: ``ev.better``)."""
+    latency = bool(LATENCY.match(name))
+    better = "lower" if latency else ev.better.get(name)
+    if better not in ("higher", "lower"):
+        return Reading(name, missing=f"the direction of {name} (higher or lower is better) "
+                                     "is unknown")
+    look = _latency if latency else _measure
+    (cand, why_cand), (base, why_base) = (look(ev, s, name) for s in (ev.candidate,
+                                                                        ev.baseline))
+    missing = "; ".join(w for w in (why_cand, why_base) if w) or None
+    return Reading(name, base, cand, better, missing)
+
+
+def _outcome(rule: Guarded, guard: Guard, primary: Reading, ev: Evidence) -> Outcome:
+    name = f"{rule.rule} {rule.primary} ↔ {guard.measure}"
+    watched = read(ev, guard.measure)
+    if primary.missing:
+        return Outcome(rule.rule, name, False, None, None,
+                       f"{primary.missing}: cannot tell whether {rule.primary} improved")
+    if watched.missing:
+        return Outcome(rule.rule, name, False, None, None,
+                       f"{watched.missing}: cannot check the guard {guard.measure}")
+    bound = -guard.tolerance if watched.better == "higher" else guard.tolerance
+    improved, worsened = primary.improved(rule.min_gain), watched.worsened(guard.tolerance)
+    gain = (f"{rule.primary} {'improved' if improved else 'did not improve'} "
+            f"({primary.describe(ev)}"
+            + (f"; min_gain {rule.min_gain:g}" if rule.min_gain else "") + ")")
+    held = (f"{guard.measure} {'worsened beyond' if worsened else 'held within'} its "
+            f"tolerance ({watched.describe(ev)}; tolerance {guard.tolerance:g})")
+    if not improved:
+        reason = f"{gain}: the guard is not engaged; {held}"
+    elif worsened:
+        reason = f"{gain} while {held}: the gain is bought with {guard.measure}"
+    else:
+        reason = f"{gain} and {held}"
+    return Outcome(rule.rule, name, not (improved and worsened),
+                   watched.candidate - watched.baseline, bound, reason)
+
+
+def check(rule: Guarded, ev: Evidence) -> list[Outcome]:
+    """One outcome per guard. Higher is better: the primary improved iff candidate > baseline
+    + min_gain, a guard worsened iff candidate < baseline − tolerance (lower is better: the
+    mirror images); fail iff both. ``value``: the guard's Δ (candidate − baseline);
+    ``threshold``: its bound (−tolerance where higher is better, +tolerance where lower is).
+    Missing evidence of either fails (module docstring)."""
+    primary = read(ev, rule.primary)
+    return [_outcome(rule, guard, primary, ev) for guard in rule.guards]
