@@ -60,6 +60,7 @@ CHECKS: tuple[Check, ...] = (
     Check("data/raw/team_runs.parquet", "team_runs"),
     Check("data/split/split.parquet", "split"),
     Check("data/candidates/*/run.parquet", "run"),
+    Check("data/selftest/selftest.parquet", "selftest"),
     Check("data/pool/pool.parquet", "pool"),
     Check("data/judgments/qrels.parquet", "qrels", MAX_GRADE),
     Check("data/fused/*/run.parquet", "run"),

@@ -48,16 +48,18 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
         "data/raw/queries.parquet")
     evaluated, _ = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     metrics = read_doc("data/evaluate/metrics.json")
+    checked = read_doc("data/selftest/selftest.json")
     models = {name: model_digest(resolve_model(s.model))
               for name, s in p.candidates.systems.items() if s.route == "dense"}
     work = receipt.work(p, read_doc("data/evaluate/summary.json"),
                         len(read_table("data/judgments/qrels.parquet")),
                         read_doc("data/slices/slices.json"),
-                        read_doc("data/compare/comparison.json"), validations)
+                        read_doc("data/compare/comparison.json"), validations, checked)
     decision = read_doc("data/gate/decision.json")
     return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
                          code=receipt.code_state(Path(".")), metrics=metrics,
                          results=_results(p, evaluated), models=models, work_done=work,
+                         checked=checked,
                          ran=ran | {"headline": _headline(p, metrics, decision),
                                     "inputs_lock": lock["stages"].get("inputs")})
 

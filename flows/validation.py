@@ -62,6 +62,20 @@ def _probability_ok(frame: pd.DataFrame) -> np.ndarray:
     return (p.between(0, 1) & p.notna()).to_numpy()
 
 
+def _hard_negative_ok(frame: pd.DataFrame) -> np.ndarray:
+    """False where a judgment is marked a hard negative but graded relevant (≥ 1)."""
+    marked = frame[S.HARD_NEGATIVE].astype("boolean").fillna(False).to_numpy(bool)
+    grade = pd.to_numeric(frame[S.GRADE], errors="coerce").to_numpy(float)
+    return ~marked | (grade < S.HARD_NEGATIVE_BELOW)
+
+
+def _tally_ok(frame: pd.DataFrame) -> np.ndarray:
+    """False where a self-test row's counts do not add up: 0 ≤ passed ≤ reached ≤ trials and
+    failed = reached − passed."""
+    t, r, p, f = (frame[c].to_numpy(np.int64) for c in ("trials", "reached", "passed", "failed"))
+    return (0 <= p) & (p <= r) & (r <= t) & (f == r - p)
+
+
 class Helper(NamedTuple):
     """A derived check column: the columns it reads (shown as example values) and its rule."""
 
@@ -74,6 +88,10 @@ HELPERS: dict[str, Helper] = {
     "_score_order_ok": Helper((*S.LIST_KEY, S.RANK, S.SCORE), S.score_order_ok),
     "_grade_integer": Helper((S.GRADE,), _grade_integer),
     "_probability_ok": Helper((*S.LIST_KEY, S.DOC_ID), _probability_ok),
+    "_hard_negative_ok": Helper((S.QUERY_ID, S.DOC_ID, S.GRADE, S.HARD_NEGATIVE),
+                                _hard_negative_ok),
+    "_tally_ok": Helper((S.SYSTEM, "relation", "trials", "reached", "passed", "failed"),
+                        _tally_ok),
     "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
                                _diff_consistent),
 }
@@ -178,13 +196,30 @@ def reliability_suite() -> gx.ExpectationSuite:
 
 
 def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> gx.ExpectationSuite:
-    """qrels: one row per (query, doc); integer grades on the scale min_grade..max_grade."""
+    """qrels: one row per (query, doc); integer grades on the scale min_grade..max_grade; a
+    hard_negative mark (True / False) on every row, True only on a grade below 1."""
     return gx.ExpectationSuite(name="qrels", expectations=[
-        *_exist(S.QRELS_COLUMNS),
-        *_not_null(*S.QRELS_COLUMNS),
+        *_exist((*S.QRELS_COLUMNS, S.HARD_NEGATIVE)),
+        *_not_null(*S.QRELS_COLUMNS, S.HARD_NEGATIVE),
         E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
         E.ExpectColumnValuesToBeBetween(column=S.GRADE, min_value=min_grade, max_value=max_grade),
+        E.ExpectColumnValuesToBeInSet(column=S.HARD_NEGATIVE, value_set=[True, False]),
         _holds("_grade_integer"),
+        _holds("_hard_negative_ok"),
+    ])
+
+
+def selftest_suite() -> gx.ExpectationSuite:
+    """self-test rows: one per (system, relation), a known status, counts that add up."""
+    columns = (S.SYSTEM, S.ROUTE, "relation", "precondition", "trials", "reached", "passed",
+               "failed", "status")
+    return gx.ExpectationSuite(name="selftest", expectations=[
+        *_exist(columns),
+        *_not_null(*columns),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, "relation"]),
+        E.ExpectColumnValuesToBeInSet(column="status", value_set=[
+            "passed", "failed", "unreached", "not_applicable"]),
+        _holds("_tally_ok"),
     ])
 
 
@@ -280,6 +315,7 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "team_runs": team_runs_suite,
     "reliability": reliability_suite,
     "qrels": qrels_suite,
+    "selftest": selftest_suite,
     "pool": pool_suite,
     "metrics": metrics_suite,
     "labels": labels_suite,

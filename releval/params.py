@@ -85,6 +85,19 @@ class Fusion(Section):
     systems: dict[str, FusionSystem] = {"hybrid": FusionSystem()}
 
 
+class Selftest(Section):
+    """The self-test (stage selftest, ``releval.selftest``): ``trials`` per relation, on a
+    sample of at most ``max_docs`` documents (more when the evaluator's judged documents need
+    it), drawn with ``base.seed``; and the metrics engine against each of ``oracles`` where
+    installed on ``cases`` generated cases (``releval.selftest.differential``)."""
+
+    trials: int = Field(50, ge=1)
+    max_docs: int = Field(1000, ge=10)
+    oracles: list[Literal["pytrec_eval", "ir_measures", "ranx"]] = [
+        "pytrec_eval", "ir_measures", "ranx"]
+    cases: int = Field(450, ge=9)
+
+
 class Pool(Section):
     """Which systems' top candidates are pooled for judging, and how deep."""
 
@@ -171,6 +184,7 @@ class Params(Section):
     split: Split = Split()
     recommend: Recommend = Recommend()
     candidates: Candidates = Candidates()
+    selftest: Selftest = Selftest()
     pool: Pool = Pool()
     judgments: Judgments = Judgments()
     fusion: Fusion = Fusion()

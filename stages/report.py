@@ -27,6 +27,7 @@ from releval.report.decision import render_decision
 from releval.report.dvc_plots import plot_tables
 from releval.report.html import render_html
 from releval.report.inputs import ReportInputs, gate_measure
+from releval.report.selftest import selftest_lines
 from releval.report.summary import render_summary
 from stages.common import (
     guarded,
@@ -52,14 +53,20 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         per_query_diff: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
         violations: pd.DataFrame | None = None, failure_rows: pd.DataFrame | None = None,
         queries: pd.DataFrame | None = None, reliability: pd.DataFrame | None = None,
-        receipt: dict | None = None) -> Outputs:
-    """summary.md: the summary page, a blank line, then the decision; decision.md: the
-    decision alone; index.html: the page (``releval.report.html``), which also draws on
-    compare/per_query_diff, evaluate/curves, safety/violations, failures/failures, the raw
-    queries, evaluate/reliability and the run's ``receipt`` (None: not written yet)."""
+        receipt: dict | None = None, selftest: dict | None = None,
+        selftest_rows: pd.DataFrame | None = None,
+        differential: pd.DataFrame | None = None) -> Outputs:
+    """summary.md: the summary page, the self-test section, a blank line, then the decision;
+    decision.md: the decision alone; index.html: the page (``releval.report.html``), which
+    also draws on compare/per_query_diff, evaluate/curves, safety/violations,
+    failures/failures, the raw queries, evaluate/reliability, the run's ``receipt`` (None:
+    not written yet) and the self-test's outputs (``releval.report.selftest``)."""
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
                                p.slices.min_n)
     page = render_summary(summary, split_report, source, stats, ingest, agreement)
+    checked = selftest_lines(selftest, selftest_rows, differential)
+    if checked:
+        page += "\n## Self-test\n\n" + "\n".join(checked) + "\n"
     inputs = ReportInputs(
         summary=summary, stats=stats, comparison=comparison, slices=slices, safety=safety,
         failures=failures, sheet=sheet, gate=gate, split_report=split_report, source=source,
@@ -67,7 +74,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         measure=gate_measure(p.gate.rules, comparison.get("measures", [])),
         min_n=p.slices.min_n, per_query_diff=per_query_diff, curves=curves,
         violations=violations, failure_rows=failure_rows, queries=queries,
-        reliability=reliability, receipt=receipt)
+        reliability=reliability, receipt=receipt, selftest=selftest,
+        selftest_rows=selftest_rows, differential=differential)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -85,6 +93,7 @@ def main() -> None:
     ap.add_argument("--curves", default="data/evaluate/curves.parquet")
     ap.add_argument("--reliability", default="data/evaluate/reliability.parquet",
                     help="read for a recommendation evaluation only")
+    ap.add_argument("--selftest", default="data/selftest")
     ap.add_argument("--slices", default="data/slices/slices.parquet")
     ap.add_argument("--safety", default="data/safety/safety.json")
     ap.add_argument("--gate", default="data/gate/decision.json")
@@ -97,6 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     judgments, failures = Path(args.judgments), Path(args.failures)
+    checked = Path(args.selftest)
     receipt = read_doc(args.receipt) if args.receipt and Path(args.receipt).exists() else None
     if receipt is not None and not describes(receipt):
         receipt = None  # left by an earlier run: not this page's
@@ -113,7 +123,10 @@ def main() -> None:
                  curves=read_table(args.curves), violations=read_table(args.violations),
                  failure_rows=read_table(failures / "failures.parquet"),
                  queries=read_table(Path(args.raw) / "queries.parquet"),
-                 reliability=reliability, receipt=receipt)
+                 reliability=reliability, receipt=receipt,
+                 selftest=read_doc(checked / "selftest.json"),
+                 selftest_rows=read_table(checked / "selftest.parquet"),
+                 differential=read_table(checked / "differential.parquet"))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.summary)

@@ -6,6 +6,7 @@ the git commit (and whether the code differed from it, with a digest of that dif
 every stage's input and output digests from dvc.lock, the full params and their digest,
 seeds, the tie policy, python's and the key packages' versions, each dense model's digest,
 the analyzer, tokenizer and index settings of every route, the metric definitions' digest,
+the self-test's outcome (relations, trials reached and passed, each oracle's agreement),
 the headline metrics, per system and evaluated query a digest of its ordered result ids
 and scores (no query text), and the work done. X holds what a rerun cannot repeat: when it
 ran, its headline and decision, and the digests of the outputs in ``APART`` (measured
@@ -146,12 +147,25 @@ def routes(p: Params, models: dict[str, str]) -> dict:
     return out
 
 
+def selftest(totals: dict) -> dict:
+    """The self-test's outcome from selftest.json: relations, trials, reached, passed,
+    failed and not applicable, and per oracle of the differential its version and the cases
+    compared and agreeing rows."""
+    keys = ("relations", "trials", "reached", "passed", "failed", "not_applicable", "ok")
+    return {k: totals.get(k) for k in keys} | {"differential": {
+        name: {k: o.get(k) for k in ("version", "cases", "agree", "differ")}
+        for name, o in (totals.get("differential") or {}).get("oracles", {}).items()}}
+
+
 def work(p: Params, summary: dict, qrels: int, slices: dict, comparison: dict,
-         validations: int) -> dict:
-    """What the run did, counted; a kind of work params asked for and that ran zero times is
-    an InputError naming it (a run never passes quietly on nothing)."""
+         validations: int, checked: dict | None = None) -> dict:
+    """What the run did, counted (``checked``: the self-test's totals); a kind of work params
+    asked for and that ran zero times is an InputError naming it (a run never passes quietly
+    on nothing)."""
     paired = comparison.get("paired") or []
-    counts = {"queries_evaluated": int(summary.get("queries", 0)),
+    checked = checked or {}
+    counts = {"selftest_trials_reached": int(checked.get("reached", 0)),
+              "queries_evaluated": int(summary.get("queries", 0)),
               "systems_evaluated": len(summary.get("systems", [])),
               "judgments_used": int(qrels),
               "slices": int(slices.get("slices", 0)),
@@ -159,7 +173,8 @@ def work(p: Params, summary: dict, qrels: int, slices: dict, comparison: dict,
               "comparisons": len(paired),
               "resamples": int(sum(r.get("resamples", 0) for r in paired)),
               "validations_passed": int(validations)}
-    asked = {"queries_evaluated": f"evaluate.splits={p.evaluate.splits}",
+    asked = {"selftest_trials_reached": f"selftest.trials={p.selftest.trials}",
+             "queries_evaluated": f"evaluate.splits={p.evaluate.splits}",
              "systems_evaluated": "candidates.systems",
              "judgments_used": f"judgments.source={p.judgments.source}",
              "validations_passed": "the pipeline's suites"}
@@ -176,7 +191,7 @@ def work(p: Params, summary: dict, qrels: int, slices: dict, comparison: dict,
 
 def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
           results: dict[str, dict[str, str]], models: dict[str, str], work_done: dict,
-          ran: dict) -> dict:
+          ran: dict, checked: dict | None = None) -> dict:
     """The receipt document (see the module docstring)."""
     inputs, outputs, apart = lock_digests(lock)
     receipt = {
@@ -190,6 +205,7 @@ def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
         "metric_definitions_sha256": definitions_digest(),
         "inputs": inputs,
         "outputs": outputs,
+        "selftest": selftest(checked or {}),
         "metrics": metrics,
         "results": results,
         "work": work_done,
@@ -238,7 +254,7 @@ def differences(old: dict, new: dict, limit: int = 10) -> list[str]:
         if a["inputs"].get(path) != b["inputs"].get(path):
             lines.append(f"input {path}: {a['inputs'].get(path)} → {b['inputs'].get(path)}")
     for key in ("code", "params", "seeds", "tie_policy", "packages", "routes",
-                "metric_definitions_sha256", "work"):
+                "metric_definitions_sha256", "selftest", "work"):
         if a.get(key) != b.get(key):
             lines.append(f"{key}: {_brief(a.get(key), b.get(key))}")
     moved = [(s, m, v, b["metrics"].get(s, {}).get(m))

@@ -2,8 +2,9 @@
 
 Top to bottom: the decision (the gate's verdict and rules, controlled or not, what was held
 fixed, the paired comparison, the run's receipt), the metrics per system (n, undefined and
-Judged@k beside every figure; for a recommendation evaluation the protocol in words, then the
-ranking, calibration and beyond-accuracy measures, n/a where a measure does not apply), the
+Judged@k beside every figure, HardNeg@k right after P@k, the header of a measure where lower
+is better saying so, n/a where a measure does not apply; for a recommendation evaluation the
+protocol in words, then the ranking, calibration and beyond-accuracy measures), the
 plots of the evaluation's mode (``releval.report.plots.PLOTS``, inline SVG), the
 per-query table (sortable by a click on a header, filterable by a text box: the one small
 inline script), the first rows of the failure worksheet, and the summary page's candidates,
@@ -28,12 +29,18 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.diagnosis import worksheet
 from releval.errors import InputError
+from releval.metrics import MEASURES
 from releval.metrics.curves import FAMILY, K
 from releval.metrics.names import parse_measure
+from releval.metrics.spec import Measure
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
+    HARD_NEGATIVES,
+    HARD_NEGATIVES_LEGEND,
     TIES_LEGEND,
+    beside_precision,
+    family_and_cutoff,
     interval,
     mark,
     number,
@@ -44,9 +51,12 @@ from releval.report.formats import (
 )
 from releval.report.inputs import RECOMMENDATION, ReportInputs
 from releval.report.plots import PLOTS, svg
+from releval.report.selftest import selftest_lines
 from releval.report.summary import sections as summary_sections
 
 QUERY_ROWS = 2000  # rows of the per-query table at most: the largest |Δ| are kept
+NOT_APPLICABLE_LEGEND = ("n/a = not applicable: the data lacks what the measure needs (e.g. "
+                         "HardNeg@k where the qrels mark no hard negative)")
 REPRODUCE = "releval reproduce reports/receipt.json"
 
 
@@ -206,13 +216,28 @@ def decision_section(inputs: ReportInputs) -> Raw:
 # --- metrics per system -------------------------------------------------------------------
 
 
-def _cutoff(measure: str, depth) -> int | None:
-    """The cutoff of a measure's figure (the depth when it has none), None if unparsable."""
+def _parsed(measure: str) -> Measure | None:
+    """The measure a name means, None if it is not one the registry knows."""
     try:
-        m = parse_measure(measure)
+        return parse_measure(measure)
     except InputError:
         return None
+
+
+def _cutoff(measure: str, depth) -> int | None:
+    """The cutoff of a measure's figure (the depth when it has none), None if unparsable."""
+    m = _parsed(measure)
+    if m is None:
+        return None
     return m.cutoff if m.cutoff is not None else depth
+
+
+def _header(measure: str) -> str:
+    """A measure's column header: its name, and "lower is better" where the registry says
+    so."""
+    m = _parsed(measure)
+    lower = m is not None and MEASURES[m.family].better == "lower"
+    return f"{measure} (lower is better)" if lower else measure
 
 
 def _judged(inputs: ReportInputs) -> dict[tuple[str, int], float]:
@@ -283,7 +308,7 @@ def metrics_section(inputs: ReportInputs) -> Raw:
         return _rec_metrics(inputs)
     s = inputs.summary
     systems = s.get("systems", {})
-    measures = list(dict.fromkeys(m for by in systems.values() for m in by))
+    measures = beside_precision(dict.fromkeys(m for by in systems.values() for m in by))
     judged = _judged(inputs)
     depth = s.get("depth")
     rows = []
@@ -293,6 +318,11 @@ def metrics_section(inputs: ReportInputs) -> Raw:
             e = by.get(m)
             if e is None:
                 row.append("—")
+                continue
+            if not rec.applicable(e):
+                row.append(Raw(f'<td class="na"><span class="fig">{esc(rec.NOT_APPLICABLE)}'
+                               f'</span><span class="meta">{esc(rec.NOT_APPLICABLE_NOTE)}'
+                               "</span></td>"))
                 continue
             k = _cutoff(m, depth)
             meta = [f"n {_count(e['n'])} · undef. {_count(e['undefined'])}"]
@@ -304,14 +334,19 @@ def metrics_section(inputs: ReportInputs) -> Raw:
                            + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta)
                            + "</td>"))
         rows.append(row)
-    parts = [_table(["system", *measures], rows, class_="metrics")]
+    parts = [_table(["system", *map(_header, measures)], rows, class_="metrics")]
+    legends = [legend for legend, shown in (
+        (NOT_APPLICABLE_LEGEND, any(not rec.applicable(e) for by in systems.values()
+                                    for e in by.values())),
+        (HARD_NEGATIVES_LEGEND, any(family_and_cutoff(m)[0] == HARD_NEGATIVES
+                                    for m in measures))) if shown]
     parts.append(Raw(
         f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
         f"({_count(s.get('queries'))} queries); every system gets at most {esc(depth)} "
         "candidates per query. n = queries averaged; undef. = queries with no relevant "
         "judgment visible to the user (excluded, never scored); Judged@k = the share of "
         "the top k with a judgment, at the figure's own cutoff (the depth for a measure "
-        f"without one).{_ties_legend(systems)}</p>"))
+        f"without one).{''.join(f' {esc(x)}.' for x in legends)}{_ties_legend(systems)}</p>"))
     if s.get("skipped"):
         parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
                           class_="note"))
@@ -433,9 +468,16 @@ def worksheet_section(inputs: ReportInputs) -> Raw:
                + markdown(text.splitlines()))
 
 
+def selftest_section(inputs: ReportInputs) -> Raw:
+    lines = selftest_lines(inputs.selftest, inputs.selftest_rows, inputs.differential)
+    return markdown(lines) if lines else Raw(
+        '<p class="absent">No self-test outputs (data/selftest/): run the selftest stage.</p>')
+
+
 SECTIONS = (
     ("decision", "Decision", decision_section),
     ("metrics", "Metrics per system", metrics_section),
+    ("selftest", "Self-test", selftest_section),
     ("plots", "Plots", plots_section),
     ("queries", "Per query", queries_section),
     ("worksheet", "Failure worksheet", worksheet_section),

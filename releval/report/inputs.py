@@ -27,7 +27,9 @@ class ReportInputs:
     (evaluate/curves.parquet), ``violations`` (safety/violations.parquet), ``failure_rows``
     (failures/failures.parquet), ``queries`` (raw/queries.parquet: the tags and texts of the
     per-query table), ``reliability`` (evaluate/reliability.parquet: the reliability
-    diagram's bins) and ``receipt`` (reports/receipt.json of the run)."""
+    diagram's bins), ``receipt`` (reports/receipt.json of the run) and the self-test's
+    ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet) and
+    ``differential`` (differential.parquet)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -50,6 +52,9 @@ class ReportInputs:
     queries: pd.DataFrame | None = None
     reliability: pd.DataFrame | None = None
     receipt: dict | None = None
+    selftest: dict | None = None
+    selftest_rows: pd.DataFrame | None = None
+    differential: pd.DataFrame | None = None
 
     @property
     def mode(self) -> str:

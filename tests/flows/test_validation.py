@@ -55,7 +55,15 @@ def run() -> pd.DataFrame:
 
 def qrels() -> pd.DataFrame:
     return pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q2"], S.DOC_ID: ["d1", "d2", "d1"],
-                         S.GRADE: [3, 0, 1]})
+                         S.GRADE: [3, 0, 1], S.HARD_NEGATIVE: [False, True, False]})
+
+
+def selftest() -> pd.DataFrame:
+    return pd.DataFrame({S.SYSTEM: ["bm25", "bm25", "team"], S.ROUTE: ["bm25", "bm25", "external"],
+                         "relation": ["term_permutation", "doc_rename", "doc_rename"],
+                         "precondition": ["bag of words", "any route", "a scorer"],
+                         "trials": [50, 50, 0], "reached": [48, 50, 0], "passed": [48, 49, 0],
+                         "failed": [0, 1, 0], "status": ["passed", "failed", "not_applicable"]})
 
 
 def metrics() -> pd.DataFrame:
@@ -135,7 +143,8 @@ def probability_run() -> pd.DataFrame:
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
         "slices": slices, "violations": violations, "failures": failures,
-        "interactions": interactions, "team_runs": team_runs, "reliability": reliability}
+        "interactions": interactions, "team_runs": team_runs, "reliability": reliability,
+        "selftest": selftest}
 
 
 def test_every_suite_has_a_good_frame():
@@ -193,6 +202,13 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      0, {S.QUERY_ID: "q1", S.DOC_ID: "d1"}),
     ("qrels", lambda f: _set(f, S.GRADE, 0, 4), {"max_grade": 3},
      "expect_column_values_to_be_between", [S.GRADE], 0, 4),
+    ("qrels", lambda f: _set(f, S.HARD_NEGATIVE, 0, True), {},
+     "expect_column_values_to_be_in_set", ["_hard_negative_ok"], 0,
+     {S.QUERY_ID: "q1", S.DOC_ID: "d1", S.GRADE: 3, S.HARD_NEGATIVE: True}),
+    ("selftest", lambda f: _set(f, "failed", 1, 0), {},
+     "expect_column_values_to_be_in_set", ["_tally_ok"], 1,
+     {S.SYSTEM: "bm25", "relation": "doc_rename", "trials": 50, "reached": 50, "passed": 49,
+      "failed": 0}),
     ("metrics", lambda f: _set(f, S.VALUE, 1, -1.0), {},
      "expect_column_values_to_be_between", [S.VALUE], 1, -1.0),
     ("labels", lambda f: _set(f, "dimension", 3, "colour"), {},

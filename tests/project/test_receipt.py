@@ -58,19 +58,21 @@ def work(**over):
     summary = {"queries": 10, "systems": ["bm25", "dense"]}
     args = dict(summary=summary, qrels=40, slices={"slices": 3, "tested": 6},
                 comparison={"controlled": True, "paired": [{"resamples": 100}]},
-                validations=5) | over
+                validations=5, checked={"reached": 700}) | over
     return receipt.work(Params(), **args)
 
 
 def test_work_is_counted_and_zero_work_asked_for_is_an_error():
-    assert work() == {"queries_evaluated": 10, "systems_evaluated": 2, "judgments_used": 40,
-                      "slices": 3, "slices_tested": 6, "comparisons": 1, "resamples": 100,
+    assert work() == {"selftest_trials_reached": 700, "queries_evaluated": 10,
+                      "systems_evaluated": 2, "judgments_used": 40, "slices": 3,
+                      "slices_tested": 6, "comparisons": 1, "resamples": 100,
                       "validations_passed": 5}
     for over, key in ((dict(summary={"queries": 0, "systems": ["bm25"]}), "queries_evaluated"),
                       (dict(qrels=0), "judgments_used"), (dict(validations=0),
                                                           "validations_passed"),
                       (dict(comparison={"controlled": True, "paired": []}), "resamples"),
-                      (dict(slices={}), "slices")):
+                      (dict(slices={}), "slices"),
+                      (dict(checked={"reached": 0}), "selftest_trials_reached")):
         with pytest.raises(InputError, match=f"{key} = 0"):
             work(**over)
     # a refused-but-allowed uncontrolled comparison resamples nothing, and says so

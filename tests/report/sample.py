@@ -20,10 +20,12 @@ def entry(value, n=40, undefined=2):
 SUMMARY = {
     "splits": ["test"], "queries": 42, "skipped": ["empty_sys"], "depth": 100,
     "qrels": "hand-made", "unjudged": 7,
-    "systems": {BASE: {MEASURE: entry(0.5), "R@100": entry(None), "AP": entry(0.25),
-                       "Judged@10": entry(0.875, 42, 0)},
-                CAND: {MEASURE: entry(0.61234), "R@100": entry(0.7), "AP": entry(0.3),
-                       "Judged@10": entry(0.9, 42, 0)}},
+    "systems": {BASE: {MEASURE: entry(0.5), "R@100": entry(None), "P@10": entry(0.4),
+                       "AP": entry(0.25), "Judged@10": entry(0.875, 42, 0),
+                       "HardNeg@10": entry(0.125, 42, 0)},
+                CAND: {MEASURE: entry(0.61234), "R@100": entry(0.7), "P@10": entry(0.45),
+                       "AP": entry(0.3), "Judged@10": entry(0.9, 42, 0),
+                       "HardNeg@10": entry(0.0625, 42, 0)}},
     "judgments": {"invisible_left_out": 3, "relevant_invisible_left_out": 1},
     "route_hits": {"bm25|dense": {"bm25-only": 4, "both": 9, "dense-only": 2, "neither": 1}},
 }
@@ -43,7 +45,8 @@ STATS = {BASE: {"route": "bm25", "depth": 100,
                   "candidates_per_query": {"mean": 90.0, "empty": 0},
                   "latency_ms": {"p50": None, "p95": None, "p99": None}}}
 INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
-          "quarantined": 1, "by_reason": {"grade missing": 1}}
+          "quarantined": 1, "by_reason": {"grade missing": 1},
+          "hard_negatives": {"marked": 9, "kept": 5, "added": 3, "overruled": 1}}
 AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "low_agreement": []}
 PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
           "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
@@ -173,3 +176,27 @@ def rec_inputs(**changes) -> ReportInputs:
     """The sample as a recommendation evaluation, with ``changes``."""
     return inputs(**({"summary": REC_SUMMARY, "split_report": REC_SPLIT,
                       "reliability": RELIABILITY} | changes))
+
+
+# --- the self-test (data/selftest/) ---------------------------------------------------------
+SELFTEST_ROWS = pd.DataFrame({
+    "system": ["bm25", "bm25", "team"], "route": ["bm25", "bm25", "external"],
+    "relation": ["term_permutation", "doc_rename", "doc_rename"],
+    "statement": ["same ranking", "renamed results", "renamed results"],
+    "precondition": ["bag of words", "a scorer", "a scorer"],
+    "trials": [50, 50, 0], "reached": [48, 50, 0], "passed": [48, 50, 0], "failed": [0, 0, 0],
+    "ok": pd.array([True, True, pd.NA], dtype="boolean"),
+    "status": ["passed", "passed", "not_applicable"],
+    "example": ["", "", "a team's run file has no scorer to re-run"]})
+DIFFERENTIAL = pd.DataFrame({
+    "oracle": ["pytrec_eval", "pytrec_eval", "ranx"], "version": ["0.5", "0.5", None],
+    "measure": ["P@10", "P@10", "P@10"], "path": ["ordinary", "score_ties", "ordinary"],
+    "cases": [40, 12, 0], "agreed": [40, 12, 0],
+    "status": ["agree", "agree", "not installed"]})
+SELFTEST = {"relations": 3, "trials": 100, "reached": 98, "passed": 98, "failed": 0,
+            "not_passed": 0, "not_applicable": 1, "ok": True, "differential": {
+                "ok": True, "oracles": {
+                    "pytrec_eval": {"version": "0.5", "measures": 1, "paths": 2, "cases": 52,
+                                    "agree": 2, "differ": 0},
+                    "ranx": {"version": None, "measures": 0, "paths": 0, "cases": 0,
+                             "agree": 0, "differ": 0}}}}

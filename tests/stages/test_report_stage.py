@@ -201,12 +201,15 @@ def project(tmp_path, monkeypatch):
             "gate/decision.json": GATE, "failures/failures.json": FAILURES,
             "candidates/bm25/run_stats.json": stats["bm25"],
             "candidates/dense/run_stats.json": stats["dense"],
-            "fused/hybrid/run_stats.json": stats["hybrid"]}
+            "fused/hybrid/run_stats.json": stats["hybrid"],
+            "selftest/selftest.json": sample.SELFTEST}
     tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
               "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
               "evaluate/curves.parquet": rename(sample.CURVES),
               "safety/violations.parquet": rename(sample.VIOLATIONS),
-              "failures/failures.parquet": rename(sample.FAILURE_ROWS)}
+              "failures/failures.parquet": rename(sample.FAILURE_ROWS),
+              "selftest/selftest.parquet": sample.SELFTEST_ROWS,
+              "selftest/differential.parquet": sample.DIFFERENTIAL}
     for path, doc in docs.items():
         (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "data" / path).write_text(json.dumps(doc))
@@ -230,6 +233,8 @@ def test_main_writes_the_page_beside_the_markdown_and_the_receipt_only_when_give
     assert page.count("<svg") == 8  # every plot: its data is all there
     assert '<td title="four">q4</td><td>head</td>' in page
     assert "No receipt describes these outputs yet" in page
+    assert '<section id="selftest"><h2>Self-test</h2>' in page and "3 relations × 100" in page
+    assert "\n## Self-test\n" in (project / "out/summary.md").read_text()
     (project / "reports").mkdir()
     gate = "data/gate/decision.json"
     md5 = hashlib.md5((project / gate).read_bytes()).hexdigest()
