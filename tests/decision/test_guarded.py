@@ -227,3 +227,17 @@ def test_a_widened_matcher_buys_recall_with_precision_and_hard_negatives(widened
                in outcome["reason"]
         assert f"{measure} worsened beyond its tolerance (Δ {wide - bm25:+.4f}: bm25 " \
                f"{bm25:.4f} → wide {wide:.4f}" in outcome["reason"]
+
+
+def test_an_if_applicable_guard_passes_only_where_its_measure_does_not_apply_to_the_data():
+    unmarked = entry(None, n=0, undefined=50, applicable=False)
+    ev = evidence({"R@100": 0.6, "HardNeg@10": unmarked}, {"R@100": 0.7, "HardNeg@10": unmarked})
+    optional = Guarded(primary="R@100", guards=[Guard(measure="HardNeg@10", if_applicable=True)])
+    (outcome,) = check(optional, ev)
+    assert outcome.passed and outcome.reason.endswith(
+        "the guard HardNeg@10 does not apply to this data (if_applicable)")
+    undefined = evidence({"R@100": 0.6, "HardNeg@10": entry(math.nan, n=0, undefined=50)},
+                         {"R@100": 0.7, "HardNeg@10": 0.1})
+    assert not check(optional, undefined)[0].passed  # undefined is missing evidence: fails
+    worse = evidence({"R@100": 0.6, "HardNeg@10": 0.01}, {"R@100": 0.7, "HardNeg@10": 0.05})
+    assert not check(optional, worse)[0].passed  # where it applies, it guards as any other

@@ -13,7 +13,9 @@ reason names both: the primary's two values and Δ, the guard's two values, Δ a
 A primary that did not improve engages no guard (its own drop is ``no_regression``'s or
 ``not_worse``'s business): the outcome passes and says so. Missing evidence never passes: a
 primary or guard not evaluated, not applicable, undefined, or of unknown direction, fails the
-guard's outcome and says what is missing.
+guard's outcome and says what is missing; the one exception is a guard marked
+``if_applicable`` whose measure does not apply to the data at all (HardNeg@k on qrels that
+mark no hard negative): it passes and its reason says so.
 """
 
 from __future__ import annotations
@@ -37,10 +39,13 @@ _FAMILY = re.compile(r"[A-Za-z_]+")
 
 class Guard(Section):
     """A guard: ``measure`` (a measure name, or ``latency p50|p95|p99``) may worsen by at most
-    ``tolerance`` (in its own unit: ms for latency) while the primary improves."""
+    ``tolerance`` (in its own unit: ms for latency) while the primary improves;
+    ``if_applicable``: where the measure does not apply to the data (not applicable to both
+    systems), the guard passes and says so instead of failing."""
 
     measure: str
     tolerance: float = Field(0.0, ge=0)
+    if_applicable: bool = False
 
 
 class Guarded(Section):
@@ -106,6 +111,12 @@ def _measure(ev: Evidence, system: str, name: str) -> tuple[float | None, str | 
     return value, None
 
 
+def _inapplicable(ev: Evidence, name: str) -> bool:
+    """The evaluation summary marks measure ``name`` not applicable to both systems."""
+    return all((ev.summary.get(s) or {}).get(name, {}).get("applicable", True) is False
+               for s in (ev.baseline, ev.candidate))
+
+
 def _latency(ev: Evidence, system: str, name: str) -> tuple[float | None, str | None]:
     value = number((ev.latency.get(system) or {}).get(LATENCY.match(name)[1]))
     return value, None if value is not None else f"{name} not measured for {system}"
@@ -132,6 +143,10 @@ def _outcome(rule: Guarded, guard: Guard, primary: Reading, ev: Evidence) -> Out
     if primary.missing:
         return Outcome(rule.rule, name, False, None, None,
                        f"{primary.missing}: cannot tell whether {rule.primary} improved")
+    if watched.missing and guard.if_applicable and _inapplicable(ev, guard.measure):
+        return Outcome(rule.rule, name, True, None, None,
+                       f"{watched.missing}: the guard {guard.measure} does not apply to this "
+                       "data (if_applicable)")
     if watched.missing:
         return Outcome(rule.rule, name, False, None, None,
                        f"{watched.missing}: cannot check the guard {guard.measure}")
