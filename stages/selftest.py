@@ -77,7 +77,7 @@ def summary(result: Outputs) -> list[str]:
     lines = [f"selftest: {t['relations']} relations × {t['trials']:,} trials, "
              f"{t['reached']:,} reached, {verdict}{na}"]
     oracles = t["differential"]["oracles"]
-    said = [f"{n} {o['version']}: {o['cases']:,} cases, {o['measures']} measures × "
+    said = [f"{n} {o['version']}: {o['cases']:,} comparisons, {o['measures']} measures × "
             f"{o['paths']} paths, " + ("all agree" if not o["differ"] else
                                       f"{o['differ']} differ")
             for n, o in oracles.items() if o["version"] is not None]

@@ -42,7 +42,8 @@ def _differential(totals: dict, diff: pd.DataFrame | None) -> list[str]:
         return []
     lines = ["", "Differential parity: the metrics engine against each oracle on generated "
              "cases, by code path (a path's cases exercise it).", "",
-             "| oracle | version | cases | measures | paths | rows agree | rows differ |",
+             "| oracle | version | comparisons (case × measure) | measures | paths | rows agree | "
+             "rows differ |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for name, o in oracles.items():
         if o.get("version") is None:
@@ -55,7 +56,7 @@ def _differential(totals: dict, diff: pd.DataFrame | None) -> list[str]:
         if len(compared):
             cases = compared.pivot_table(index="path", columns="oracle", values="cases",
                                          aggfunc="sum", fill_value=0)
-            lines += ["", "Cases compared per code path (summed over measures):", "",
+            lines += ["", "Comparisons per code path (cases × measures):", "",
                       "| path | " + " | ".join(cases.columns) + " |",
                       "|---|" + "---:|" * len(cases.columns)]
             lines += [f"| {path} | " + " | ".join(f"{int(v):,}" for v in row) + " |"

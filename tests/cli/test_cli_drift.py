@@ -24,17 +24,20 @@ WORDS = ("anchor beacon canyon dagger ember falcon glacier harbor island jungle 
          "meadow nectar orchard pebble quarry raven saddle timber umbrella valley walnut yonder"
          ).split()
 SPAM = {"_id": "spam", "title": "anchor beacon", "text": "anchor beacon " * 4}  # outranks d0
-STAGES = ("inputs", "prepare", "split", "candidates@bm25", "candidates@bm25_plain", "pool",
-          "judgments")
+STAGES = ("inputs", "prepare", "split", "candidates@bm25", "candidates@bm25_plain", "selftest",
+          "pool", "judgments")
 
 
 def beir(folder: Path) -> Path:
     """12 queries of two words each, each judged relevant to the one document holding them
-    (q0..q5 test, q6..q11 dev), and 8 unrelated documents."""
+    (q0..q5 test, q6..q11 dev), for each a document holding its first word only (so every
+    ranked list has two rows, as the self-test's split-files relation needs), and 8
+    unrelated documents."""
     pairs = [WORDS[2 * i: 2 * i + 2] for i in range(12)]
     docs = [{"_id": f"d{i}", "title": "", "text": f"{a} {b} notes"} for i, (a, b) in
             enumerate(pairs)]
     docs += [{"_id": f"f{i}", "title": "", "text": f"filler page {i}"} for i in range(8)]
+    docs += [{"_id": f"p{i}", "title": "", "text": f"{a} page"} for i, (a, _) in enumerate(pairs)]
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     (folder / "queries.jsonl").write_text("".join(
@@ -93,6 +96,7 @@ def project(tmp_path_factory):
         "bm25_plain": {"route": "bm25", "stemmer": None, "stopwords": None}}}
     params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
     params["pool"]["systems"] = ["bm25", "bm25_plain"]
+    params["selftest"] = {"trials": 10, "oracles": ["pytrec_eval"], "cases": 45}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh("git", "init", "-q", cwd=root)
     sh(sys.executable, "-m", "dvc", "init", "-q", cwd=root)

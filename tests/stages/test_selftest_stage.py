@@ -48,7 +48,7 @@ def test_rows_totals_and_the_line(demo):
                             f"{out.totals['reached']:,} reached, all passed (3 not "
                             "applicable)",
                             f"selftest: differential parity: pytrec_eval {oracle['version']}: "
-                            f"{oracle['cases']:,} cases, {oracle['measures']} measures × "
+                            f"{oracle['cases']:,} comparisons, {oracle['measures']} measures × "
                             f"{oracle['paths']} paths, all agree"]
 
 
