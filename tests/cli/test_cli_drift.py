@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from releval.cli import app
 from releval.project.receipt import digest, lock_digests
+from tests.projects import copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.email=ci@releval", "-c", "user.name=releval"]
@@ -84,10 +85,7 @@ def project(tmp_path_factory):
     base = tmp_path_factory.mktemp("drift")
     data, root = beir(base / "corpus"), base / "project"
     root.mkdir()
-    for item in ("releval", "stages", "flows"):
-        shutil.copytree(ROOT / item, root / item, ignore=shutil.ignore_patterns("__pycache__"))
-    for item in ("dvc.yaml", ".gitignore"):
-        shutil.copy(ROOT / item, root)
+    copy_code(root)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare"] |= {"source": "beir", "path": str(data)}
     params["split"]["method"] = "given"

@@ -15,6 +15,7 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
 from stages.common import system_dirs
+from tests.projects import copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}}
@@ -23,9 +24,7 @@ TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}
 def make_project(base: Path, overrides: dict = TINY, params: str = "params.yaml") -> Path:
     """releval's code, dvc.yaml and ``params`` (shrunk) as params.yaml in a fresh DVC
     repository."""
-    for item in ("releval", "stages", "flows"):
-        shutil.copytree(ROOT / item, base / item, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "dvc.yaml", base)
+    copy_code(base)
     params = yaml.safe_load((ROOT / params).read_text())
     for section, values in overrides.items():
         params[section].update(values)

@@ -14,6 +14,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import pipeline
 from flows.reproduce import reproduce
+from tests.projects import copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 CACM = ROOT.parent / "shared" / "data" / "cacm"
@@ -38,10 +39,7 @@ def tiny_beir(folder: Path, n_queries: int = 30, extra_docs: int = 150) -> Path:
 
 def git_project(base: Path, beir: Path) -> Path:
     """releval's code in a fresh git + DVC repository with its default local remote."""
-    for item in ("releval", "stages", "flows"):
-        shutil.copytree(ROOT / item, base / item, ignore=shutil.ignore_patterns("__pycache__"))
-    for item in ("dvc.yaml", ".gitignore"):
-        shutil.copy(ROOT / item, base)
+    copy_code(base)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare"] |= {"source": "beir", "path": str(beir)}
     params["candidates"] = {"depth": 20, "systems": {  # two lexical routes: no model to load

@@ -1,0 +1,17 @@
+"""A copy of releval's code and DAG in a fresh folder, for the tests that run the pipeline's
+stages in a project of their own."""
+
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = ("releval", "stages", "flows")
+
+
+def copy_code(dest: Path) -> Path:
+    """The code folders (without bytecode), dvc.yaml and .gitignore under ``dest``."""
+    for item in CODE:
+        shutil.copytree(ROOT / item, dest / item, ignore=shutil.ignore_patterns("__pycache__"))
+    for item in ("dvc.yaml", ".gitignore"):
+        shutil.copy(ROOT / item, dest)
+    return dest
