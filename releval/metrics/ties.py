@@ -44,7 +44,8 @@ random runs). The keys:
   leave the condensed list wherever they stand);
 - Bpref: relevant 2, unjudged or negative grade 1, judged non-relevant 0: Bpref counts only
   the judged non-relevant documents above each relevant one;
-- Judged: judged (any grade) or not;
+- Judged: judged (any grade) or not; HardNeg: a marked hard negative or not (lower is
+  better, so its worst is the greater value: hard negatives first);
 - AUC: positive 2, neither 1 (outside the sampled negatives), negative 0;
 - NumRet, NumRel: do not depend on the order (worst = best = value).
 
@@ -82,7 +83,7 @@ TIE_COLUMNS = (S.QUERY_ID, S.MEASURE, S.VALUE, "worst", "best", "tied", "changed
 SUMMARY_COLUMNS = (S.MEASURE, S.VALUE, "worst", "best", "n", "ties", "changed", "exact")
 # the per-row fields of a Ranking that describe the ranked document (they move with it when
 # tied documents change places); q and pos describe the position and stay
-DOCUMENT_FIELDS = ("grade", "judged", "probability", "item")
+DOCUMENT_FIELDS = ("grade", "judged", "hard", "probability", "item")
 
 
 def _relevant(r: Ranking, m: Measure) -> np.ndarray:
@@ -121,6 +122,7 @@ KEYS: dict[str, Key] = {
     "RBP_resid": lambda r, m: (~(r.grade >= 0)).astype(float),
     "Bpref": _bpref_key,
     "Judged": lambda r, m: r.judged.astype(float),
+    "HardNeg": lambda r, m: r.hard.astype(float),  # only evaluated where the qrels mark some
     "AUC": _auc_key,
     "NumRet": None,
     "NumRel": None,

@@ -210,6 +210,7 @@ def test_worst_and_best_are_the_min_and_max_over_every_order(seed):
     qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "grade"])
     if not (qrels.grade >= 1).any():
         qrels.loc[0, "grade"] = 1
+    qrels["hard_negative"] = qrels.grade == 0  # the same marks in every order's copy
     result = ties(run, qrels, measures, common_only=True)
     engine = evaluate(run, qrels, measures, common_only=True).per_query
     ours = result.per_query.set_index(["query_id", "measure"])
