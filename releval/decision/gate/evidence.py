@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,22 @@ def check_sides(evidence: Evidence) -> None:
         if found != name:
             raise InputError(f"the comparison's {side} is {found!r} but compare.{side} is "
                              f"{name!r}; rerun compare", "comparison")
+
+
+# why a measure is not applicable to a system (evaluate/summary.json: applicable false): a
+# probability measure on a run without probabilities (never computed from scores), HardNeg on
+# qrels that mark no hard negative; any other on an evaluation without what it needs (the
+# item catalogue of a recommendation evaluation)
+NOT_APPLICABLE = {**dict.fromkeys(("LogLoss", "Brier", "ECE"), "it emits no probabilities"),
+                  "HardNeg": "the qrels mark no hard negatives"}
+NO_CATALOGUE = "the evaluation has no item catalogue for it"
+_FAMILY = re.compile(r"[A-Za-z_]+")
+
+
+def not_applicable(measure: str) -> str:
+    """Why ``measure`` can be not applicable to a system (``NOT_APPLICABLE``)."""
+    found = _FAMILY.match(measure)
+    return NOT_APPLICABLE.get(found[0] if found else "", NO_CATALOGUE)
 
 
 def number(value: Any) -> float | None:

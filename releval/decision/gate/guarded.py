@@ -26,15 +26,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.decision.gate.not_worse import NO_CATALOGUE, NO_PROBABILITIES, PROBABILITY_FAMILIES
+from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
 from releval.section import Section
 
 LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile, lower is better
-# why a measure is not applicable to a system (evaluate/summary.json: applicable false)
-NOT_APPLICABLE = {**dict.fromkeys(PROBABILITY_FAMILIES, NO_PROBABILITIES),
-                  "HardNeg": "the qrels mark no hard negatives"}
-_FAMILY = re.compile(r"[A-Za-z_]+")
 
 
 class Guard(Section):
@@ -101,9 +96,7 @@ def _measure(ev: Evidence, system: str, name: str) -> tuple[float | None, str | 
     if entry is None:
         return None, f"no {name} for {system} in the evaluation summary"
     if entry.get("applicable", True) is False:
-        family = _FAMILY.match(name)
-        why = NOT_APPLICABLE.get(family[0] if family else "", NO_CATALOGUE)
-        return None, f"{name} is not applicable to {system}: {why}"
+        return None, f"{name} is not applicable to {system}: {not_applicable(name)}"
     value = number(entry.get("value"))
     if value is None:
         counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)

@@ -3,26 +3,12 @@ tolerance, in the direction the measure improves (a system-level value or a mean
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field
 
-from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
 from releval.section import Section
-
-# why a measure is not applicable to a system (evaluate/summary.json: applicable false): a
-# probability measure on a run without probabilities (never computed from scores); any other
-# on an evaluation without what it needs (the item catalogue of a recommendation evaluation)
-PROBABILITY_FAMILIES = ("LogLoss", "Brier", "ECE")
-NO_PROBABILITIES = "it emits no probabilities"
-NO_CATALOGUE = "the evaluation has no item catalogue for it"
-_FAMILY = re.compile(r"[A-Za-z_]+")
-
-
-def _not_applicable(measure: str) -> str:
-    found = _FAMILY.match(measure)
-    return NO_PROBABILITIES if found and found[0] in PROBABILITY_FAMILIES else NO_CATALOGUE
 
 
 class NotWorse(Section):
@@ -43,7 +29,7 @@ def _value(rule: NotWorse, ev: Evidence, system: str) -> tuple[float | None, str
         return None, f"no {rule.measure} for {system} in the evaluation summary"
     if entry.get("applicable", True) is False:
         return None, (f"{rule.measure} is not applicable to {system}: "
-                      f"{_not_applicable(rule.measure)}")
+                      f"{not_applicable(rule.measure)}")
     value = number(entry.get("value"))
     if value is None:
         counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)
