@@ -15,6 +15,8 @@ from releval.errors import InputError
 from releval.metrics import MEASURES, resolve
 from releval.metrics.ranking import Ranking
 from releval.selftest import differential as D
+from releval.selftest import oracles as O
+from releval.selftest import paths as P
 
 ORACLES = ("pytrec_eval", "ranx", "ir_measures")
 
@@ -25,15 +27,15 @@ def table() -> pd.DataFrame:
 
 
 def entry(oracle: str, measure: str):
-    return {resolve([k])[0].name: e for k, e in D.ORACLES[oracle].entries.items()}[measure]
+    return {resolve([k])[0].name: e for k, e in O.ORACLES[oracle].entries.items()}[measure]
 
 
 def test_every_oracle_is_installed_and_every_default_measure_named(table):
     assert set(table.oracle) == set(ORACLES)
     assert not (table.status == "not installed").any()
-    assert set(table.measure) == {m.name for m in resolve(D.MEASURES)}
+    assert set(table.measure) == {m.name for m in resolve(P.MEASURES)}
     for oracle in ORACLES:  # every measure is an Entry or a reason, none forgotten
-        assert {resolve([k])[0].name for k in D.ORACLES[oracle].entries} == set(table.measure)
+        assert {resolve([k])[0].name for k in O.ORACLES[oracle].entries} == set(table.measure)
 
 
 def test_every_compared_row_agrees_and_the_others_say_why(table):
@@ -51,7 +53,7 @@ def test_every_path_an_oracle_supports_has_cases(table):
         if isinstance(e, str):
             assert (rows.status == f"not comparable: {e}").all()
             continue
-        paths = set(D.PATHS) if resolve([measure])[0].cutoff else set(D.PATHS) - {
+        paths = set(P.PATHS) if resolve([measure])[0].cutoff else set(P.PATHS) - {
             "cutoff_beyond_list"}
         assert set(rows.path) == paths
         kept = rows[~rows.path.isin(list(e.excluded))]
@@ -62,7 +64,7 @@ def test_every_path_an_oracle_supports_has_cases(table):
 
 
 def test_tags_are_read_off_the_data():
-    c = D.cases(seed=5, n_cases=90)
+    c = P.cases(seed=5, n_cases=90)
     ranked = c.run.groupby("query_id").size().reindex(c.tags.index, fill_value=0)
     tied = c.run.duplicated(["query_id", "score"], keep=False).groupby(c.run.query_id).any()
     graded = c.qrels.merge(c.run, how="outer", on=["query_id", "doc_id"], indicator=True)
@@ -80,14 +82,14 @@ def test_tags_are_read_off_the_data():
     pd.testing.assert_frame_equal(c.tags, expected, check_dtype=False, check_names=False)
     assert (by_query.max() >= 0).all()  # never every grade negative (trec_eval cannot read it)
     nine = c.paths(resolve(["P@10"])[0])
-    assert (nine.sum() >= 90 // len(D.GENERATORS)).all()  # each generator reaches its path
+    assert (nine.sum() >= 90 // len(P.GENERATORS)).all()  # each generator reaches its path
     assert (nine.cutoff_beyond_list == ((ranked > 0) & (ranked < 10))).all()
     assert (nine.ordinary == ~nine.drop(columns="ordinary").any(axis=1)).all()
     assert "cutoff_beyond_list" not in c.paths(resolve(["AP"])[0])
 
 
 def test_the_same_seed_gives_the_same_cases_and_another_does_not():
-    a, b, other = D.cases(seed=1, n_cases=27), D.cases(seed=1, n_cases=27), D.cases(2, 27)
+    a, b, other = P.cases(seed=1, n_cases=27), P.cases(seed=1, n_cases=27), P.cases(2, 27)
     pd.testing.assert_frame_equal(a.run, b.run)
     assert not a.run.equals(other.run)
 
@@ -141,32 +143,32 @@ def test_ties_in_another_order_turn_the_tie_path_red_for_every_oracle(monkeypatc
 
 
 @pytest.mark.parametrize(("oracle", "measure", "path"), [
-    (oracle, measure, path) for oracle, spec in D.ORACLES.items()
-    for measure, e in spec.entries.items() if isinstance(e, D.Entry) for path in e.excluded])
+    (oracle, measure, path) for oracle, spec in O.ORACLES.items()
+    for measure, e in spec.entries.items() if isinstance(e, O.Entry) for path in e.excluded])
 def test_every_exclusion_hides_a_real_difference(monkeypatch, oracle, measure, path):
     """Comparing on an excluded path after all turns the measure red: the exclusion is needed."""
-    e = D.ORACLES[oracle].entries[measure]
-    entries = {**D.ORACLES[oracle].entries, measure: replace(e, excluded={
+    e = O.ORACLES[oracle].entries[measure]
+    entries = {**O.ORACLES[oracle].entries, measure: replace(e, excluded={
         p: why for p, why in e.excluded.items() if p != path})}
-    monkeypatch.setitem(D.ORACLES, oracle, replace(D.ORACLES[oracle], entries=entries))
+    monkeypatch.setitem(O.ORACLES, oracle, replace(O.ORACLES[oracle], entries=entries))
     out = D.differential(seed=4, n_cases=90, measures=[measure], oracles=[oracle])
     assert (out.status == "differ").any()
 
 
-@pytest.mark.parametrize("measure", [m for m, e in D.ORACLES["ir_measures"].entries.items()
-                                     if isinstance(e, D.Entry) and e.ties])
+@pytest.mark.parametrize("measure", [m for m, e in O.ORACLES["ir_measures"].entries.items()
+                                     if isinstance(e, O.Entry) and e.ties])
 def test_ir_measures_breaks_ties_its_own_way_where_the_table_says(monkeypatch, measure):
-    e = D.ORACLES["ir_measures"].entries[measure]
-    entries = {**D.ORACLES["ir_measures"].entries, measure: replace(e, ties=None)}
-    monkeypatch.setitem(D.ORACLES, "ir_measures", replace(D.ORACLES["ir_measures"],
+    e = O.ORACLES["ir_measures"].entries[measure]
+    entries = {**O.ORACLES["ir_measures"].entries, measure: replace(e, ties=None)}
+    monkeypatch.setitem(O.ORACLES, "ir_measures", replace(O.ORACLES["ir_measures"],
                                                           entries=entries))
     out = D.differential(seed=4, n_cases=90, measures=[measure], oracles=["ir_measures"])
     assert set(out[out.status == "differ"].path) >= {"score_ties"}
 
 
 def test_ir_measures_computes_each_measure_with_the_provider_the_table_names():
-    for measure, e in D.ORACLES["ir_measures"].entries.items():
-        if isinstance(e, D.Entry):
+    for measure, e in O.ORACLES["ir_measures"].entries.items():
+        if isinstance(e, O.Entry):
             m = ir_measures.parse_measure(e.name)
             first = next(p.NAME for p in ir_measures.DefaultPipeline.providers
                          if p.is_available() and p.supports(m))
@@ -190,4 +192,4 @@ def test_bad_arguments_are_input_errors():
     with pytest.raises(InputError, match="unknown oracle trec"):
         D.differential(n_cases=9, oracles=["trec"])
     with pytest.raises(InputError, match="exercises cutoff_beyond_list"):
-        D.cases(n_cases=9, measures=["P@1"])
+        P.cases(n_cases=9, measures=["P@1"])
