@@ -13,6 +13,7 @@ from rich.table import Table
 
 from releval.cli.output import err
 from releval.data import contracts as S
+from releval.decision.gate.evidence import not_applicable
 from releval.metrics import MEASURES, Evaluation, resolve
 from releval.report.formats import UNDEFINED, measure_value
 
@@ -53,15 +54,19 @@ def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_)
     for col in ("measure", "value", "n", "undefined", "empty"):
         table.add_column(col, justify="left" if col == "measure" else "right")
     for row in result.summary.itertuples(index=False):
-        table.add_row(row.measure, UNDEFINED if pd.isna(row.value) else
-                      measure_value(row.value, row.measure in integer), str(row.n),
-                      str(row.undefined), str(row.empty))
+        shown = ("n/a" if not row.applicable else UNDEFINED if pd.isna(row.value) else
+                 measure_value(row.value, row.measure in integer))
+        table.add_row(row.measure, shown, str(row.n), str(row.undefined), str(row.empty))
     out.print(table)
+    for measure in result.summary.loc[~result.summary["applicable"].astype(bool), "measure"]:
+        out.print(f"{measure}: n/a = not applicable: {not_applicable(measure)}",
+                  highlight=False)
     c = result.counts
     out.print(f"queries evaluated: {c['queries_evaluated']} · in run: {c['queries_in_run']} · "
               f"in run but not in qrels (ignored): {c['run_queries_not_in_qrels']}\n"
-              "undefined = no judged relevant document (excluded, never scored); "
-              "empty = relevant documents but no ranking (scored 0)", highlight=False)
+              "undefined = no judged relevant document (excluded, never scored; for "
+              "HardNeg@k: no judgment at all); empty = relevant documents but no ranking "
+              "(scored 0)", highlight=False)
 
 
 def _print_trec(result: Evaluation, *, per_query: bool, tag: str, trec_names: dict,

@@ -12,7 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import defined_only, has_catalog, measure, one_of, option, share
+from releval.metrics.registry import (
+    Needs,
+    defined_only,
+    has_catalog,
+    measure,
+    one_of,
+    option,
+    share,
+)
 from releval.metrics.spec import Measure
 
 
@@ -57,8 +65,8 @@ def long_tail(r: Ranking, m: Measure) -> np.ndarray:
     return _mean_over_top(r, m, (~in_head).astype(float))
 
 
-def _has_expected(r: Ranking, m: Measure) -> bool:
-    return r.catalog is not None and r.catalog.expected is not None
+_has_expected = Needs(lambda r, m: r.catalog is not None and r.catalog.expected is not None,
+                      "the evaluation has no expected system's top k for it")
 
 
 @measure("Serendipity", cutoff="required", available=_has_expected)
@@ -73,9 +81,9 @@ def serendipity(r: Ranking, m: Measure) -> np.ndarray:
     return defined_only(r, m, r.per_query(top & ~expected) / m.cutoff)
 
 
-def _ild_available(r: Ranking, m: Measure) -> bool:
-    return r.catalog is not None and (option(m, "space") == "cooccurrence"
-                                      or r.catalog.embeddings is not None)
+_ild_available = Needs(lambda r, m: r.catalog is not None and (
+    option(m, "space") == "cooccurrence" or r.catalog.embeddings is not None),
+    "the evaluation has no item catalogue (or item embeddings) for it")
 
 
 @measure("ILD", cutoff="required", params=(),

@@ -17,7 +17,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Pooled, integer, measure, one_of, option
+from releval.metrics.registry import Needs, Pooled, integer, measure, one_of, option
 from releval.metrics.spec import Measure
 
 BINNINGS = ("width", "mass")
@@ -26,8 +26,7 @@ RELIABILITY_COLUMNS = (S.SYSTEM, "binning", "bin", "lo", "hi", "n", "mean_predic
                        "observed")
 
 
-def has_probability(r: Ranking, m: Measure) -> bool:
-    return r.has_probability
+has_probability = Needs(lambda r, m: r.has_probability, "it emits no probabilities")
 
 
 def pairs(r: Ranking, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

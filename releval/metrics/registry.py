@@ -81,18 +81,25 @@ SHARED = {"rel": Option(1, "an integer ≥ 1", _integer(1)),
           "gains": Option(None, "a dict {grade: gain ≥ 0}")}
 
 
-def always(r: Ranking, m: Measure) -> bool:
-    return True
+@dataclass(frozen=True)
+class Needs:
+    """When a family applies to a run at all: ``check(ranking, measure)``, and ``missing``,
+    what the data lacks when it does not (said wherever the measure shows "not
+    applicable")."""
+
+    check: Callable[[Ranking, Measure], bool]
+    missing: str = ""
+
+    def __call__(self, r: Ranking, m: Measure) -> bool:
+        return self.check(r, m)
 
 
-def has_catalog(r: Ranking, m: Measure) -> bool:
-    return r.catalog is not None
-
-
-def has_hard_negatives(r: Ranking, m: Measure) -> bool:
-    """The qrels mark at least one judgment as a hard negative, of any query (evaluated or
-    not): every block of a run, and every run scored on the same qrels, agree."""
-    return r.hard is not None
+always = Needs(lambda r, m: True)
+has_catalog = Needs(lambda r, m: r.catalog is not None,
+                    "the evaluation has no item catalogue for it")
+# the qrels mark at least one judgment as a hard negative, of any query (evaluated or not):
+# every block of a run, and every run scored on the same qrels, agree
+has_hard_negatives = Needs(lambda r, m: r.hard is not None, "the qrels mark no hard negatives")
 
 
 # the availabilities that depend on the judgments alone, so every block of a large run
@@ -111,7 +118,7 @@ class Family:
     trec: Callable[[Measure], str | None] = lambda m: None
     level: str = "query"  # "query" | "system"
     better: str = "higher"  # "higher" | "lower": the way the measure improves
-    available: Callable[[Ranking, Measure], bool] = always
+    available: Needs = always
 
     @property
     def definition(self) -> str:
@@ -156,7 +163,7 @@ MEASURES: dict[str, Family] = {}
 def measure(name: str, *, cutoff: str, params: tuple[str, ...] = ("rel",),
             options: dict[str, Option] | None = None, aggregate: str = "mean",
             trec: Callable[[Measure], str | None] = lambda m: None, level: str = "query",
-            better: str = "higher", available: Callable[[Ranking, Measure], bool] = always):
+            better: str = "higher", available: Needs = always):
     """Register a compute function under ``name``: ``params`` names the shared parameters it
     takes (``SHARED``), ``options`` its own, with their defaults and rules."""
 

@@ -120,7 +120,7 @@ def test_latency_as_primary_and_as_guard():
     ({"R@100": 0.6, "P@10": 0.3}, {"R@100": 0.7}, None,
      "no P@10 for wide in the evaluation summary: cannot check the guard P@10"),
     ({"R@100": 0.6, "P@10": 0.3}, {"R@100": 0.7, "P@10": entry(None, applicable=False)}, None,
-     "P@10 is not applicable to wide: the evaluation has no item catalogue for it"),
+     "P@10 is not applicable to wide: the evaluation lacks what it needs"),
     ({"R@100": 0.6, "HardNeg@10": entry(None, n=0, undefined=50, applicable=False)},
      {"R@100": 0.7, "HardNeg@10": entry(None, n=0, undefined=50, applicable=False)}, None,
      "HardNeg@10 is not applicable to wide: the qrels mark no hard negatives; HardNeg@10 is "

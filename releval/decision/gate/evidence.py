@@ -11,6 +11,9 @@ from typing import Any
 import pandas as pd
 
 from releval.errors import InputError
+from releval.metrics import MEASURES
+
+_FAMILY = re.compile(r"[A-Za-z_]+")
 
 
 @dataclass(frozen=True)
@@ -65,20 +68,12 @@ def check_sides(evidence: Evidence) -> None:
                              f"{name!r}; rerun compare", "comparison")
 
 
-# why a measure is not applicable to a system (evaluate/summary.json: applicable false): a
-# probability measure on a run without probabilities (never computed from scores), HardNeg on
-# qrels that mark no hard negative; any other on an evaluation without what it needs (the
-# item catalogue of a recommendation evaluation)
-NOT_APPLICABLE = {**dict.fromkeys(("LogLoss", "Brier", "ECE"), "it emits no probabilities"),
-                  "HardNeg": "the qrels mark no hard negatives"}
-NO_CATALOGUE = "the evaluation has no item catalogue for it"
-_FAMILY = re.compile(r"[A-Za-z_]+")
-
-
 def not_applicable(measure: str) -> str:
-    """Why ``measure`` can be not applicable to a system (``NOT_APPLICABLE``)."""
+    """What the data lacks when ``measure`` is not applicable to a system (its family's
+    ``Needs.missing`` in the measure registry)."""
     found = _FAMILY.match(measure)
-    return NOT_APPLICABLE.get(found[0] if found else "", NO_CATALOGUE)
+    family = MEASURES.get(found[0]) if found else None
+    return (family.available.missing if family else "") or "the evaluation lacks what it needs"
 
 
 def number(value: Any) -> float | None:
