@@ -6,6 +6,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("releval", "stages", "flows")
+# a test project's self-test: every relation, but fewer trials, and the differential against
+# the oracle that needs no compile step (tests/selftest compares every oracle)
+SELFTEST = {"trials": 20, "oracles": ["pytrec_eval"], "cases": 90}
 
 
 def copy_code(dest: Path) -> Path:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from releval.cli import app
 from releval.project.receipt import digest, lock_digests
-from tests.projects import copy_code
+from tests.projects import SELFTEST, copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.email=ci@releval", "-c", "user.name=releval"]
@@ -94,7 +94,7 @@ def project(tmp_path_factory):
         "bm25_plain": {"route": "bm25", "stemmer": None, "stopwords": None}}}
     params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
     params["pool"]["systems"] = ["bm25", "bm25_plain"]
-    params["selftest"] = {"trials": 10, "oracles": ["pytrec_eval"], "cases": 45}
+    params["selftest"] = SELFTEST | {"trials": 10}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh("git", "init", "-q", cwd=root)
     sh(sys.executable, "-m", "dvc", "init", "-q", cwd=root)

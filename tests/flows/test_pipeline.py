@@ -15,10 +15,11 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
 from stages.common import system_dirs
-from tests.projects import copy_code
+from tests.projects import SELFTEST, copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20}}
+TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20},
+        "selftest": SELFTEST}
 
 
 def make_project(base: Path, overrides: dict = TINY, params: str = "params.yaml") -> Path:
@@ -61,9 +62,12 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert record.pop("decision") in {"PASS", "FAIL"}
     assert record.pop("receipt") == json.loads(
         (root / "reports/receipt.json").read_text())["sha256"][:12]
-    assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates", "pool",
-                                         "judgments", "fuse", "evaluate", "compare", "slices",
-                                         "safety", "failures", "gate", "report")}
+    assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates",
+                                         "selftest", "pool", "judgments", "fuse", "evaluate",
+                                         "compare", "slices", "safety", "failures", "gate",
+                                         "report")}
+    checked = json.loads((root / "data/selftest/selftest.json").read_text())
+    assert checked["ok"] and checked["reached"] > 0 and checked["failed"] == 0
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)

@@ -12,9 +12,10 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.pipeline import pipeline
 from releval.data import contracts as S
 from tests.flows.test_pipeline import make_project
+from tests.projects import SELFTEST
 
 SMALL = {"prepare": {"n_docs": 250, "n_queries": 500}, "candidates": {"depth": 30},
-         "failures": {"deep_k": 100}, "compare": {"resamples": 2000}}
+         "failures": {"deep_k": 100}, "compare": {"resamples": 2000}, "selftest": SELFTEST}
 TEAMS = ("team_v1", "team_v2")
 ROUTES = ("popularity", "cooccurrence", "content", "hybrid")
 

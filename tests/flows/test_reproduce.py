@@ -14,7 +14,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import pipeline
 from flows.reproduce import reproduce
-from tests.projects import copy_code
+from tests.projects import SELFTEST, copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 CACM = ROOT.parent / "shared" / "data" / "cacm"
@@ -48,6 +48,7 @@ def git_project(base: Path, beir: Path) -> Path:
     params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
     params["pool"]["systems"] = ["bm25", "bm25_plain"]
     params["compare"]["resamples"] = 500
+    params["selftest"] |= SELFTEST
     (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     subprocess.run(["git", "init", "-q"], cwd=base, check=True)
     subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], cwd=base, check=True)
