@@ -13,8 +13,8 @@ from rich.table import Table
 
 from releval.cli.output import err
 from releval.data import contracts as S
-from releval.decision.gate.evidence import not_applicable
 from releval.metrics import MEASURES, Evaluation, resolve
+from releval.metrics.engine import missing
 from releval.report.formats import UNDEFINED, measure_value
 
 
@@ -59,7 +59,7 @@ def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_)
         table.add_row(row.measure, shown, str(row.n), str(row.undefined), str(row.empty))
     out.print(table)
     for measure in result.summary.loc[~result.summary["applicable"].astype(bool), "measure"]:
-        out.print(f"{measure}: n/a = not applicable: {not_applicable(measure)}",
+        out.print(f"{measure}: n/a = not applicable: {missing(measure)}",
                   highlight=False)
     c = result.counts
     out.print(f"queries evaluated: {c['queries_evaluated']} · in run: {c['queries_in_run']} · "

@@ -187,12 +187,17 @@ class Systems:
     skipped: list[str]
 
 
+def missing(measure: str) -> str:
+    """What the data lacks when ``measure`` does not apply (its family's ``Needs``)."""
+    return MEASURES[parse_measures(measure)[0].family].available.missing
+
+
 def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
                      measures: Iterable[str | Measure], *, rel: int = 1, max_grade: int = 3,
                      queries: Iterable[str] | None = None,
                      catalog: Catalog | None = None) -> Systems:
     """``evaluate`` for each system's run on the same qrels, evaluated ``queries`` and
-    ``catalog``."""
+    ``catalog``; a summary entry of a measure that does not apply says what is ``missing``."""
     queries = None if queries is None else list(queries)
     frames, means, summary = [], {}, {}
     skipped = sorted(name for name, run in runs.items() if run.empty)
@@ -208,6 +213,7 @@ def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
         summary[system] = {m: {"value": means[system][m], "n": int(r["n"]),
                                "undefined": int(r["undefined"]), "empty": int(r["empty"]),
                                "applicable": bool(r["applicable"]), "level": r["level"]}
+                           | ({} if r["applicable"] else {"missing": missing(m)})
                            for m, r in rows.iterrows()}
     columns = [S.SYSTEM, *S.PER_QUERY_COLUMNS]
     table = (pd.concat(frames, ignore_index=True)[columns] if frames

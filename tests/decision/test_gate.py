@@ -16,6 +16,7 @@ from releval.decision.gate.no_regression import NoRegression
 from releval.decision.gate.not_worse import NotWorse
 from releval.decision.gate.safety import SafetyRule
 from releval.errors import InputError
+from releval.metrics.engine import missing
 from releval.params import Gate, Params, Rule
 
 NAN = math.nan
@@ -243,7 +244,8 @@ SUMMARY = {  # evaluate/summary.json's systems: older entries lack applicable an
                                                           applicable=True),
              "Coverage@10": entry(0.30, level="system", applicable=True)},
     "hybrid": {"nDCG@10": entry(0.39), "ECE(bins=10)": entry(None, n=0, undefined=0,
-                                                            level="system", applicable=False),
+                                                            level="system", applicable=False,
+                                                            missing=missing("ECE(bins=10)")),
                "Coverage@10": entry(None, n=0, undefined=120, level="system",
                                     applicable=True)},
 }
@@ -294,12 +296,12 @@ def test_not_worse_not_applicable_or_undefined_fails_and_says_which_and_why():
     assert undefined.reason == ("Coverage@10 of hybrid is undefined (n=0, undefined=120): "
                                 "cannot show it is not worse")
     both = one(NotWorse(measure="ECE(bins=10)"), rec_evidence(
-        bm25={"ECE(bins=10)": entry(None, applicable=False)}))
+        bm25={"ECE(bins=10)": entry(None, applicable=False, missing=missing("ECE"))}))
     assert both.reason == ("ECE(bins=10) is not applicable to hybrid: it emits no "
                            "probabilities; ECE(bins=10) is not applicable to bm25: it emits no "
                            "probabilities: cannot show it is not worse")
     catalogue = one(NotWorse(measure="Coverage@10"), rec_evidence(
-        hybrid={"Coverage@10": entry(None, applicable=False)}))
+        hybrid={"Coverage@10": entry(None, applicable=False, missing=missing("Coverage@10"))}))
     assert catalogue.reason == ("Coverage@10 is not applicable to hybrid: the evaluation has "
                                 "no item catalogue for it: cannot show it is not worse")
     baseline_only = one(NotWorse(measure="nDCG@10"), rec_evidence(

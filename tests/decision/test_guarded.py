@@ -18,6 +18,7 @@ from releval.decision.gate.no_regression import NoRegression
 from releval.demo.generator import generate
 from releval.errors import InputError
 from releval.metrics import evaluate_systems
+from releval.metrics.engine import missing
 from releval.params import Params
 from releval.retrieval.bm25 import BM25Retriever
 from stages.gate import directions
@@ -28,6 +29,10 @@ BETTER = {"R@100": "higher", "P@10": "higher", "HardNeg@10": "lower", "nDCG@10":
 
 def entry(value, **extra):
     return {"value": value, "n": 50, "undefined": 0, "empty": 0, **extra}
+
+
+# HardNeg@10 as the evaluation writes it for qrels that mark no hard negative
+UNMARKED = entry(None, n=0, undefined=50, applicable=False, missing=missing("HardNeg@10"))
 
 
 def evidence(baseline: dict, candidate: dict, latency=None, better=BETTER) -> Evidence:
@@ -121,8 +126,7 @@ def test_latency_as_primary_and_as_guard():
      "no P@10 for wide in the evaluation summary: cannot check the guard P@10"),
     ({"R@100": 0.6, "P@10": 0.3}, {"R@100": 0.7, "P@10": entry(None, applicable=False)}, None,
      "P@10 is not applicable to wide: the evaluation lacks what it needs"),
-    ({"R@100": 0.6, "HardNeg@10": entry(None, n=0, undefined=50, applicable=False)},
-     {"R@100": 0.7, "HardNeg@10": entry(None, n=0, undefined=50, applicable=False)}, None,
+    ({"R@100": 0.6, "HardNeg@10": UNMARKED}, {"R@100": 0.7, "HardNeg@10": UNMARKED}, None,
      "HardNeg@10 is not applicable to wide: the qrels mark no hard negatives; HardNeg@10 is "
      "not applicable to bm25: the qrels mark no hard negatives: cannot check the guard"),
     ({"R@100": entry(math.nan, n=0, undefined=50), "P@10": 0.3}, {"R@100": 0.7, "P@10": 0.3},
@@ -230,7 +234,7 @@ def test_a_widened_matcher_buys_recall_with_precision_and_hard_negatives(widened
 
 
 def test_an_if_applicable_guard_passes_only_where_its_measure_does_not_apply_to_the_data():
-    unmarked = entry(None, n=0, undefined=50, applicable=False)
+    unmarked = UNMARKED
     ev = evidence({"R@100": 0.6, "HardNeg@10": unmarked}, {"R@100": 0.7, "HardNeg@10": unmarked})
     optional = Guarded(primary="R@100", guards=[Guard(measure="HardNeg@10", if_applicable=True)])
     (outcome,) = check(optional, ev)

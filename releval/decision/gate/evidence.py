@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from releval.errors import InputError
-from releval.metrics import MEASURES
-
-_FAMILY = re.compile(r"[A-Za-z_]+")
 
 
 @dataclass(frozen=True)
@@ -68,12 +64,10 @@ def check_sides(evidence: Evidence) -> None:
                              f"{name!r}; rerun compare", "comparison")
 
 
-def not_applicable(measure: str) -> str:
-    """What the data lacks when ``measure`` is not applicable to a system (its family's
-    ``Needs.missing`` in the measure registry)."""
-    found = _FAMILY.match(measure)
-    family = MEASURES.get(found[0]) if found else None
-    return (family.available.missing if family else "") or "the evaluation lacks what it needs"
+def not_applicable(entry: dict) -> str:
+    """What the data lacks for an evaluation summary entry marked not applicable (its
+    ``missing``, written by the evaluation from the measure registry)."""
+    return entry.get("missing") or "the evaluation lacks what it needs"
 
 
 def number(value: Any) -> float | None:

@@ -96,7 +96,7 @@ def _measure(ev: Evidence, system: str, name: str) -> tuple[float | None, str | 
     if entry is None:
         return None, f"no {name} for {system} in the evaluation summary"
     if entry.get("applicable", True) is False:
-        return None, f"{name} is not applicable to {system}: {not_applicable(name)}"
+        return None, f"{name} is not applicable to {system}: {not_applicable(entry)}"
     value = number(entry.get("value"))
     if value is None:
         counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)

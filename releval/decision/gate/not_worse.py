@@ -29,7 +29,7 @@ def _value(rule: NotWorse, ev: Evidence, system: str) -> tuple[float | None, str
         return None, f"no {rule.measure} for {system} in the evaluation summary"
     if entry.get("applicable", True) is False:
         return None, (f"{rule.measure} is not applicable to {system}: "
-                      f"{not_applicable(rule.measure)}")
+                      f"{not_applicable(entry)}")
     value = number(entry.get("value"))
     if value is None:
         counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)
