@@ -312,11 +312,21 @@ def _show_run(root: Path, title: str) -> None:
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")
         for col in ("system", *SHOWN, "n", "undefined"):
             table.add_column(col, justify="left" if col == "system" else "right")
+        lacking = {}
         for system, measures in summary["systems"].items():
             first = measures[SHOWN[0]]
-            table.add_row(system, *(number(measures.get(m, {}).get("value")) for m in SHOWN),
-                          str(first["n"]), str(first["undefined"]))
+            cells = []
+            for m in SHOWN:
+                entry = measures.get(m, {})
+                if entry.get("applicable", True) is False:
+                    lacking[m] = entry.get("missing", "")
+                cells.append("n/a" if m in lacking and entry.get("applicable", True) is False
+                             else number(entry.get("value")))
+            table.add_row(system, *cells, str(first["n"]), str(first["undefined"]))
         wide.print(table)
+        for m, why in lacking.items():
+            wide.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
+                       highlight=False, style="dim")
     decision = root / "data" / "gate" / "decision.json"
     if decision.exists():
         doc = json.loads(decision.read_text())

@@ -84,3 +84,14 @@ def test_a_recommendation_run_prints_the_paired_comparison_and_the_changed_slice
     assert "slices: 6 tested, 2 too small; changed after Holm over 6:" in out
     slice_rows = [line for line in out.splitlines() if "long_tail" in line]
     assert len(slice_rows) == 1 and "-0.0725" in slice_rows[0] and "regressed" in slice_rows[0]
+
+
+def test_a_measure_the_data_cannot_give_shows_n_a_and_says_why(tmp_path, capsys):
+    unmarked = {"value": None, "n": 0, "undefined": 42, "empty": 0, "applicable": False,
+                "level": "query", "missing": "the qrels mark no hard negatives"}
+    summary = SUMMARY | {"systems": {s: m | {"HardNeg@10": unmarked}
+                                     for s, m in SUMMARY["systems"].items()}}
+    _show_run(project(tmp_path, summary), "releval run")
+    out = capsys.readouterr().out
+    assert "n/a" in out and "HardNeg@10: n/a = not applicable: the qrels mark no hard " \
+                           "negatives" in " ".join(out.split())
