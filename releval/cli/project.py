@@ -95,14 +95,20 @@ def run_pipeline(
     verbose: Annotated[bool, typer.Option(
         "-v", "--verbose", help="show DVC's, Prefect's and the stages' own output too (always "
         "in reports/run.log)")] = False,
+    gate: Annotated[bool, typer.Option(
+        "--gate", help="exit 1 when the release gate fails (CI needs one command: "
+        "releval run --gate)")] = False,
 ) -> None:
     """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
-    summary, the decision and where the report is."""
+    summary, the decision and where the report is. Exit 0 when it ran (with ``--gate``: and
+    the gate passed), 1 when the gate failed under ``--gate``, else the flow's status."""
     root = _project_root()
     code = _run_flow(params, overrides or [], verbose)
     if code:
         raise typer.Exit(code)
     _show_run(root, "releval run")
+    if gate and not json.loads((root / "data/gate/decision.json").read_text())["passed"]:
+        raise typer.Exit(1)
 
 
 def reproduce(

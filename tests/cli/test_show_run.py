@@ -95,3 +95,27 @@ def test_a_measure_the_data_cannot_give_shows_n_a_and_says_why(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "n/a" in out and "HardNeg@10: n/a = not applicable: the qrels mark no hard " \
                            "negatives" in " ".join(out.split())
+
+
+def test_run_with_gate_exits_1_when_the_gate_fails_and_0_when_it_passes(tmp_path, monkeypatch):
+    """`releval run --gate` is the one command CI needs: the run's own outcome, then the
+    gate's (the flow itself is replaced here; tests/flows run it for real)."""
+    from typer.testing import CliRunner
+
+    from releval.cli import app
+    from releval.cli import project as cli
+
+    root = project(tmp_path, SUMMARY)
+    (root / "dvc.yaml").write_text("stages: {}\n")
+    (root / "flows").mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(cli, "_run_flow", lambda params, overrides, verbose=False: 0)
+    assert not GATE["passed"]
+    failed = CliRunner().invoke(app, ["run", "--gate"])
+    assert failed.exit_code == 1 and "FAIL" in failed.stdout
+    assert CliRunner().invoke(app, ["run"]).exit_code == 0  # without --gate: it ran
+    (root / "data/gate/decision.json").write_text(json.dumps(GATE | {"passed": True,
+                                                                     "failed": []}))
+    assert CliRunner().invoke(app, ["run", "--gate"]).exit_code == 0
+    monkeypatch.setattr(cli, "_run_flow", lambda params, overrides, verbose=False: 2)
+    assert CliRunner().invoke(app, ["run", "--gate"]).exit_code == 2  # the flow's own status
