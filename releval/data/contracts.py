@@ -320,12 +320,22 @@ def hard_negative_marks(frame: pd.DataFrame, source: str) -> pd.Series:
     return read.astype(bool)
 
 
-def checked_hard_negatives(qrels: pd.DataFrame, source: str) -> pd.DataFrame:
-    """``qrels`` with its hard_negative column as bool (all False when it has none);
-    InputError naming the first mark on a relevant grade (≥ ``HARD_NEGATIVE_BELOW``)."""
-    mark = hard_negative_marks(qrels, source)
-    grade = pd.to_numeric(qrels[GRADE], errors="coerce")
-    fail_first(qrels, source, (mark & (grade >= HARD_NEGATIVE_BELOW)).to_numpy(),
+def hard_negative_flags(qrels: pd.DataFrame, source: str,
+                        grade: np.ndarray | None = None) -> np.ndarray:
+    """Per row of ``qrels``, whether it is a hard negative (``hard_negative_marks``: all False
+    without the column); InputError naming the first mark on a relevant grade (≥
+    ``HARD_NEGATIVE_BELOW``). ``grade``: the rows' grades when already read as numbers."""
+    if HARD_NEGATIVE not in qrels.columns:
+        return np.zeros(len(qrels), bool)
+    mark = hard_negative_marks(qrels, source).to_numpy()
+    if grade is None:
+        grade = pd.to_numeric(qrels[GRADE], errors="coerce").to_numpy(float)
+    fail_first(qrels, source, mark & (grade >= HARD_NEGATIVE_BELOW),
                lambda i: "a hard negative is judged not relevant (grade below "
-               f"{HARD_NEGATIVE_BELOW}), got grade {qrels[GRADE].iloc[i]}")
-    return qrels.assign(**{HARD_NEGATIVE: mark.to_numpy()})
+               f"{HARD_NEGATIVE_BELOW}), got grade {grade[i]:g}")
+    return mark
+
+
+def checked_hard_negatives(qrels: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``qrels`` with its hard_negative column as bool (``hard_negative_flags``)."""
+    return qrels.assign(**{HARD_NEGATIVE: hard_negative_flags(qrels, source)})

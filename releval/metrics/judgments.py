@@ -17,21 +17,6 @@ from releval.errors import InputError
 from releval.metrics import doc_join, ids
 
 
-def hard_negatives(qrels: pd.DataFrame, grade: np.ndarray) -> np.ndarray:
-    """Per judgment (input order), whether the optional ``hard_negative`` column marks it as
-    a hard negative (judged not relevant and deliberately close to a relevant document), read
-    by the contracts' rule (``S.hard_negative_marks``: yes or no; an empty value, and no
-    column, is no). A marked judgment has a grade below ``S.HARD_NEGATIVE_BELOW`` (``grade``:
-    the checked grades). Either rule broken: an InputError at the first row."""
-    if S.HARD_NEGATIVE not in qrels.columns:
-        return np.zeros(len(qrels), bool)
-    mark = S.hard_negative_marks(qrels, "qrels").to_numpy()
-    S.fail_first(qrels, "qrels", mark & (grade >= S.HARD_NEGATIVE_BELOW),
-                 lambda i: "a hard negative is judged not relevant (grade below "
-                 f"{S.HARD_NEGATIVE_BELOW}), got grade {int(grade[i])}")
-    return mark
-
-
 class Judgments:
     """``qrels`` (query_id, doc_id, grade, optional hard_negative) for the engine.
     ``uniques``: the judged queries, ``codes``: each judgment's index among them; ``layout``:
@@ -45,7 +30,7 @@ class Judgments:
     def __init__(self, qrels: pd.DataFrame, max_grade: int):
         self.frame, self.max_grade = qrels, max_grade
         self.grade = S.check_grades(qrels, max_grade)
-        hard = hard_negatives(qrels, self.grade)
+        hard = S.hard_negative_flags(qrels, "qrels", self.grade)
         qs, ds = ids.query_ids(qrels, "qrels"), ids.doc_ids(qrels, "qrels")
         self.uniques, self.codes, contiguous = ids.encode(qs)
         self.layout = doc_join.Grouped(self.codes, len(self.uniques), contiguous)

@@ -101,12 +101,21 @@ def test_a_rerun_over_this_pools_judgments_accepts_nothing_twice(tiny):
     assert other.ingest["accepted_new"] == first.ingest["accepted_new"] == 3 * len(pool.table)
 
 
-def test_judges_files_and_an_adjudicator_from_their_pinned_copies(tiny, tmp_path):
-    _, _, pool = tiny
-    blind = dict(zip(pool.table.doc_id + "@" + pool.table.query_id, pool.table.blind_id,
-                     strict=True))
+def blind_ids(pool) -> dict[str, str]:
+    """"doc@query" -> the pool's blind id of that pair."""
+    return dict(zip(pool.table.doc_id + "@" + pool.table.query_id, pool.table.blind_id,
+                    strict=True))
+
+
+def labels_folder(tmp_path):
     labels = tmp_path / "labels"
     labels.mkdir()
+    return labels
+
+
+def test_judges_files_and_an_adjudicator_from_their_pinned_copies(tiny, tmp_path):
+    _, _, pool = tiny
+    blind, labels = blind_ids(pool), labels_folder(tmp_path)
     (labels / "ann.csv").write_text("blind_id,grade,annotator\n" + "".join(
         f"{blind[pair]},{grade},ann\n" for pair, grade in
         (("d1@q1", 3), ("d2@q1", 1), ("d3@q1", 0), ("d2@q2", 2))) + "unknown,1,ann\n")
@@ -186,10 +195,7 @@ def test_simulated_judging_keeps_the_datasets_marks_and_adds_the_unpooled(tiny):
 
 def test_judges_marks_and_the_datasets_settled_by_the_judged_grade(tiny, tmp_path):
     _, _, pool = tiny
-    blind = dict(zip(pool.table.doc_id + "@" + pool.table.query_id, pool.table.blind_id,
-                     strict=True))
-    labels = tmp_path / "labels"
-    labels.mkdir()
+    blind, labels = blind_ids(pool), labels_folder(tmp_path)
     (labels / "ann.csv").write_text("blind_id,grade,annotator,hard_negative\n" + "".join(
         f"{blind[pair]},{grade},{who},{mark}\n" for pair, grade, who, mark in (
             ("d1@q1", 3, "ann", ""), ("d2@q1", 0, "ann", "yes"), ("d3@q1", 2, "ann", ""),
