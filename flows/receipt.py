@@ -12,7 +12,7 @@ import yaml
 
 from releval.decision.no_answer import evaluated_queries
 from releval.params import load_params, read_raw
-from releval.project import receipt
+from releval.project import history, receipt
 from releval.retrieval.embeddings import model_digest, resolve_model
 from stages.common import read_doc, read_table, system_dirs
 
@@ -56,21 +56,29 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
                         read_doc("data/slices/slices.json"),
                         read_doc("data/compare/comparison.json"), validations, checked)
     decision = read_doc("data/gate/decision.json")
+    fixture = read_doc("data/fixture/fixture.json")
     return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
                          code=receipt.code_state(Path(".")), metrics=metrics,
                          results=_results(p, evaluated), models=models, work_done=work,
                          checked=checked,
+                         figures=read_doc("data/compare/comparison.json").get("figures"),
+                         fixture=fixture if fixture.get("fixture") else None,
                          ran=ran | {"headline": _headline(p, metrics, decision),
                                     "inputs_lock": lock["stages"].get("inputs")})
 
 
-def write_receipt(params_path: str, validations: int, started: str, stages: set[str]) -> dict:
+def write_receipt(params_path: str, validations: int, started: str, stages: set[str],
+                  schedule: dict | None = None) -> dict:
     """Write reports/receipt.json and keep it in the ledger as
-    reports/runs/<finished>-<sha256[:12]>.json (never overwritten); ``stages`` are the
-    names of dvc.yaml's stages."""
+    reports/runs/<finished>-<sha256[:12]>.json (never overwritten), with its over-time
+    comparison against the ledger's previous run (``releval.project.history``); ``stages``
+    are the names of dvc.yaml's stages, ``schedule`` a scheduled run's deployment, flow run
+    and window."""
     finished = datetime.now(UTC)
     doc = collect(params_path, validations, {
-        "started_at": started, "finished_at": finished.isoformat(timespec="seconds")}, stages)
+        "started_at": started, "finished_at": finished.isoformat(timespec="seconds"),
+        "schedule": schedule}, stages)
+    doc["run"]["over_time"] = history.over_time(history.previous(LEDGER), doc)
     receipt.write(RECEIPT, doc)
     receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)
     print(f"receipt: {RECEIPT} (sha256 {doc['sha256'][:12]}; "

@@ -178,6 +178,27 @@ class Safety(Section):
     top_k: int = Field(10, ge=1)
 
 
+class Fixture(Section):
+    """The pinned fixture: a frozen corpus, topics and judgments (a BEIR folder or a folder
+    of tables) every system is evaluated on beside the live window, so a change there is
+    the system's and a change only on the live window is drift (stage ``fixture``)."""
+
+    path: str | None = None
+    source: Literal["beir", "tables"] = "beir"
+
+
+class Schedule(Section):
+    """``releval serve``: the pipeline on a schedule (a cron string or an interval in
+    seconds; flags override), each run's inputs from ``window``: params key -> value, where
+    ``{date:%Y-%m-%d}`` is the run's scheduled time and a glob picks the last match by name
+    (``flows.schedule``)."""
+
+    name: str = "releval"
+    cron: str | None = None
+    interval: float | None = Field(None, gt=0)
+    window: dict[str, str] = {}
+
+
 class Params(Section):
     base: Base = Base()
     prepare: Prepare = Prepare()
@@ -195,6 +216,8 @@ class Params(Section):
     safety: Safety = Safety()
     gate: Gate = Gate()
     failures: Failures = Failures()
+    fixture: Fixture = Fixture()
+    schedule: Schedule = Schedule()
 
     def systems(self) -> list[str]:
         """Every system evaluated: candidate systems, then fused ones."""

@@ -10,7 +10,8 @@ unless ``compare.allow_uncontrolled``: then every output says ``controlled: fals
 Outputs (data/compare/): comparison.json (conditions; paired rows per measure: mean, median,
 W/T/L, bootstrap CI, sign-flip p, Holm over the measures, verdict against min_effect;
 macro / micro / traffic-weighted / equal-slice aggregates over ``compare.strata``; the
-rate/mix composition check) and per_query_diff.parquet (query_id, measure, baseline,
+rate/mix composition check; the run's ``figures`` for a later run's over-time comparison:
+``releval.decision.over_time``) and per_query_diff.parquet (query_id, measure, baseline,
 candidate, diff, stratum, weight).
 """
 
@@ -26,6 +27,7 @@ from releval.data.visibility import judgments_of
 from releval.decision.breakdown import breakdown, strata
 from releval.decision.compare import canonical, compare
 from releval.decision.conditions import controlled, held_fixed
+from releval.decision.over_time import figures
 from releval.decision.stats import clusters_of
 from releval.params import Params
 from stages.common import (
@@ -67,7 +69,9 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
            "unit": result.get("unit"), "strata": c.strata,
            "paired": [r for r in result.get("paired", []) if r["slice"] == S.ALL],
            "unpaired": result.get("uncontrolled", []),
-           "aggregates": parts.aggregates, "composition": parts.composition}
+           "aggregates": parts.aggregates, "composition": parts.composition,
+           "figures": figures(parts.diff, c.baseline, c.candidate, c.strata,
+                              resamples=c.resamples, alpha=c.alpha, seed=p.base.seed)}
     return Outputs(doc, parts.diff)
 
 

@@ -1,5 +1,6 @@
 """The project runner's commands: ``run`` and ``demo`` (the pipeline), ``reproduce`` (a past
-run from its receipt), ``runs`` (the ledger) and ``drift`` (the changed documents that moved a
+run from its receipt), ``history`` (the ledger), ``serve`` (the pipeline on a schedule) and
+``drift`` (the changed documents that moved a
 figure between two revisions). The pipeline runs as ``python -m flows.pipeline`` or
 ``flows.reproduce`` in a child process (``releval.project.runner``): the library never imports
 the flows."""
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from releval.cli import history as history_view
 from releval.cli.output import TableOrJson, err, fail
 from releval.diagnosis.drift import TOL
 from releval.errors import InputError
@@ -77,7 +79,7 @@ def _child(cmd: list[str]) -> int:
         with one_run():
             cleared = clear_stale_dvc_locks()
             if cleared:
-                err.print(f"cleared DVC locks left by ended processes {cleared}",
+                err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
                           highlight=False)
             return run_child(cmd)
     except InputError as exc:
@@ -128,16 +130,18 @@ def reproduce(
         raise typer.Exit(code)
 
 
-def runs(
+def history(
     ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
     = Path("reports/runs"),
     fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
     = TableOrJson.table,
 ) -> None:
-    """List the runs kept in the ledger: when, receipt, commit, headline figures, decision."""
-    from releval.project.receipt import ledger as read_ledger
+    """The runs kept in the ledger, oldest first: when, window, receipt, headline figures
+    (live and pinned fixture), gate decision, and what moved since the run before
+    (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution)."""
+    from releval.project.history import entries
 
-    rows = read_ledger(ledger)
+    rows = entries(ledger)
     if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
@@ -145,23 +149,44 @@ def runs(
         err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
                   highlight=False)
         return
-    measure = rows[-1].get("measure") or "?"
-    table = Table(title=f"runs kept in {ledger} ({measure} per run)")
-    for col in ("finished (UTC)", "receipt", "commit", "queries", "baseline", "candidate",
-                "decision"):
-        table.add_column(col, justify="right" if col == "queries" else "left")
-    for r in rows:
-        if "problem" in r:
-            table.add_row(r["file"], "[red]" + r["problem"] + "[/red]", *[""] * 5)
-            continue
-        values = r["values"]
-        table.add_row(str(r["finished_at"] or "?")[:16].replace("T", " "), r["sha256"],
-                      r["commit"] + ("+dirty" if r["dirty"] else ""), str(r["queries"]),
-                      f"{r['baseline']} {number(values.get(r['baseline']))}",
-                      f"{r['candidate']} {number(values.get(r['candidate']))}",
-                      (r["decision"] or "?") + ("" if r["controlled"] else " UNCONTROLLED"))
     out = Console()
-    (out if out.is_terminal else Console(width=max(out.width, 120))).print(table)
+    out = out if out.is_terminal else Console(width=max(out.width, 140))
+    out.print(history_view.table(rows, ledger))
+    for line in history_view.over_time_lines(rows[-1]):
+        out.print(line, highlight=False)
+
+
+def serve(
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
+    cron: Annotated[str | None, typer.Option(
+        "--cron", help='a cron schedule, e.g. "0 3 * * 1" (default: schedule.cron)')] = None,
+    interval: Annotated[float | None, typer.Option(
+        "--interval", min=1, help="seconds between runs (default: schedule.interval)")] = None,
+    window: Annotated[list[str] | None, typer.Option(
+        "--window", help="KEY=VALUE of a run's inputs, {date:%Y-%m-%d} = its scheduled time, "
+        "a glob = the last match (adds to schedule.window)")] = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", help="the deployment's name (default: schedule.name)")] = None,
+) -> None:
+    """Serve the pipeline as a Prefect deployment on a schedule (flow.serve) until stopped:
+    each run takes its window's inputs, writes its receipt, is compared with the baseline
+    and with the previous run, and ends Failed when the gate fails. Needs a Prefect server
+    (PREFECT_API_URL)."""
+    from releval.project.runner import Stopped, run_child
+
+    _project_root()
+    cmd = [sys.executable, "-m", "flows.schedule", "--params", str(params),
+           *(["--cron", cron] if cron else []),
+           *(["--interval", str(interval)] if interval else []),
+           *[arg for w in window or [] for arg in ("--window", w)],
+           *(["--name", name] if name else [])]
+    try:
+        code = run_child(cmd)
+    except Stopped as exc:
+        err.print(f"stopped ({exc})", highlight=False)
+        raise typer.Exit(0) from None
+    if code:
+        raise typer.Exit(code)
 
 
 def drift(
@@ -346,5 +371,5 @@ def _show_run(root: Path, title: str) -> None:
     if receipt.exists():
         digest = json.loads(receipt.read_text())["sha256"]
         out.print(f"receipt: reports/receipt.json (sha256 {digest[:12]}); check it with "
-                  "`releval reproduce reports/receipt.json`, list runs with `releval runs`",
+                  "`releval reproduce reports/receipt.json`, list runs with `releval history`",
                   highlight=False)

@@ -195,9 +195,44 @@ def decompose(before: pd.DataFrame, after: pd.DataFrame, *, slice_col: str = S.S
 
     Raises InputError when a side has no defined value with positive weight.
     """
+    return compare_slices(*(slice_table(values, slice_col=slice_col, value_col=value_col,
+                                        weight_col=weight_col, source=name)
+                            for name, values in (("before", before), ("after", after))),
+                          tol=tol)
+
+
+def slice_table(values: pd.DataFrame, *, slice_col: str = S.SLICE, value_col: str = S.VALUE,
+                weight_col: str | None = S.WEIGHT, source: str = "<values>") -> pd.DataFrame:
+    """Per slice (sorted index): n, n_undefined, weight W_i, wv = Σ w_j v_j and the
+    traffic-weighted mean m_i, over the defined rows (the checked ``values``)."""
+    return _by_slice(_frame(values, slice_col, value_col, weight_col, source=source))
+
+
+def slice_rows(per: pd.DataFrame) -> list[dict]:
+    """A ``slice_table`` as JSON-ready rows (slice, n, n_undefined, weight, mean), the form a
+    run keeps for a later run's decomposition (``from_rows`` reads it back)."""
+    return [{"slice": _label(label), "n": int(r.n), "n_undefined": int(r.n_undefined),
+             "weight": float(r.weight), "mean": _num(r.weighted_mean)}
+            for label, r in per.iterrows()]
+
+
+def from_rows(rows: list[dict]) -> pd.DataFrame:
+    """``slice_rows`` back to a ``slice_table`` (wv = W_i m_i; 0 where m_i is undefined)."""
+    frame = pd.DataFrame(rows, columns=["slice", "n", "n_undefined", "weight", "mean"])
+    mean = pd.to_numeric(frame["mean"], errors="coerce").astype("float64")
+    weight = frame["weight"].astype("float64")
+    table = pd.DataFrame({"n": frame["n"].astype("int64"),
+                          "n_undefined": frame["n_undefined"].astype("int64"),
+                          "weight": weight, "wv": (weight * mean).fillna(0.0),
+                          "weighted_mean": mean})
+    return table.set_axis(pd.Index(frame["slice"], name=S.SLICE)).sort_index()
+
+
+def compare_slices(before: pd.DataFrame, after: pd.DataFrame, tol: float = 1e-12
+                   ) -> Decomposition:
+    """:func:`decompose` from two ``slice_table``s (e.g. two runs' kept ``slice_rows``)."""
     sides = []
-    for name, values in (("before", before), ("after", after)):
-        per = _by_slice(_frame(values, slice_col, value_col, weight_col, source=name))
+    for name, per in (("before", before), ("after", after)):
         if not per["weight"].sum() > 0:
             raise InputError("no defined value with positive weight: nothing to aggregate", name)
         sides.append(per)

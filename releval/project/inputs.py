@@ -55,6 +55,7 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
     "failures.review": ("review", lambda p: p.failures.review),
+    "fixture.path": ("fixture", lambda p: p.fixture.path),
 }
 RUNS = "runs"  # runs/<system>: an external system's run file, candidates.systems.<s>.path
 

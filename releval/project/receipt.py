@@ -7,9 +7,12 @@ every stage's input and output digests from dvc.lock, the full params and their 
 seeds, the tie policy, python's and the key packages' versions, each dense model's digest,
 the analyzer, tokenizer and index settings of every route, the metric definitions' digest,
 the self-test's outcome (relations, trials reached and passed, each oracle's agreement),
-the headline metrics, per system and evaluated query a digest of its ordered result ids
+the headline metrics, the over-time figures (per system and measure: mean, CI and the
+per-slice table: ``releval.decision.over_time``), the pinned fixture's figures, per system
+and evaluated query a digest of its ordered result ids
 and scores (no query text), and the work done. X holds what a rerun cannot repeat: when it
-ran, its headline and decision, and the digests of the outputs in ``APART`` (measured
+ran (and, for a scheduled run, its deployment, flow run and window), its headline and
+decision, and the digests of the outputs in ``APART`` (measured
 latencies; the ingestion counts that depend on judgments carried over from earlier runs),
 each with the reason.
 
@@ -191,7 +194,8 @@ def work(p: Params, summary: dict, qrels: int, slices: dict, comparison: dict,
 
 def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
           results: dict[str, dict[str, str]], models: dict[str, str], work_done: dict,
-          ran: dict, checked: dict | None = None) -> dict:
+          ran: dict, checked: dict | None = None, figures: dict | None = None,
+          fixture: dict | None = None) -> dict:
     """The receipt document (see the module docstring)."""
     inputs, outputs, apart = lock_digests(lock)
     receipt = {
@@ -207,6 +211,8 @@ def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
         "outputs": outputs,
         "selftest": selftest(checked or {}),
         "metrics": metrics,
+        "figures": figures,
+        "fixture": fixture,
         "results": results,
         "work": work_done,
     }
@@ -298,25 +304,3 @@ def _brief(old, new) -> str:
         return "; ".join(f"{k} {_brief(old.get(k), new.get(k))}" for k in keys[:5])
     text = f"{old!r} → {new!r}"
     return text if len(text) < 160 else text[:157] + "..."
-
-
-
-def ledger(folder: Path) -> list[dict]:
-    """The kept receipts, oldest first: one row each (when, sha256, commit, headline)."""
-    rows = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            doc = read(path)
-        except InputError:
-            rows.append({"file": path.name, "problem": "unreadable or edited"})
-            continue
-        r, run = doc["receipt"], doc.get("run", {})
-        head = run.get("headline", {})
-        rows.append({"file": path.name, "finished_at": run.get("finished_at"),
-                     "sha256": doc["sha256"][:12], "commit": (r["code"]["commit"] or "")[:10],
-                     "dirty": r["code"]["dirty"], "params": r["params"]["sha256"][:12],
-                     "queries": r["work"]["queries_evaluated"], "measure": head.get("measure"),
-                     "baseline": head.get("baseline"), "candidate": head.get("candidate"),
-                     "values": head.get("systems", {}), "decision": head.get("decision"),
-                     "controlled": head.get("controlled", True)})
-    return rows

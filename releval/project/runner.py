@@ -3,7 +3,8 @@
 - One run at a time per project: an exclusive ``flock`` on ``.dvc/tmp/releval.lock``
   (holding the owner's pid); a second run is refused in one line naming that pid.
 - DVC's read/write lock (``.dvc/tmp/rwlock``) may keep entries of a process that was
-  killed (SIGKILL); entries whose process is gone are removed before the run.
+  killed (SIGKILL), or be left empty by one killed while writing it; entries whose process
+  is gone are removed, and an unreadable file reset, before the run.
 - The child runs in its own session; SIGTERM or SIGINT (Ctrl-C) to the command stops the
   child's whole process group (the flow, Prefect's server, the running stage), waits for it,
   and ends with one line ``stopped by signal SIGTERM`` and exit status 128 + the signal.
@@ -38,13 +39,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def clear_stale_dvc_locks(root: Path = Path(".")) -> list[int]:
-    """Drop rwlock entries of processes that no longer run; returns their pids."""
+def clear_stale_dvc_locks(root: Path = Path(".")) -> list[str]:
+    """Drop rwlock entries of processes that no longer run, and reset a lock file that is
+    not JSON (a process killed while DVC wrote it: DVC refuses every command until then);
+    call it holding the run lock. Returns what was cleared, e.g. ``["pid 4242"]``."""
     path = root / RWLOCK
     try:
         locks = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+    except OSError:
         return []
+    except json.JSONDecodeError:
+        path.write_text(json.dumps({"read": {}, "write": {}}))
+        return [f"an unreadable {RWLOCK} (a process was killed while writing it)"]
     gone: set[int] = set()
 
     def keep(entry: dict) -> bool:
@@ -57,7 +63,7 @@ def clear_stale_dvc_locks(root: Path = Path(".")) -> list[int]:
     locks["write"] = {p: e for p, e in locks.get("write", {}).items() if keep(e)}
     if gone:
         path.write_text(json.dumps(locks))
-    return sorted(gone)
+    return [f"pid {pid}" for pid in sorted(gone)]
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from releval.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["metrics", "run", "reproduce", "runs", "drift", "demo", "compare", "gate"]
+COMMANDS = ["metrics", "run", "reproduce", "history", "serve", "drift", "demo", "compare", "gate"]
 
 
 def test_help_lists_every_command_in_order():
@@ -39,7 +39,7 @@ def test_project_commands_outside_a_project_exit_2_with_one_line(tmp_path, monke
         assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_runs_on_an_empty_ledger_says_so(tmp_path):
-    result = CliRunner().invoke(app, ["runs", "--ledger", str(tmp_path)])
+def test_history_of_an_empty_ledger_says_so(tmp_path):
+    result = CliRunner().invoke(app, ["history", "--ledger", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "no runs kept yet" in " ".join(result.stderr.split())  # rich wraps long paths

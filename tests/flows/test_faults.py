@@ -45,10 +45,13 @@ def test_dvc_locks_of_ended_processes_are_cleared_and_live_ones_kept(tmp_path):
         "read": {"data/raw": [{"pid": dead.pid, "cmd": "dvc repro"},
                               {"pid": os.getpid(), "cmd": "this test"}]},
         "write": {"data/split": {"pid": dead.pid, "cmd": "dvc repro"}}}))
-    assert clear_stale_dvc_locks(tmp_path) == [dead.pid]
+    assert clear_stale_dvc_locks(tmp_path) == [f"pid {dead.pid}"]
     assert json.loads(lock.read_text()) == {
         "read": {"data/raw": [{"pid": os.getpid(), "cmd": "this test"}]}, "write": {}}
     assert clear_stale_dvc_locks(tmp_path) == []
+    lock.write_text("")  # a process killed while DVC wrote it
+    assert "unreadable .dvc/tmp/rwlock" in clear_stale_dvc_locks(tmp_path)[0]
+    assert json.loads(lock.read_text()) == {"read": {}, "write": {}}
 
 
 @pytest.mark.slow

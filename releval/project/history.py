@@ -1,0 +1,151 @@
+"""The ledger as a history: the kept runs oldest first, and what moved from one to the next.
+
+Each run's receipt keeps its figures (live window: ``receipt.figures``; pinned fixture:
+``receipt.fixture``). When a run's receipt is written, ``over_time`` sets it against the
+run before it in the ledger: the uncontrolled decomposition per system and measure
+(``releval.decision.over_time``) and, per system and measure, the attribution of the
+change of the mean between the two instruments, with e = ``compare.min_effect``:
+
+- ``system``: the pinned fixture's mean moved by at least e: the system changed (code,
+  model, params), whatever the live window did;
+- ``drift``: only the live window's mean moved by at least e: a change of the traffic or
+  the corpus, to investigate before blaming the system;
+- ``stable``: neither moved by e; ``unattributed``: the live mean moved and there is no
+  fixture to tell (none in one of the runs, or the fixture itself changed); ``n/a``: the
+  runs do not both have a live mean.
+
+``entries`` reads the ledger for ``releval history``, the report's history section and
+``reports/plots/history.csv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from releval.decision.compare import canonical
+from releval.decision.over_time import over_time as decompose
+from releval.errors import InputError
+from releval.params import parse_params
+from releval.project.receipt import read
+
+FIXTURE_INPUT = "data/input/fixture"
+SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"
+NOT_APPLICABLE = "n/a"
+
+
+def kept(folder: Path) -> list[tuple[Path, dict | None]]:
+    """The ledger's receipts oldest first (file names start with the finish time): (path,
+    document), None where the file is unreadable or edited."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            out.append((path, read(path)))
+        except InputError:
+            out.append((path, None))
+    return out
+
+
+def previous(folder: Path) -> dict | None:
+    """The newest readable receipt in the ledger, or None."""
+    docs = [doc for _, doc in kept(folder) if doc is not None]
+    return docs[-1] if docs else None
+
+
+def _effects(doc: dict) -> dict[str, float]:
+    raw = doc["receipt"]["params"]["values"]
+    try:
+        p = parse_params(raw, "receipt")
+    except InputError:
+        return {}
+    names, effect = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)
+    return effect if isinstance(effect, dict) else dict.fromkeys(names, effect)
+
+
+def _mean(block: dict | None, system: str, measure: str) -> float | None:
+    figure = ((block or {}).get("systems") or {}).get(system, {}).get(measure) or {}
+    return figure.get("mean")
+
+
+def _attribute(live: float | None, fixture: float | None, effect: float,
+               fixture_why: str | None) -> tuple[str, str]:
+    if fixture is not None and abs(fixture) >= effect:
+        return SYSTEM, f"the pinned fixture moved {fixture:+.4f} (|Δ| ≥ {effect:g}): the " \
+                       "system changed"
+    if live is None:
+        return NOT_APPLICABLE, "the runs do not both have a live mean"
+    if abs(live) < effect:
+        return STABLE, f"live {live:+.4f}" + (f", fixture {fixture:+.4f}" if fixture is not None
+                                              else "") + f": both within ±{effect:g}"
+    if fixture is None:
+        return UNATTRIBUTED, f"live {live:+.4f} and {fixture_why}: cannot tell the system " \
+                             "from the traffic"
+    return DRIFT, f"live {live:+.4f} while the pinned fixture stayed ({fixture:+.4f}): drift " \
+                  "of the traffic or the corpus, to investigate"
+
+
+def _fixture_why(before: dict, after: dict) -> str | None:
+    a, b = before["receipt"], after["receipt"]
+    if not a.get("fixture") or not b.get("fixture"):
+        return "no pinned fixture in both runs"
+    if a["inputs"].get(FIXTURE_INPUT) != b["inputs"].get(FIXTURE_INPUT):
+        return "the pinned fixture itself changed"
+    return None
+
+
+def over_time(before: dict | None, after: dict) -> dict:
+    """``after``'s receipt against ``before``'s (None: the first run): the decomposition
+    block (``releval.decision.over_time.over_time``) with ``previous`` (its sha256[:12]
+    and finish time) and ``attribution``: system -> measure -> {live, fixture, verdict,
+    why}."""
+    if before is None:
+        return {"controlled": False, "comparable": False, "previous": None,
+                "why": "the first run in the ledger: nothing earlier to compare with"}
+    block = decompose(before["receipt"].get("figures"), after["receipt"].get("figures") or {})
+    block["previous"] = {"sha256": before["sha256"][:12],
+                         "finished_at": before.get("run", {}).get("finished_at")}
+    why = _fixture_why(before, after)
+    effects = _effects(after)
+    attribution: dict[str, dict] = {}
+    for system, measures in ((after["receipt"].get("figures") or {}).get("systems") or {}).items():
+        for measure in measures:
+            live = _delta(_mean(before["receipt"].get("figures"), system, measure),
+                          _mean(after["receipt"].get("figures"), system, measure))
+            fixture = None if why else _delta(
+                _mean(before["receipt"].get("fixture"), system, measure),
+                _mean(after["receipt"].get("fixture"), system, measure))
+            verdict, reason = _attribute(live, fixture, effects.get(measure, 0.0),
+                                         why or "the fixture has no figure for it")
+            attribution.setdefault(system, {})[measure] = {
+                "live": live, "fixture": fixture, "verdict": verdict, "why": reason}
+    block["attribution"] = attribution
+    return block
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def entries(folder: Path) -> list[dict]:
+    """One row per kept run, oldest first: file, sha256 (12), finished_at, schedule (the
+    scheduled run's deployment, flow run and window, or None), commit, baseline, candidate,
+    headline measure, decision, failed rules, figures, fixture and over_time (as the
+    receipt kept it); an unreadable file gives {file, problem}."""
+    rows = []
+    for path, doc in kept(folder):
+        if doc is None:
+            rows.append({"file": path.name, "problem": "unreadable or edited"})
+            continue
+        r, run = doc["receipt"], doc.get("run", {})
+        head = run.get("headline", {})
+        rows.append({"file": path.name, "sha256": doc["sha256"][:12],
+                     "finished_at": run.get("finished_at"), "schedule": run.get("schedule"),
+                     "commit": (r["code"]["commit"] or "")[:10], "dirty": r["code"]["dirty"],
+                     "queries": r["work"]["queries_evaluated"],
+                     "inputs": r["inputs"], "measure": head.get("measure"),
+                     "baseline": head.get("baseline"), "candidate": head.get("candidate"),
+                     "values": head.get("systems", {}), "decision": head.get("decision"),
+                     "failed": head.get("failed", []),
+                     "controlled": head.get("controlled", True),
+                     "figures": r.get("figures"), "fixture": r.get("fixture"),
+                     "over_time": run.get("over_time")})
+    return rows
