@@ -11,7 +11,9 @@ The pages are rendered by ``releval.report.summary``, ``releval.report.decision`
 ``releval.report.html`` (plots: ``releval.report.plots``). The page shows the run's receipt
 when ``--receipt`` names one of these very outputs (``releval.project.receipt.describes``;
 the flow writes reports/receipt.json just before this stage); otherwise the page says none
-describes them yet.
+describes them yet. The history section (and reports/plots/history.csv) draws on the runs
+kept in ``--ledger`` (reports/runs/, ``releval.project.history.entries``; the flow keeps this
+run's receipt there just before this stage too).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval.params import Params
+from releval.project.history import entries
 from releval.project.receipt import describes
 from releval.report.decision import render_decision
 from releval.report.dvc_plots import plot_tables
@@ -55,15 +58,18 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         queries: pd.DataFrame | None = None, reliability: pd.DataFrame | None = None,
         receipt: dict | None = None, selftest: dict | None = None,
         selftest_rows: pd.DataFrame | None = None,
-        differential: pd.DataFrame | None = None) -> Outputs:
-    """summary.md: the summary page, the self-test section, a blank line, then the decision;
-    decision.md: the decision alone; index.html: the page (``releval.report.html``), which
-    also draws on compare/per_query_diff, evaluate/curves, safety/violations,
-    failures/failures, the raw queries, evaluate/reliability, the run's ``receipt`` (None:
-    not written yet) and the self-test's outputs (``releval.report.selftest``)."""
+        differential: pd.DataFrame | None = None,
+        history: list[dict] | None = None) -> Outputs:
+    """summary.md: the summary page (with its history part where ``history`` is given), the
+    self-test section, a blank line, then the decision; decision.md: the decision alone;
+    index.html: the page (``releval.report.html``), which also draws on
+    compare/per_query_diff, evaluate/curves, safety/violations, failures/failures, the raw
+    queries, evaluate/reliability, the run's ``receipt`` (None: not written yet), the
+    self-test's outputs (``releval.report.selftest``) and the ledger's ``history``
+    (``releval.project.history.entries`` rows; None: no history section content)."""
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
                                p.slices.min_n)
-    page = render_summary(summary, split_report, source, stats, ingest, agreement)
+    page = render_summary(summary, split_report, source, stats, ingest, agreement, history)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:
         page += "\n## Self-test\n\n" + "\n".join(checked) + "\n"
@@ -75,7 +81,7 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         min_n=p.slices.min_n, per_query_diff=per_query_diff, curves=curves,
         violations=violations, failure_rows=failure_rows, queries=queries,
         reliability=reliability, receipt=receipt, selftest=selftest,
-        selftest_rows=selftest_rows, differential=differential)
+        selftest_rows=selftest_rows, differential=differential, history=history)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -102,6 +108,8 @@ def main() -> None:
     ap.add_argument("--receipt", default=None,
                     help="the run's receipt.json to show (absent: the page says it is "
                          "written at the end of the run)")
+    ap.add_argument("--ledger", default="reports/runs",
+                    help="the folder of the runs' receipts, for the history section")
     ap.add_argument("--out", default="reports/summary.md")
     args = ap.parse_args()
     p = params_of(args)
@@ -126,7 +134,8 @@ def main() -> None:
                  reliability=reliability, receipt=receipt,
                  selftest=read_doc(checked / "selftest.json"),
                  selftest_rows=read_table(checked / "selftest.parquet"),
-                 differential=read_table(checked / "differential.parquet"))
+                 differential=read_table(checked / "differential.parquet"),
+                 history=entries(Path(args.ledger)))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.summary)

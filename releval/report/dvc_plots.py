@@ -6,7 +6,11 @@ with fixed column names, so one plot definition compares any two revisions.
 - ``recall_at_k`` and ``ndcg_at_k``: k, baseline, candidate (the mean over the evaluated
   queries);
 - ``slices``: slice ("dimension=value"), delta, ci_low, ci_high, verdict, for the gate's
-  measure, the overall row first.
+  measure, the overall row first;
+- ``history`` (where the ledger was read): run (its place in the ledger, 1 the oldest),
+  finished_at, receipt (sha256[:12]), decision, baseline, candidate, fixture_baseline,
+  fixture_candidate: the mean of the newest run's headline measure per readable run, live
+  and on the pinned fixture (``releval.report.history.figure``), empty where absent.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from __future__ import annotations
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.report import history
 from releval.report.inputs import ReportInputs
 
 CURVES = {"recall_at_k": "R", "ndcg_at_k": "nDCG"}
+HISTORY = ["run", "finished_at", "receipt", "decision", "baseline", "candidate",
+           "fixture_baseline", "fixture_candidate"]
 
 
 def _per_query_delta(inputs: ReportInputs) -> pd.DataFrame:
@@ -50,6 +57,21 @@ def _slices(inputs: ReportInputs) -> pd.DataFrame:
                          "verdict": s["verdict"].to_numpy()})
 
 
+def _mean(row: dict, instrument: str, role: str, measure: str | None) -> float | None:
+    found = history.figure(row, instrument, row.get(role), measure) if measure else None
+    return None if found is None else round(float(found["mean"]), 6)
+
+
+def _history(rows: list[dict]) -> pd.DataFrame:
+    measure = history.headline(rows)
+    return pd.DataFrame([[i, r.get("finished_at"), r["sha256"], r.get("decision"),
+                          _mean(r, history.LIVE, "baseline", measure),
+                          _mean(r, history.LIVE, "candidate", measure),
+                          _mean(r, history.FIXTURE, "baseline", measure),
+                          _mean(r, history.FIXTURE, "candidate", measure)]
+                         for i, r in history.kept(rows)], columns=HISTORY)
+
+
 def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
     """File stem -> table, for the data the inputs hold."""
     out = {}
@@ -58,4 +80,6 @@ def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
     if inputs.curves is not None:
         out |= {stem: _curve(inputs, family) for stem, family in CURVES.items()}
     out["slices"] = _slices(inputs)
+    if inputs.history is not None:
+        out["history"] = _history(inputs.history)
     return out

@@ -5,12 +5,14 @@ fixed, the paired comparison, the run's receipt), the metrics per system (n, und
 Judged@k beside every figure, HardNeg@k right after P@k, the header of a measure where lower
 is better saying so, n/a where a measure does not apply; for a recommendation evaluation the
 protocol in words, then the ranking, calibration and beyond-accuracy measures), the
-plots of the evaluation's mode (``releval.report.plots.PLOTS``, inline SVG), the
-per-query table (sortable by a click on a header, filterable by a text box: the one small
-inline script), the first rows of the failure worksheet, and the summary page's candidates,
-judgments (pooling and agreement), route hits and split (with leakage) sections
-(``releval.report.summary.sections``, the same facts as reports/summary.md; for
-recommendation the split section also compares the forward-in-time split with a random one).
+history of the runs kept in the ledger (``releval.report.history``: a chart per measure, the
+runs, the newest run against the one before it, uncontrolled), the plots of the evaluation's
+mode (``releval.report.plots.PLOTS``, inline SVG), the per-query table (sortable by a click on
+a header, filterable by a text box: the one small inline script), the first rows of the
+failure worksheet, and the summary page's candidates, judgments (pooling and agreement), route
+hits and split (with leakage) sections (``releval.report.summary.sections``, the same facts
+as reports/summary.md; for recommendation the split section also compares the forward-in-time
+split with a random one).
 
 No network: inline CSS, system fonts, inline SVG, no external reference. Deterministic: the
 same inputs give the same bytes (no timestamp). Every string from the inputs is escaped;
@@ -33,6 +35,7 @@ from releval.metrics import MEASURES
 from releval.metrics.curves import FAMILY, K
 from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
+from releval.report import history
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
@@ -50,7 +53,7 @@ from releval.report.formats import (
     wins_ties_losses,
 )
 from releval.report.inputs import RECOMMENDATION, ReportInputs
-from releval.report.plots import PLOTS, svg
+from releval.report.plots import PLOTS, history_chart, svg
 from releval.report.selftest import selftest_lines
 from releval.report.summary import sections as summary_sections
 
@@ -353,6 +356,51 @@ def metrics_section(inputs: ReportInputs) -> Raw:
     return Raw("".join(parts))
 
 
+# --- history ------------------------------------------------------------------------------
+
+
+def _history_charts(inputs: ReportInputs) -> Raw:
+    rows = inputs.history or []
+    parts = []
+    for i, measure in enumerate(history.measures(rows), start=1):
+        chart = history_chart(inputs, measure)
+        if chart is None:
+            continue
+        parts.append(Raw(f'<figure id="history-plot-{i}"><h3>{esc(measure)} over the runs</h3>'
+                         f'<div class="chart">{svg(chart, f"history-plot-{i}")}</div>'
+                         f"<figcaption>{esc(history.caption(rows, measure))}</figcaption>"
+                         "</figure>"))
+    return Raw("".join(parts))
+
+
+def history_section(inputs: ReportInputs) -> Raw:
+    """The runs kept in the ledger (``releval.report.history``): a chart per measure, the
+    runs table and the newest run against the one before it (UNCONTROLLED)."""
+    rows = inputs.history
+    if rows is None:
+        return Raw('<p class="absent">No ledger read (the report stage\'s --ledger): no '
+                   "history.</p>")
+    if not rows:
+        return _tag("p", history.NO_RUN, class_="absent")
+    parts = [_history_charts(inputs), Raw("<h3>Runs</h3>"),
+             _tag("p", history.intro(rows), class_="note"),
+             _table(history.RUN_HEADER, history.run_rows(rows), class_="history")]
+    few = history.too_few(rows)
+    if few:
+        return Raw(_tag("p", few, class_="absent") + "".join(parts))
+    last = history.newest(rows)
+    moved = last.get("over_time") or {}
+    badge = (Raw(' <span class="badge warn">UNCONTROLLED</span>') if moved.get("comparable")
+             else Raw(""))
+    parts += [Raw(f"<h3>The newest run against the one before it{badge}</h3>"),
+              _tag("p", history.over_time_note(last),
+                   class_="warn" if moved.get("comparable") else "note")]
+    found = history.over_time_rows(last)
+    if found:
+        parts.append(_table(history.OVER_TIME_HEADER, found, class_="over-time"))
+    return Raw("".join(parts))
+
+
 # --- plots ----------------------------------------------------------------------------------
 
 
@@ -477,6 +525,7 @@ def selftest_section(inputs: ReportInputs) -> Raw:
 SECTIONS = (
     ("decision", "Decision", decision_section),
     ("metrics", "Metrics per system", metrics_section),
+    ("history", "History", history_section),
     ("selftest", "Self-test", selftest_section),
     ("plots", "Plots", plots_section),
     ("queries", "Per query", queries_section),

@@ -28,8 +28,9 @@ class ReportInputs:
     (failures/failures.parquet), ``queries`` (raw/queries.parquet: the tags and texts of the
     per-query table), ``reliability`` (evaluate/reliability.parquet: the reliability
     diagram's bins), ``receipt`` (reports/receipt.json of the run) and the self-test's
-    ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet) and
-    ``differential`` (differential.parquet)."""
+    ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet),
+    ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
+    reports/runs/, oldest first: ``releval.project.history.entries`` rows)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -55,6 +56,7 @@ class ReportInputs:
     selftest: dict | None = None
     selftest_rows: pd.DataFrame | None = None
     differential: pd.DataFrame | None = None
+    history: list[dict] | None = None
 
     @property
     def mode(self) -> str:

@@ -6,8 +6,9 @@ nothing to draw, ``build(inputs) -> chart | None`` (None: its data is absent or 
 the evaluation modes it belongs to (``releval.report.inputs.MODES``: retrieval,
 recommendation). The page shows the entries of its mode in registry order; a new plot is
 one ``@plot(...)`` function here (reading a ``ReportInputs`` field, a new optional one if it
-needs new data). ``svg`` renders a chart; the same chart always gives the same SVG. Numbers
-written into titles and labels use ``releval.report.formats``.
+needs new data). ``history_chart`` draws one measure of the history section (one chart per
+measure, not in the registry). ``svg`` renders a chart; the same chart always gives the same
+SVG. Numbers written into titles and labels use ``releval.report.formats``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import vl_convert as vlc
 
 from releval.data import contracts as S
 from releval.metrics.curves import FAMILY, K
+from releval.report import history
 from releval.report.formats import interval, number
 from releval.report.inputs import MODES, RECOMMENDATION, RETRIEVAL, ReportInputs
 
@@ -457,4 +459,51 @@ def reliability(inputs: ReportInputs) -> Chart | None:
         "Reliability: predicted probability against observed share",
         f"{number(len(shown), 'd')} system(s) with probabilities"
         + (f"; none: {', '.join(without)}" if without else "")))
+    return _finish(chart)
+
+
+def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
+    """The history section's chart of ``measure`` over the runs kept in the ledger
+    (``releval.report.history``): the mean of baseline and candidate on the live window
+    (solid) and on the pinned fixture (dashed) with their 95% CI bands, the gate's decision
+    marked on the candidate's live line; x: the run's place in the ledger, labelled with its
+    finish time. None with fewer than two readable runs or no mean of ``measure``."""
+    rows = inputs.history or []
+    data = history.points(rows, measure)
+    if history.too_few(rows) or data.empty:
+        return None
+    times = json.dumps(["", *(history.finished(r)[5:] for r in rows)])  # MM-DD HH:MM
+    x = alt.X("run:Q", scale=alt.Scale(domain=[1, len(rows)], nice=False),
+              title="run (ledger order; finished, UTC)",
+              axis=alt.Axis(values=list(range(1, len(rows) + 1)), grid=False, labelOverlap=True,
+                            labelExpr=f"['#' + datum.value, {times}[datum.value]]"))
+    y = alt.Y("mean:Q", scale=alt.Scale(zero=False), title=f"{measure}, mean")
+    color = alt.Color("system:N", title="system",
+                      scale=_system_scale(inputs, list(dict.fromkeys(data["system"]))),
+                      legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
+                                        symbolOpacity=1))
+    dash = alt.StrokeDash("instrument:N", title=None, scale=alt.Scale(
+        domain=[history.LIVE, history.FIXTURE], range=[[1, 0], [6, 4]]))
+    banded = data.dropna(subset=["ci_low", "ci_high"])
+    layers = [alt.Chart(banded).mark_area(opacity=0.12).encode(
+        x=x, y=alt.Y("ci_low:Q", title=f"{measure}, mean"), y2="ci_high:Q", color=color,
+        detail="series:N")] if len(banded) else []
+    layers += [alt.Chart(data).mark_line(strokeWidth=2).encode(
+                   x=x, y=y, color=color, strokeDash=dash, detail="series:N"),
+               alt.Chart(data).mark_point(filled=True, size=30, opacity=1).encode(
+                   x=x, y=y, color=color, detail="series:N")]
+    gate = data[(data["role"] == "candidate") & (data["instrument"] == history.LIVE)]
+    if len(gate):
+        decided = list(dict.fromkeys([*history.DECISION_COLORS, *gate["decision"]]))
+        fill = alt.Fill("decision:N", title="gate (candidate, live)", scale=alt.Scale(
+            domain=decided, range=[history.DECISION_COLORS.get(d, GREY) for d in decided]))
+        layers.append(alt.Chart(gate).mark_point(
+            filled=True, size=90, shape="circle", stroke="white", strokeWidth=1, opacity=1)
+            .encode(x=x, y=y, fill=fill))
+    last = history.newest(rows)
+    chart = alt.layer(*layers).properties(
+        width=WIDTH - 140, height=220,
+        title=_title(f"{measure} over the kept runs",
+                     f"{number(len(history.kept(rows)), 'd')} runs; newest: baseline "
+                     f"{last['baseline']}, candidate {last['candidate']}"))
     return _finish(chart)

@@ -3,7 +3,8 @@ P@k; n/a where a measure does not apply; for a recommendation evaluation: the pr
 every measure in its group with n and undefined), the candidate budget, each system's
 candidates, where the qrels came from and how many hard negatives they mark, which route
 found each relevant document, and the split with its leakage findings (and, for
-recommendation, the forward-in-time against random split)."""
+recommendation, the forward-in-time against random split), and the runs kept in the ledger
+(``releval.report.history``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from releval.report.formats import (
     number,
     tie_counts,
 )
+from releval.report.history import history_lines
 
 # the headline measures, where evaluated (HardNeg@k beside P@k)
 SHOWN = ("nDCG@10", "R@100", "RR@10", "P@10", "HardNeg@10", "Judged@10")
@@ -195,12 +197,15 @@ def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: 
 
 
 def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
-                   ingest: dict, agreement: dict) -> str:
+                   ingest: dict, agreement: dict, history: list[dict] | None = None) -> str:
     """The summary page, from the evaluation's summary.json, the split report, the data's
     source.json, each system's run_stats.json and the judgments' ingest.json and
-    agreement.json."""
+    agreement.json; then, where ``history`` (the ledger's ``entries`` rows) is given, its
+    "## History" part (``releval.report.history``)."""
     lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
              *_judgments_section(ingest, agreement, summary.get("unjudged")),
              *_route_hits_section(summary.get("route_hits", {})), "",
              *_split_section(split_report)]
+    if history is not None:
+        lines += ["", "## History", "", *history_lines(history)]
     return "\n".join(lines) + "\n"

@@ -200,3 +200,89 @@ SELFTEST = {"relations": 3, "trials": 100, "reached": 98, "passed": 98, "failed"
                                     "agree": 2, "differ": 0},
                     "ranx": {"version": None, "measures": 0, "paths": 0, "cases": 0,
                              "agree": 0, "differ": 0}}}}
+
+
+# --- the run ledger (reports/runs/): three receipts, oldest first ----------------------------
+
+def figure(mean, low=None, high=None, n=40):
+    return {"mean": mean, "ci_low": low, "ci_high": high, "n": n, "n_undefined": 0,
+            "slices": []}
+
+
+def _receipt(finished, headline, figures=None, fixture=None, schedule=None, over_time=None):
+    """A valid ledger receipt document (the fields ``releval.project.history.entries``
+    reads) and its file name."""
+    from releval.project.receipt import digest
+
+    r = {"code": {"commit": "0123456789abcdef", "dirty": False},
+         "work": {"queries_evaluated": 40}, "inputs": {"data/input/fixture": "f1"},
+         "figures": figures, "fixture": fixture}
+    run = {"finished_at": finished, "schedule": schedule, "over_time": over_time,
+           "headline": {"measure": MEASURE, "baseline": BASE, "candidate": CAND} | headline}
+    doc = {"receipt": r, "sha256": digest(r), "run": run}
+    return f"{finished[:19].replace('-', '').replace(':', '')}Z-{doc['sha256'][:12]}.json", doc
+
+
+def _figures(base, cand, recall=None):
+    systems = {BASE: {MEASURE: figure(*base)}, CAND: {MEASURE: figure(*cand)}}
+    if recall:
+        systems[BASE]["R@100"], systems[CAND]["R@100"] = figure(recall[0]), figure(recall[1])
+    return {"dimension": "kind", "alpha": 0.05, "systems": systems}
+
+
+COMPOSITION_CASE = {"before": 0.32, "after": 0.68, "delta": 0.36, "rate": 0.0, "mix": 0.36,
+                    "equal_slice_before": 0.5, "equal_slice_after": 0.5, "mix_shift": True,
+                    "slices": []}
+DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (+0.0000): drift of the traffic or "
+             "the corpus, to investigate")
+
+
+def ledger_docs() -> list[tuple[str, dict]]:
+    """Three runs: an old receipt with neither figures nor fixture (PASS), a scheduled run
+    whose over-time comparison is not comparable (FAIL), and one whose candidate moved by the
+    query mix alone (a composition case, PASS)."""
+    first = _receipt("2026-11-01T08:00:00+00:00",
+                     {"systems": {BASE: 0.3, CAND: 0.31}, "decision": "PASS", "failed": []})
+    second = _receipt(
+        "2026-11-08T08:00:00+00:00",
+        {"systems": {BASE: 0.3, CAND: 0.32}, "decision": "FAIL",
+         "failed": [f"safety {CAND}"], "controlled": False},
+        figures=_figures((0.3, 0.25, 0.35), (0.32, 0.27, 0.37), recall=(0.7, 0.72)),
+        fixture={"systems": {BASE: {MEASURE: figure(0.6, 0.55, 0.65)},
+                             CAND: {MEASURE: figure(0.7, 0.65, 0.75)}}},
+        schedule={"deployment": "weekly", "flow_run": "fr-2", "scheduled_at": "x",
+                  "window": {"prepare.window.start": "2026-11-01"}},
+        over_time={"controlled": False, "comparable": False,
+                   "why": "the earlier run kept no per-slice figures",
+                   "previous": {"sha256": first[1]["sha256"][:12],
+                                "finished_at": "2026-11-01T08:00:00+00:00"}})
+    third = _receipt(
+        "2026-11-15T08:00:00+00:00",
+        {"systems": {BASE: 0.45, CAND: 0.68}, "decision": "PASS", "failed": []},
+        figures=_figures((0.45, 0.4, 0.5), (0.68, 0.6, 0.75), recall=(0.71, 0.8)),
+        fixture={"systems": {BASE: {MEASURE: figure(0.6, 0.55, 0.65)},
+                             CAND: {MEASURE: figure(0.7, 0.65, 0.75)}}},
+        over_time={"controlled": False, "comparable": True, "dimension": "kind",
+                   "note": "this run against an earlier run: different query samples",
+                   "previous": {"sha256": second[1]["sha256"][:12],
+                                "finished_at": "2026-11-08T08:00:00+00:00"},
+                   "systems": {CAND: {MEASURE: COMPOSITION_CASE}},
+                   "attribution": {CAND: {MEASURE: {"live": 0.36, "fixture": 0.0,
+                                                    "verdict": "drift", "why": DRIFT_WHY}}}})
+    return [first, second, third]
+
+
+def write_ledger(folder, runs: int = 3):
+    """The first ``runs`` of ``ledger_docs`` as receipt files in ``folder``; the folder."""
+    from releval.project.receipt import write
+
+    for name, doc in ledger_docs()[:runs]:
+        write(folder / name, doc)
+    return folder
+
+
+def history(folder, runs: int = 3) -> list[dict]:
+    """The ledger's rows (``releval.project.history.entries``) of ``write_ledger``."""
+    from releval.project.history import entries
+
+    return entries(write_ledger(folder, runs))

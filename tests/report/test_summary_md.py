@@ -1,8 +1,10 @@
 """reports/summary.md of a recommendation evaluation: the protocol, the measures in their
-groups with n and undefined (n/a where a measure does not apply), and the random split."""
+groups with n and undefined (n/a where a measure does not apply), and the random split; and
+the history part from the run ledger."""
 
 from releval.report.recommendation import group, grouped, protocol, random_split
 from releval.report.summary import render_summary
+from tests.report import sample
 from tests.report.sample import (
     AGREEMENT,
     BASE,
@@ -102,3 +104,24 @@ def test_score_ties_get_one_line_per_system_where_a_figure_could_move():
     start = next(i for i, line in enumerate(lines) if line.startswith("Score ties ("))
     assert lines[start + 1:start + 4] == [
         "", f"- {CAND}: AP 2 queries · range [0.2900, 0.3100]", ""]
+
+
+def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(tmp_path):
+    rows = sample.history(tmp_path)
+    page = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT, rows)
+    lines = page.splitlines()
+    at = lines.index("## History")
+    part = lines[at:]
+    assert part[2] == "3 run(s) kept in the ledger (reports/runs/), oldest first; nDCG@10: " \
+                      "mean [95% CI]."
+    assert ("| # | finished (UTC) | window | receipt | baseline | candidate | fixture: candidate "
+            "| decision |") in part
+    assert (f"| 2 | 2026-11-08 08:00 | start=2026-11-01 | {rows[1]['sha256']} | {BASE} 0.3000 "
+            f"[0.2500, 0.3500] | {CAND} 0.3200 [0.2700, 0.3700] | 0.7000 [0.6500, 0.7500] | "
+            f"FAIL: safety {CAND} (UNCONTROLLED) |") in part
+    assert any("UNCONTROLLED: this run against an earlier run" in x for x in part)
+    assert (f"| {CAND} | nDCG@10 | 0.3200 → 0.6800 | Δ +0.3600 = rate +0.0000 + mix +0.3600 | "
+            "0.5000 → 0.5000 | COMPOSITION: the query mix moved the aggregate; no slice moved "
+            f"that way | drift: {sample.DRIFT_WHY} |") in part
+    without = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT)
+    assert "## History" not in without and page.startswith(without.rstrip("\n"))

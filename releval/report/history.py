@@ -1,0 +1,229 @@
+"""The report's history section (index.html and summary.md), drawn from the run ledger
+(reports/runs/, as ``releval.project.history.entries`` reads it: one row per kept run, oldest
+first; a run is numbered by its place in the ledger, 1 the oldest, unreadable files too):
+
+- a chart per measure (``measures``: the newest run's figures, the headline measure first;
+  ``releval.report.plots.history_chart`` draws ``points``): the mean over the runs, baseline
+  and candidate on the live window (solid) and on the pinned fixture (dashed), each with its
+  95% CI as a band, and the gate's decision of each run on the candidate's live line; a run
+  without figures shows its headline value (no band) on the headline measure and nothing on
+  the others (``caption`` says so);
+- ``run_rows``: the runs table (finished, window, receipt, baseline and candidate headline
+  with CI, the fixture's candidate, the decision and its failed rules);
+- ``over_time_rows``: the newest run against the one before it, UNCONTROLLED (different
+  query samples): per system and measure traffic-weighted before → after, Δ = rate + mix,
+  equal-slice before → after, the composition flag and the attribution verdict with its why.
+
+Fewer than two readable runs: ``too_few`` (``ONE_RUN``, ``NO_RUN``) stands for the charts and
+the comparison. ``history_lines`` is the section in markdown (summary.md).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from releval.report.formats import interval, markdown_table, number
+
+ONE_RUN = "One run kept so far: history starts with the next run."
+NO_RUN = "No run kept so far: history starts with the next run."
+UNCONTROLLED = "UNCONTROLLED"
+COMPOSITION = "the query mix moved the aggregate; no slice moved that way"
+LIVE, FIXTURE = "live window", "pinned fixture"
+DECISION_COLORS = {"PASS": "#1a7f37", "FAIL": "#c62828"}
+RUN_HEADER = ["#", "finished (UTC)", "window", "receipt", "baseline", "candidate",
+              "fixture: candidate", "decision"]
+OVER_TIME_HEADER = ["system", "measure", "traffic-weighted before → after", "Δ = rate + mix",
+                    "equal-slice before → after", "composition", "attribution"]
+
+
+def kept(rows: list[dict]) -> list[tuple[int, dict]]:
+    """(run number, row) of every readable run, oldest first."""
+    return [(i, r) for i, r in enumerate(rows, start=1) if "problem" not in r]
+
+
+def headline(rows: list[dict]) -> str | None:
+    """The newest run's headline measure (None: no run names one)."""
+    return next((r["measure"] for _, r in reversed(kept(rows)) if r.get("measure")), None)
+
+
+def measures(rows: list[dict]) -> list[str]:
+    """The measures the section charts: the headline measure, then the others of the newest
+    run with figures (its candidate's, in their order)."""
+    head = headline(rows)
+    last = next((r for _, r in reversed(kept(rows)) if r.get("figures")), {})
+    found = (last.get("figures", {}).get("systems") or {}).get(last.get("candidate"), {})
+    return list(dict.fromkeys([*([head] if head else []), *found]))
+
+
+def figure(row: dict, instrument: str, system: str | None, measure: str) -> dict | None:
+    """The run's figure of ``system`` and ``measure`` ({mean, ci_low, ci_high}; None where it
+    has none): the live window's (a run without figures: its headline value, no CI) or the
+    pinned fixture's."""
+    block = row.get("figures") if instrument == LIVE else row.get("fixture")
+    found = ((block or {}).get("systems") or {}).get(system, {}).get(measure) or {}
+    if found.get("mean") is not None:
+        return found
+    if instrument == LIVE and not row.get("figures") and measure == row.get("measure") and \
+            row.get("values", {}).get(system) is not None:
+        return {"mean": row["values"][system], "ci_low": None, "ci_high": None}
+    return None
+
+
+def _cell(row: dict, instrument: str, system: str | None, measure: str) -> str:
+    found = figure(row, instrument, system, measure)
+    if found is None:
+        return "—"
+    ci = found.get("ci_low") is not None and found.get("ci_high") is not None
+    return number(found["mean"]) + (f" {interval(found['ci_low'], found['ci_high'], '.4f')}"
+                                    if ci else "")
+
+
+def finished(row: dict) -> str:
+    """The finish time as "YYYY-MM-DD HH:MM" (UTC), ? where unknown."""
+    return str(row.get("finished_at") or "?")[:16].replace("T", " ")
+
+
+def window(row: dict) -> str:
+    """A scheduled run's window (params key: value, the key's last part), else —."""
+    schedule = row.get("schedule") or {}
+    shown = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in (schedule.get("window") or
+                                                                 {}).items())
+    return shown or ("scheduled" if schedule else "—")
+
+
+def decision(row: dict) -> str:
+    """PASS or FAIL, the failed rules, and UNCONTROLLED where the run's comparison was."""
+    text = (row.get("decision") or "?") + (f": {'; '.join(row['failed'])}"
+                                          if row.get("failed") else "")
+    return text + ("" if row.get("controlled", True) else f" ({UNCONTROLLED})")
+
+
+def intro(rows: list[dict]) -> str:
+    """The runs table's first line: where the runs are kept and what it shows."""
+    return (f"{number(len(rows), 'd')} run(s) kept in the ledger (reports/runs/), oldest "
+            f"first; {headline(rows) or '?'}: mean [95% CI].")
+
+
+def run_rows(rows: list[dict]) -> list[list[str]]:
+    """One row per kept run (``RUN_HEADER``), the headline measure's mean [95% CI]."""
+    measure = headline(rows)
+    out = []
+    for i, r in enumerate(rows, start=1):
+        if "problem" in r:
+            out.append([str(i), "?", "—", r["file"], "—", "—", "—", r["problem"]])
+            continue
+        out.append([str(i), finished(r), window(r), r["sha256"],
+                    f"{r['baseline']} {_cell(r, LIVE, r['baseline'], measure)}",
+                    f"{r['candidate']} {_cell(r, LIVE, r['candidate'], measure)}",
+                    _cell(r, FIXTURE, r["candidate"], measure), decision(r)])
+    return out
+
+
+def too_few(rows: list[dict]) -> str | None:
+    """What the section says instead of charts and a comparison with fewer than two readable
+    runs; None from two on."""
+    n = len(kept(rows))
+    return None if n >= 2 else ONE_RUN if n else NO_RUN
+
+
+def newest(rows: list[dict]) -> dict | None:
+    """The newest readable run's row."""
+    found = kept(rows)
+    return found[-1][1] if found else None
+
+
+def over_time_note(row: dict) -> str:
+    """What the newest run is set against, and why it is uncontrolled or not comparable."""
+    moved = row.get("over_time")
+    if not moved:
+        return f"The newest run ({row['sha256']}) keeps no over-time comparison in its receipt."
+    before = moved.get("previous")
+    against = f"The newest run ({row['sha256']})" + (
+        f" against the one before it ({before.get('sha256', '?')}, finished "
+        f"{finished(before)})" if before else "")
+    if not moved.get("comparable"):
+        return f"{against}: not comparable: {moved.get('why', '?')}."
+    return (f"{against}, {UNCONTROLLED}: {moved.get('note', 'different query samples')}; "
+            f"slices by {moved.get('dimension')}.")
+
+
+def over_time_rows(row: dict) -> list[list[str]]:
+    """Per system and measure of the newest run's comparison (``OVER_TIME_HEADER``): the
+    decomposition, the composition flag and the attribution; [] where the runs are not
+    comparable (``over_time_note`` says why)."""
+    moved = row.get("over_time") or {}
+    if not moved.get("comparable"):
+        return []
+    why = moved.get("attribution") or {}
+    out = []
+    for system, by in moved["systems"].items():
+        for measure, d in by.items():
+            said = why.get(system, {}).get(measure)
+            out.append([
+                system, measure, f"{number(d['before'])} → {number(d['after'])}",
+                f"Δ {number(d['delta'], '+.4f')} = rate {number(d['rate'], '+.4f')} + mix "
+                f"{number(d['mix'], '+.4f')}",
+                f"{number(d['equal_slice_before'])} → {number(d['equal_slice_after'])}",
+                f"COMPOSITION: {COMPOSITION}" if d.get("mix_shift") else "—",
+                f"{said['verdict']}: {said['why']}" if said else "—"])
+    return out
+
+
+def points(rows: list[dict], measure: str) -> pd.DataFrame:
+    """The chart's data: one row per run, role (baseline, candidate) and instrument with a
+    mean: run, system, role, instrument, series, mean, ci_low, ci_high, decision."""
+    out = []
+    for i, r in kept(rows):
+        for role in ("baseline", "candidate"):
+            for instrument in (LIVE, FIXTURE):
+                found = figure(r, instrument, r.get(role), measure)
+                if found is not None:
+                    out.append({"run": i, "system": r[role], "role": role,
+                                "instrument": instrument,
+                                "series": f"{r[role]} ({role}), {instrument}",
+                                "mean": float(found["mean"]), "ci_low": found.get("ci_low"),
+                                "ci_high": found.get("ci_high"),
+                                "decision": r.get("decision") or "?"})
+    return pd.DataFrame(out, columns=["run", "system", "role", "instrument", "series", "mean",
+                                      "ci_low", "ci_high", "decision"])
+
+
+def without_figures(rows: list[dict]) -> int:
+    """How many readable runs kept no figures (their headline value stands alone)."""
+    return sum(not r.get("figures") for _, r in kept(rows))
+
+
+def caption(rows: list[dict], measure: str) -> str:
+    """The chart's caption: what it draws and what the runs without figures show."""
+    text = ("The mean over the runs kept in the ledger (x: the run's place, oldest first, "
+            "with its finish time): baseline and candidate on the live window (solid) and on "
+            "the pinned fixture (dashed), each with its 95% CI as a band; the large points "
+            "mark the gate's decision of each run on the candidate's live line. Live "
+            "windows of different runs are different query samples: uncontrolled.")
+    missing = without_figures(rows)
+    if missing:
+        where = ("its headline value (no band)" if measure == headline(rows)
+                 else "nothing (they kept only the headline measure)")
+        text += (f" {number(missing, 'd')} run(s) kept no figures: the live window shows "
+                 f"{where}.")
+    return text
+
+
+def history_lines(rows: list[dict] | None) -> list[str]:
+    """The section in markdown (without its heading): the runs table and the newest run's
+    over-time comparison (``too_few``: its sentence instead)."""
+    if rows is None:
+        return []
+    if not rows:
+        return [NO_RUN]
+    lines = [intro(rows), "", *markdown_table(RUN_HEADER, [[c.replace("|", "\\|") for c in r]
+                                                          for r in run_rows(rows)])]
+    if too_few(rows):
+        return [*lines, "", too_few(rows)]
+    last = newest(rows)
+    lines += ["", over_time_note(last)]
+    found = over_time_rows(last)
+    if found:
+        lines += ["", *markdown_table(OVER_TIME_HEADER, [[c.replace("|", "\\|") for c in r]
+                                                        for r in found])]
+    return lines
