@@ -64,6 +64,7 @@ CHECKS: tuple[Check, ...] = (
     Check("data/pool/pool.parquet", "pool"),
     Check("data/judgments/qrels.parquet", "qrels", MAX_GRADE),
     Check("data/fused/*/run.parquet", "run"),
+    Check("data/fixture/per_query.parquet", "metrics"),
     Check("data/evaluate/per_query.parquet", "metrics"),
     Check("data/evaluate/labels.parquet", "labels"),
     Check("data/evaluate/reliability.parquet", "reliability"),
@@ -154,11 +155,12 @@ def push_inputs() -> str:
 
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml", force: bool = False,
-             skip: tuple[str, ...] = ()):
+             skip: tuple[str, ...] = (), schedule: dict | None = None):
     """Every dvc.yaml stage in order (inputs → prepare → … → report), each stage's outputs
     validated before the next; then the receipt (reports/receipt.json, kept in the ledger).
     Stops at the first stage that fails or whose outputs fail validation; no later stage runs.
-    ``force`` re-runs stages that are up to date; ``skip`` leaves stages out (reproduce)."""
+    ``force`` re-runs stages that are up to date; ``skip`` leaves stages out (reproduce);
+    ``schedule``: a scheduled run's deployment, flow run and window, kept in the receipt."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     params = load_params(params_path).model_dump()
     record: dict = {}
@@ -170,7 +172,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         if stage == REPORT_STAGE:
             try:
                 receipt = write_receipt(params_path, validations, started,
-                                        {n for s, i in dag.items() if s != stage for n in i})
+                                        {n for s, i in dag.items() if s != stage for n in i},
+                                        schedule)
             except InputError as exc:
                 get_run_logger().error(str(exc))
                 return Failed(message=str(exc))
@@ -211,7 +214,7 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         get_run_logger().info(push_inputs())
     if receipt is None:  # a pipeline without a report stage
         receipt = write_receipt(params_path, validations, started,
-                                {n for items in dag.values() for n in items})
+                                {n for items in dag.values() for n in items}, schedule)
     record["receipt"] = receipt["sha256"][:12]
     return record
 

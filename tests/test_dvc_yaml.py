@@ -46,15 +46,16 @@ def test_the_import_closure_sees_lazy_and_package_imports():
 def test_every_path_a_command_reads_is_a_dependency(stages):
     """Each ``--name path`` a stage's command passes (but its ``--out``) lies in its deps (a
     folder: the files the stage reads in it are listed): else a changed input would leave the
-    stage's outputs silently stale. ``--receipt`` is the one exception: the flow writes the
-    receipt outside the DAG and re-renders the report after it, and the report shows a receipt
-    only when it describes the very outputs it renders (``releval.project.receipt.describes``)."""
+    stage's outputs silently stale. ``--receipt`` and ``--ledger`` are the exceptions: the
+    flow writes the receipt, and keeps it in the ledger, outside the DAG and re-renders the
+    report after it; the report shows a receipt only when it describes the very outputs it
+    renders (``releval.project.receipt.describes``)."""
     unlisted = {}
     for name, cmd, deps in stages:
         argv = shlex.split(cmd)
         read = [value for flag, value in zip(argv, argv[1:], strict=False)
                 if flag.startswith("--")
-                and flag not in ("--out", "--params", "--system", "--receipt")
+                and flag not in ("--out", "--params", "--system", "--receipt", "--ledger")
                 and "/" in value]
         missing = [path for path in read if not covered(path, deps)
                    and not any(d.startswith(path.rstrip("/") + "/") for d in deps)]

@@ -1,0 +1,153 @@
+"""The pipeline on a schedule: ``releval serve`` serves flow ``releval-scheduled`` as a
+Prefect deployment (``flow.serve``) with a cron or interval schedule. Prefect's server
+creates the runs on the schedule; the serving process runs them, one at a time.
+
+Each scheduled run:
+
+1. resolves its window: every ``window`` entry (params key -> value) is formatted with the
+   run's scheduled time (``{date:%Y-%m-%d}``, ``{date:%G-W%V}``, UTC); a value with glob
+   characters (``* ? [``) then names the last matching path by name (relative to the
+   project). No match fails the run naming the key and the pattern;
+2. writes those values into the params file (as ``releval run -S`` does: comments kept),
+   so the run pins its own inputs (stage inputs) and writes its own receipt;
+3. runs the pipeline flow as a subflow, under the project's run lock (a manual run
+   holding it fails this run in one line), the deployment, flow run, scheduled time and
+   window kept in the receipt, which also sets this run against the previous one in the
+   ledger (``releval.project.history``);
+4. ends Completed when the gate passed; Failed, with the failed rules in its message, when
+   the gate failed or a stage failed, so Prefect's notifications and automations fire.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+from prefect.runtime import deployment, flow_run
+from prefect.states import Failed
+
+from flows.console import offline_env
+from flows.pipeline import pipeline
+from releval.errors import InputError
+from releval.params import load_params, write_overrides
+from releval.project.runner import clear_stale_dvc_locks, one_run
+
+GLOB = set("*?[")
+FLOW_NAME = "releval-scheduled"
+
+
+def window_values(window: dict[str, str], when: datetime, root: Path = Path(".")
+                  ) -> dict[str, str]:
+    """This run's value of each window entry (module docstring, step 1); InputError naming
+    the key when a pattern does not format or matches nothing."""
+    values = {}
+    for key, pattern in window.items():
+        try:
+            value = pattern.format(date=when)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InputError(f"cannot format {pattern!r} with the run's date ({exc}); use "
+                             "{date:%Y-%m-%d}-style fields", "schedule.window", key) from None
+        if GLOB & set(value):
+            found = sorted(glob.glob(value, root_dir=root))
+            if not found:
+                raise InputError(f"no path matches {value!r} for the run of "
+                                 f"{when:%Y-%m-%d %H:%M} UTC", "schedule.window", key)
+            value = found[-1]
+        values[key] = value
+    return values
+
+
+def gate_message(decision: dict) -> str:
+    """One line: the verdict, the pair, and each failed rule with its reason."""
+    failed = [r for r in decision["rules"] if not r["passed"]]
+    return (f"release gate FAIL: {decision['candidate']} vs {decision['baseline']}: "
+            + "; ".join(f"{r['name']}: {r['reason']}" for r in failed))
+
+
+@flow(name=FLOW_NAME)
+def scheduled(params_path: str = "params.yaml", window: dict[str, str] | None = None):
+    """One scheduled evaluation (module docstring): Completed with the pipeline's record when
+    the gate passed, else Failed with the failed rules."""
+    logger = get_run_logger()
+    when = flow_run.scheduled_start_time or datetime.now(UTC)
+    when = datetime.fromtimestamp(when.timestamp(), UTC)
+    try:
+        values = window_values(window or {}, when)
+        if values:
+            write_overrides(params_path, [f"{k}={v}" for k, v in values.items()])
+            logger.info("window: %s", ", ".join(f"{k}={v}" for k, v in values.items()))
+        context = {"deployment": deployment.name, "flow_run": flow_run.name,
+                   "flow_run_id": flow_run.id, "scheduled_at": when.isoformat(),
+                   "window": values}
+        with one_run():
+            for cleared in clear_stale_dvc_locks():
+                logger.warning("cleared a DVC lock left by an ended process: %s", cleared)
+            state = pipeline(params_path, schedule=context, return_state=True)
+    except InputError as exc:
+        logger.error(str(exc))
+        return Failed(message=str(exc))
+    if not state.is_completed():
+        return Failed(message=state.message)
+    decision = json.loads(Path("data/gate/decision.json").read_text())
+    if not decision["passed"]:
+        message = gate_message(decision)
+        logger.error(message)
+        return Failed(message=message)
+    return state.result()
+
+
+def serve(params_path: str, cron: str | None, interval: float | None,
+          window: dict[str, str], name: str) -> None:
+    """Serve ``scheduled`` as deployment ``name`` on its schedule until stopped."""
+    if bool(cron) == bool(interval):
+        raise InputError("give the schedule as exactly one of --cron or --interval (or "
+                         "schedule.cron / schedule.interval)", params_path)
+    scheduled.serve(name=name, cron=cron, interval=interval, limit=1,
+                    parameters={"params_path": params_path, "window": window},
+                    description=f"releval pipeline on {params_path}, "
+                                f"{'cron ' + cron if cron else f'every {interval:g} s'}")
+
+
+def main() -> None:
+    """``python -m flows.schedule [--params P] [--cron C | --interval S] [--window K=V ...]
+    [--name N]``: flags override params' ``schedule`` section."""
+    import argparse
+
+    from prefect.settings import PREFECT_API_URL
+
+    ap = argparse.ArgumentParser(description="Serve the releval pipeline on a schedule.")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--cron")
+    ap.add_argument("--interval", type=float)
+    ap.add_argument("--window", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--name")
+    args = ap.parse_args()
+    offline_env()
+    try:
+        if not PREFECT_API_URL.value():
+            raise InputError("releval serve needs a Prefect server: start one (prefect server "
+                             "start) and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api",
+                             "PREFECT_API_URL")
+        s = load_params(args.params).schedule
+        window = dict(s.window) | dict(_pair(w) for w in args.window)
+        cron, interval = (args.cron, args.interval) if args.cron or args.interval else (
+            s.cron, s.interval)
+        serve(args.params, cron, interval, window, args.name or s.name)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _pair(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise InputError(f"{item!r} is not KEY=VALUE", "--window")
+    return key.strip(), value
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""A scheduled run's window: params values formatted with the run's scheduled time, a glob
+naming the last match; and `releval serve`'s one-line refusals."""
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from flows.schedule import gate_message, window_values
+from releval.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+MONDAY = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+
+def test_a_window_takes_the_runs_date_and_the_last_match_of_a_glob(tmp_path):
+    for week in ("2026-W47", "2026-W48", "2026-W49"):
+        (tmp_path / "weeks" / week).mkdir(parents=True)
+    values = window_values({"prepare.path": "weeks/{date:%G-W%V}",
+                            "candidates.systems.prod.path": "weeks/*",
+                            "prepare.start": "{date:%Y-%m-01}"}, MONDAY, tmp_path)
+    assert values == {"prepare.path": "weeks/2026-W49", "candidates.systems.prod.path":
+                      "weeks/2026-W49", "prepare.start": "2026-11-01"}
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("weeks/{date:%G-W%V}-*", "no path matches 'weeks/2026-W49-*' for the run of 2026-11-30"),
+    ("weeks/{week}", "cannot format 'weeks/{week}' with the run's date"),
+])
+def test_a_window_that_names_nothing_fails_naming_the_key(tmp_path, pattern, message):
+    with pytest.raises(InputError, match="schedule.window") as raised:
+        window_values({"prepare.path": pattern}, MONDAY, tmp_path)
+    assert message in str(raised.value) and "prepare.path" in str(raised.value)
+
+
+def test_the_failed_state_message_lists_every_failed_rule():
+    decision = {"candidate": "hybrid", "baseline": "bm25", "rules": [
+        {"name": "safety hybrid", "passed": False, "reason": "3 violation(s) > max 0"},
+        {"name": "judged Judged@10", "passed": True, "reason": "ok"},
+        {"name": "latency p95", "passed": False, "reason": "p95 80 ms > 50 ms"}]}
+    assert gate_message(decision) == ("release gate FAIL: hybrid vs bm25: safety hybrid: 3 "
+                                      "violation(s) > max 0; latency p95: p95 80 ms > 50 ms")
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (["--interval", "5"], {}, "releval serve needs a Prefect server"),
+    (["--interval", "5", "--cron", "0 3 * * 1"], {"PREFECT_API_URL": "http://127.0.0.1:9/api"},
+     "exactly one of --cron or --interval"),
+    ([], {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, "exactly one of --cron or --interval"),
+])
+def test_serve_refuses_in_one_line(tmp_path, args, env, message):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    done = subprocess.run([sys.executable, "-m", "flows.schedule", "--params",
+                           str(ROOT / "params.yaml"), *args], cwd=ROOT,
+                          env={**clean, "PREFECT_HOME": str(tmp_path), **env},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
