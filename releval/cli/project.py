@@ -150,10 +150,9 @@ def history(
                   highlight=False)
         return
     out = Console()
-    out = out if out.is_terminal else Console(width=max(out.width, 140))
-    out.print(history_view.table(rows, ledger))
-    for line in history_view.over_time_lines(rows[-1]):
-        out.print(line, highlight=False)
+    out = out if out.is_terminal else Console(width=max(out.width, 160))
+    for part in history_view.tables(rows, ledger):
+        out.print(part, highlight=False)
 
 
 def serve(

@@ -184,7 +184,10 @@ def test_releval_history_shows_both_runs_and_the_decomposition(served):
                           cwd=served["root"], env={**served["env"], "COLUMNS": "200"},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    text = done.stdout
+    text = " ".join(done.stdout.split())
     assert "path=windows/w1" in text and "path=windows/w2" in text
-    assert "bm25 RR@10: traffic-weighted 0.3200 → 0.6800 (Δ +0.3600 = rate +0.0000 + mix " \
-           "+0.3600); equal-slice 0.5000 → 0.5000; COMPOSITION" in text
+    assert "UNCONTROLLED" in text and "slices by kind" in text
+    row = next(line for line in done.stdout.splitlines() if "│ bm25" in line and "RR@10" in line)
+    assert "0.3200 → 0.6800" in row and "0.5000 → 0.5000" in row  # wrapped cells: first line
+    assert "Δ +0.3600 = rate +0.0000 + mix" in text and "COMPOSITION: the query mix" in text
+    assert "drift: live +0.3600 while the pinned fixture stayed (+0.0000)" in text
