@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import bm25s
 import numpy as np
 import pandas as pd
 import Stemmer
@@ -34,6 +33,9 @@ from releval.retrieval.base import (
     top_k,
 )
 from releval.section import Section
+
+if TYPE_CHECKING:  # imported where used: numba's JIT costs every stage's start
+    import bm25s
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +86,15 @@ class BM25Retriever:
         self._bm25: bm25s.BM25 | None = None
 
     def _tokenize(self, texts: list[str], return_ids: bool):
+        import bm25s
+
         return bm25s.tokenize(texts, lower=self.lowercase, stopwords=self.stopwords,
                               stemmer=self._stemmer, return_ids=return_ids, show_progress=False)
 
     def index(self, documents: pd.DataFrame) -> None:
         """Index ``documents`` (doc_id unique, else InputError); replaces any earlier index."""
+        import bm25s
+
         if documents.empty:
             raise InputError("no documents to index", documents.attrs.get("source", "documents"))
         S.require_unique(documents, S.DOC_ID, "documents")

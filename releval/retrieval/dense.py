@@ -34,9 +34,8 @@ import functools
 import logging
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import faiss
 import numpy as np
 import pandas as pd
 from pydantic import Field
@@ -53,6 +52,9 @@ from releval.retrieval.base import (
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from releval.section import Section
 
+if TYPE_CHECKING:  # imported where used: every stage imports this module
+    import faiss
+
 log = logging.getLogger(__name__)
 
 MAX_CELLS = 1 << 25  # score-matrix cells per batch (float32: 128 MiB)
@@ -60,10 +62,14 @@ ANN_FACTOR = 4  # first ANN request: this many × depth neighbours
 
 
 def _flat(dim: int, m: int, ef_construction: int) -> faiss.Index:
+    import faiss
+
     return faiss.IndexFlatIP(dim)
 
 
 def _hnsw(dim: int, m: int, ef_construction: int) -> faiss.Index:
+    import faiss
+
     index = faiss.IndexHNSWFlat(dim, m, faiss.METRIC_INNER_PRODUCT)
     index.hnsw.efConstruction = ef_construction
     return index
@@ -75,6 +81,8 @@ INDEXES = {"exact": _flat, "hnsw": _hnsw}
 def _stored(index: faiss.Index) -> np.ndarray:
     """Zero-copy (ntotal, d) float32 view of the vectors a flat or HNSW-flat index holds;
     valid while ``index`` lives."""
+    import faiss
+
     flat = faiss.downcast_index(index.storage) if isinstance(index, faiss.IndexHNSW) else index
     return faiss.rev_swig_ptr(flat.get_xb(), index.ntotal * index.d).reshape(index.ntotal,
                                                                             index.d)
@@ -204,6 +212,8 @@ class DenseRetriever:
 
     def _ann(self, q: np.ndarray, mask: np.ndarray, depth: int):
         """HNSW windows of ``q`` under ``mask``, refilled as the module docstring says."""
+        import faiss
+
         n_docs = self._index.ntotal
         want = np.minimum(mask.sum(axis=1), depth)
         pending, k = np.arange(len(q)), min(ANN_FACTOR * depth, n_docs)

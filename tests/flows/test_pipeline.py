@@ -63,9 +63,12 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert record.pop("receipt") == json.loads(
         (root / "reports/receipt.json").read_text())["sha256"][:12]
     assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates",
-                                         "selftest", "pool", "judgments", "fuse", "evaluate",
-                                         "compare", "slices", "safety", "failures", "gate",
-                                         "report")}
+                                         "selftest", "pool", "judgments", "fuse", "fixture",
+                                         "evaluate", "compare", "slices", "safety",
+                                         "failures", "gate", "report")}
+    fixture = json.loads((root / "data/fixture/fixture.json").read_text())
+    assert set(fixture["systems"]) == {"bm25", "dense", "hybrid"}  # examples/fixture
+    assert "replays a run file" in fixture["not_applicable"]["prod_v2"]
     checked = json.loads((root / "data/selftest/selftest.json").read_text())
     assert checked["ok"] and checked["reached"] > 0 and checked["failed"] == 0
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
