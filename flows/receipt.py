@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from releval.decision.compare import canonical
 from releval.decision.no_answer import evaluated_queries
 from releval.params import load_params, read_raw
 from releval.project import history, receipt
@@ -31,7 +32,7 @@ def _results(p, queries: pd.Series) -> dict[str, dict[str, str]]:
 
 
 def _headline(p, metrics: dict, decision: dict) -> dict:
-    first = p.compare.measures[0]
+    first = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)[0][0]
     return {"measure": first,
             "systems": {s: m.get(first) for s, m in metrics.items()},
             "baseline": p.compare.baseline, "candidate": p.compare.candidate,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from releval.decision.compare import canonical
 from releval.params import Params
 from releval.project.fixture import NONE, evaluate_fixture, read
 from releval.project.inputs import pinned
@@ -51,7 +52,7 @@ def main() -> None:
     if folder is None:
         print("fixture: none (fixture.path is null)")
         return
-    first = p.compare.measures[0]
+    first = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)[0][0]
     figures = ", ".join(f"{s} {m[first]['mean']:.4f}" for s, m in summary["systems"].items()
                         if m.get(first, {}).get("mean") is not None)
     print(f"fixture: {summary['queries']} topics, {summary['documents']} documents; "

@@ -1,10 +1,17 @@
 """A copy of releval's code and DAG in a fresh folder, for the tests that run the pipeline's
 stages in a project of their own."""
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
+CACM = ROOT.parent / "shared" / "data" / "cacm"
+GIT = ["git", "-c", "user.email=ci@releval", "-c", "user.name=releval"]
 CODE = ("releval", "stages", "flows", "examples")  # examples: params name examples/fixture
 # a test project's self-test: every relation, but fewer trials, and the differential against
 # the oracle that needs no compile step (tests/selftest compares every oracle)
@@ -19,3 +26,33 @@ def copy_code(dest: Path) -> Path:
     for item in ("dvc.yaml", ".gitignore"):
         shutil.copy(ROOT / item, dest)
     return dest
+
+
+def tiny_beir(folder: Path, n_queries: int = 30, extra_docs: int = 150) -> Path:
+    """CACM's first queries, their judged documents and some others, in BEIR layout."""
+    lines = (CACM / "qrels" / "test.tsv").read_text().splitlines()
+    qrels = [line for line in lines[1:] if int(line.split("\t")[0]) <= n_queries]
+    judged = {line.split("\t")[1] for line in qrels}
+    docs = [d for i, d in enumerate((CACM / "corpus.jsonl").read_text().splitlines())
+            if json.loads(d)["_id"] in judged or i < extra_docs]
+    queries = [q for q in (CACM / "queries.jsonl").read_text().splitlines()
+               if int(json.loads(q)["_id"]) <= n_queries]
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("\n".join(docs) + "\n")
+    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("\n".join([lines[0], *qrels]) + "\n")
+    return folder
+
+
+def git_project(base: Path, params: dict) -> Path:
+    """releval's code with ``params`` in a fresh git + DVC repository with the project's
+    default local remote, committed."""
+    copy_code(base)
+    (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    subprocess.run(["git", "init", "-q"], cwd=base, check=True)
+    subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], cwd=base, check=True)
+    shutil.copy(ROOT / ".dvc" / "config", base / ".dvc" / "config")
+    shutil.copy(ROOT / ".dvcignore", base / ".dvcignore")
+    subprocess.run(["git", "add", "-A"], cwd=base, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "project"], cwd=base, check=True)
+    return base

@@ -5,6 +5,7 @@ by running every stage with recorded params: tests/flows/test_pipeline.py.)"""
 import shlex
 
 import pytest
+import yaml
 from dvc.repo import Repo
 
 from tests.dag import ROOT, code_files, covered
@@ -62,3 +63,15 @@ def test_every_path_a_command_reads_is_a_dependency(stages):
         if missing:
             unlisted[name] = missing
     assert unlisted == {}
+
+
+def test_every_input_slot_is_an_output_of_stage_inputs():
+    """Each slot ``releval.project.inputs`` pins is tracked by DVC (cached, pushed, restored
+    by ``releval reproduce --pinned``), and the params key naming it is a dependency."""
+    from releval.project.inputs import FIXED, INPUT_DIR, RUNS
+
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["inputs"]
+    outs = {next(iter(o)) if isinstance(o, dict) else o for o in stage["outs"]}
+    slots = {str(INPUT_DIR / slot) for slot, _ in FIXED.values()} | {str(INPUT_DIR / RUNS)}
+    assert slots <= outs, slots - outs
+    assert set(FIXED) <= set(stage["params"]), set(FIXED) - set(stage["params"])

@@ -73,11 +73,10 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
 def _child(cmd: list[str]) -> int:
     """Run a project process: one at a time per project, stale DVC locks cleared first, and
     a SIGTERM/SIGINT stops it whole (releval.project.runner)."""
-    from releval.project.runner import Stopped, clear_stale_dvc_locks, one_run, run_child
+    from releval.project.runner import Stopped, exclusive, run_child
 
     try:
-        with one_run():
-            cleared = clear_stale_dvc_locks()
+        with exclusive() as cleared:
             if cleared:
                 err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
                           highlight=False)
@@ -171,10 +170,17 @@ def serve(
     each run takes its window's inputs, writes its receipt, is compared with the baseline
     and with the previous run, and ends Failed when the gate fails. Needs a Prefect server
     (PREFECT_API_URL)."""
+    from releval.project.params_file import adopt
     from releval.project.runner import Stopped, run_child
 
-    _project_root()
-    cmd = [sys.executable, "-m", "flows.schedule", "--params", str(params),
+    root = _project_root()
+    try:
+        params, adopted = adopt(params, root)  # the file DVC's stages read
+    except InputError as exc:
+        fail(str(exc))
+    if adopted:
+        err.print(adopted, highlight=False)
+    cmd = [sys.executable, "-m", "flows.schedule", "--params", params.name,
            *(["--cron", cron] if cron else []),
            *(["--interval", str(interval)] if interval else []),
            *[arg for w in window or [] for arg in ("--window", w)],

@@ -4,15 +4,13 @@ A run keeps its **figures** (``figures``): per system (baseline and candidate) a
 the macro mean over its evaluated queries with a percentile-bootstrap CI (evaluation-sample
 uncertainty), and its per-slice table over ``compare.strata`` (n, n_undefined, traffic
 weight W_i, traffic-weighted mean m_i: ``aggregation.slice_rows``). Two runs' figures give,
-per system and measure (``over_time``), the traffic-weighted aggregates A = Σ_i s_i m_i
+per system and measure (``compare_figures``), the traffic-weighted aggregates A = Σ_i s_i m_i
 before and after, the equal-slice aggregates (1/k) Σ_i m_i, the exact decomposition
 Δ = rate + mix (``aggregation.compare_slices``) and the composition flag ``mix_shift`` (the
 aggregate moved while no slice moved that way). Both runs must slice by the same dimension.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -25,20 +23,20 @@ from releval.decision.aggregation import (
     slice_table,
 )
 from releval.decision.breakdown import STRATUM
-from releval.decision.stats import bootstrap_ci
+from releval.decision.stats import mean_ci
 
 NOTE = "this run against an earlier one: different query samples, uncontrolled by construction"
 
 
 def _figure(values: pd.DataFrame, resamples: int, alpha: float, seed: int) -> dict:
-    defined = values[S.VALUE].dropna().to_numpy(dtype="float64")
-    low, high = (bootstrap_ci(defined, resamples=resamples, alpha=alpha, seed=seed)
-                 if defined.size else (math.nan, math.nan))
-    return {"mean": float(defined.mean()) if defined.size else None,
-            "ci_low": None if math.isnan(low) else low,
-            "ci_high": None if math.isnan(high) else high,
-            "n": int(defined.size), "n_undefined": int(values[S.VALUE].isna().sum()),
-            "slices": slice_rows(slice_table(values, slice_col=STRATUM))}
+    return mean_ci(values[S.VALUE].to_numpy(), resamples=resamples, alpha=alpha, seed=seed) | {
+        "slices": slice_rows(slice_table(values, slice_col=STRATUM))}
+
+
+def figure_of(block: dict | None, system: str | None, measure: str) -> dict:
+    """One figure of a run's kept ``figures`` (or of the fixture's, same shape); {} where the
+    block has none for ``system`` and ``measure``."""
+    return ((block or {}).get("systems") or {}).get(system, {}).get(measure) or {}
 
 
 def figures(diff: pd.DataFrame, baseline: str, candidate: str, dimension: str, *,
@@ -54,12 +52,15 @@ def figures(diff: pd.DataFrame, baseline: str, candidate: str, dimension: str, *
     return {"dimension": dimension, "alpha": alpha, "systems": systems}
 
 
-def over_time(before: dict | None, after: dict) -> dict:
+def compare_figures(before: dict | None, after: dict | None) -> dict:
     """``after``'s figures against ``before``'s: per system and measure in both, the
-    decomposition dict (before, after, delta, rate, mix, equal-slice before/after,
-    mix_shift, slices); ``comparable`` False with ``why`` when they cannot be set side by
-    side. Always ``controlled: False``."""
+    decomposition dict (before, after, delta, rate, mix: of the traffic-weighted aggregate;
+    equal-slice before/after, mix_shift, slices; macro_before/after: the plain means);
+    ``comparable`` False with ``why`` when they cannot be set side by side. Always
+    ``controlled: False``."""
     out = {"controlled": False, "note": NOTE, "comparable": False, "systems": {}}
+    if not after:
+        return out | {"why": "this run kept no per-slice figures"}
     if not before:
         return out | {"why": "the earlier run kept no per-slice figures"}
     if before.get("dimension") != after.get("dimension"):
@@ -73,7 +74,7 @@ def over_time(before: dict | None, after: dict) -> dict:
                 continue
             parts = compare_slices(from_rows(then["slices"]), from_rows(now["slices"]))
             systems.setdefault(system, {})[measure] = parts.to_dict() | {
-                "mean_before": then["mean"], "mean_after": now["mean"]}
+                "macro_before": then["mean"], "macro_after": now["mean"]}
     if not systems:
         return out | {"why": "no system and measure has figures in both runs"}
     return out | {"comparable": True, "dimension": after["dimension"], "systems": systems}

@@ -173,6 +173,20 @@ def bootstrap_ci(
     return _interval(_units(d, clusters), resamples, alpha, boot_rng)
 
 
+def mean_ci(values: np.ndarray, *, resamples: int, alpha: float, seed: int) -> dict:
+    """A figure of one system and measure: the mean over the defined (non-NaN) values, its
+    percentile-bootstrap CI (``bootstrap_ci``), n and n_undefined; mean and CI None when no
+    value is defined."""
+    values = np.asarray(values, dtype="float64")
+    defined = values[~np.isnan(values)]
+    if not defined.size:
+        return {"mean": None, "ci_low": None, "ci_high": None, "n": 0,
+                "n_undefined": int(values.size)}
+    low, high = bootstrap_ci(defined, resamples=resamples, alpha=alpha, seed=seed)
+    return {"mean": float(defined.mean()), "ci_low": low, "ci_high": high,
+            "n": int(defined.size), "n_undefined": int(values.size - defined.size)}
+
+
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm–Bonferroni: with the m non-NaN p sorted ascending p_(1) ≤ … ≤ p_(m),
     p̃_(i) = min(1, max_{k≤i} (m − k + 1) · p_(k)); NaN stays NaN in its place."""

@@ -14,14 +14,12 @@ from an interaction log cannot search the fixture: it is listed with why.
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.adapters import RealData, read_beir, read_tables
 from releval.data.visibility import judgments_of
-from releval.decision.stats import bootstrap_ci
+from releval.decision.stats import mean_ci
 from releval.metrics import evaluate
 from releval.params import Params
 from releval.retrieval.fusion import fuse
@@ -68,15 +66,6 @@ def runs(p: Params, data: RealData, fusions: dict[str, dict]) -> tuple[dict, dic
     return found, skipped
 
 
-def _interval(values: pd.Series, p: Params) -> tuple[float | None, float | None]:
-    defined = values.dropna().to_numpy(dtype="float64")
-    if not defined.size:
-        return None, None
-    low, high = bootstrap_ci(defined, resamples=p.compare.resamples, alpha=p.compare.alpha,
-                             seed=p.base.seed)
-    return (None if math.isnan(low) else low), (None if math.isnan(high) else high)
-
-
 def evaluate_fixture(p: Params, data: RealData, fusions: dict[str, dict]
                      ) -> tuple[pd.DataFrame, dict]:
     """(per-query values: system, query_id, measure, value; the summary: queries, documents,
@@ -91,14 +80,10 @@ def evaluate_fixture(p: Params, data: RealData, fusions: dict[str, dict]
                           max_grade=p.prepare.max_grade, queries=topics)
         per_query = result.per_query.assign(**{S.SYSTEM: name})
         frames.append(per_query[[S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]])
-        systems[name] = {}
-        for measure, rows in per_query.groupby(S.MEASURE, sort=False):
-            low, high = _interval(rows[S.VALUE], p)
-            mean = rows[S.VALUE].mean()
-            systems[name][str(measure)] = {
-                "mean": None if math.isnan(mean) else float(mean), "ci_low": low,
-                "ci_high": high, "n": int(rows[S.VALUE].notna().sum()),
-                "n_undefined": int(rows[S.VALUE].isna().sum())}
+        systems[name] = {str(measure): mean_ci(rows[S.VALUE].to_numpy(),
+                                               resamples=p.compare.resamples,
+                                               alpha=p.compare.alpha, seed=p.base.seed)
+                         for measure, rows in per_query.groupby(S.MEASURE, sort=False)}
     summary = {"queries": int(len(topics)), "documents": int(len(data.documents)),
                "judgments": int(visible.sum()), "systems": systems, "not_applicable": skipped}
     return pd.concat([NONE, *frames], ignore_index=True), summary

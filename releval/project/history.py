@@ -3,11 +3,13 @@
 Each run's receipt keeps its figures (live window: ``receipt.figures``; pinned fixture:
 ``receipt.fixture``). When a run's receipt is written, ``over_time`` sets it against the
 run before it in the ledger: the uncontrolled decomposition per system and measure
-(``releval.decision.over_time``) and, per system and measure, the attribution of the
+(``releval.decision.over_time.compare_figures``) and, per system and measure, the
+attribution of the
 change of the mean between the two instruments, with e = ``compare.min_effect``:
 
 - ``system``: the pinned fixture's mean moved by at least e: the system changed (code,
-  model, params), whatever the live window did;
+  model, params; for a fused system also its fusion, tuned on each run's live window),
+  whatever the live window did;
 - ``drift``: only the live window's mean moved by at least e: a change of the traffic or
   the corpus, to investigate before blaming the system;
 - ``stable``: neither moved by e; ``unattributed``: the live mean moved and there is no
@@ -23,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from releval.decision.compare import canonical
-from releval.decision.over_time import over_time as decompose
+from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
 from releval.params import parse_params
 from releval.project.receipt import read
@@ -31,6 +33,7 @@ from releval.project.receipt import read
 FIXTURE_INPUT = "data/input/fixture"
 SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"
 NOT_APPLICABLE = "n/a"
+TOL = 1e-12
 
 
 def kept(folder: Path) -> list[tuple[Path, dict | None]]:
@@ -62,18 +65,22 @@ def _effects(doc: dict) -> dict[str, float]:
 
 
 def _mean(block: dict | None, system: str, measure: str) -> float | None:
-    figure = ((block or {}).get("systems") or {}).get(system, {}).get(measure) or {}
-    return figure.get("mean")
+    return figure_of(block, system, measure).get("mean")
+
+
+def _moved(delta: float, effect: float) -> bool:
+    """|Δ| ≥ e, and beyond rounding: with e = 0 an unchanged figure did not move."""
+    return abs(delta) >= effect and abs(delta) > TOL
 
 
 def _attribute(live: float | None, fixture: float | None, effect: float,
                fixture_why: str | None) -> tuple[str, str]:
-    if fixture is not None and abs(fixture) >= effect:
+    if fixture is not None and _moved(fixture, effect):
         return SYSTEM, f"the pinned fixture moved {fixture:+.4f} (|Δ| ≥ {effect:g}): the " \
                        "system changed"
     if live is None:
         return NOT_APPLICABLE, "the runs do not both have a live mean"
-    if abs(live) < effect:
+    if not _moved(live, effect):
         return STABLE, f"live {live:+.4f}" + (f", fixture {fixture:+.4f}" if fixture is not None
                                               else "") + f": both within ±{effect:g}"
     if fixture is None:
@@ -94,13 +101,13 @@ def _fixture_why(before: dict, after: dict) -> str | None:
 
 def over_time(before: dict | None, after: dict) -> dict:
     """``after``'s receipt against ``before``'s (None: the first run): the decomposition
-    block (``releval.decision.over_time.over_time``) with ``previous`` (its sha256[:12]
+    block (``releval.decision.over_time.compare_figures``) with ``previous`` (its sha256[:12]
     and finish time) and ``attribution``: system -> measure -> {live, fixture, verdict,
     why}."""
     if before is None:
         return {"controlled": False, "comparable": False, "previous": None,
                 "why": "the first run in the ledger: nothing earlier to compare with"}
-    block = decompose(before["receipt"].get("figures"), after["receipt"].get("figures") or {})
+    block = compare_figures(before["receipt"].get("figures"), after["receipt"].get("figures"))
     block["previous"] = {"sha256": before["sha256"][:12],
                          "finished_at": before.get("run", {}).get("finished_at")}
     why = _fixture_why(before, after)

@@ -260,7 +260,7 @@ def differences(old: dict, new: dict, limit: int = 10) -> list[str]:
         if a["inputs"].get(path) != b["inputs"].get(path):
             lines.append(f"input {path}: {a['inputs'].get(path)} → {b['inputs'].get(path)}")
     for key in ("code", "params", "seeds", "tie_policy", "packages", "routes",
-                "metric_definitions_sha256", "selftest", "work"):
+                "metric_definitions_sha256", "selftest", "work", "figures", "fixture"):
         if a.get(key) != b.get(key):
             lines.append(f"{key}: {_brief(a.get(key), b.get(key))}")
     moved = [(s, m, v, b["metrics"].get(s, {}).get(m))

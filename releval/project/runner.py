@@ -89,6 +89,14 @@ def one_run(root: Path = Path(".")) -> Iterator[None]:
             handle.truncate(0)
 
 
+@contextlib.contextmanager
+def exclusive(root: Path = Path(".")) -> Iterator[list[str]]:
+    """The run lock held (``one_run``) and DVC's stale locks cleared
+    (``clear_stale_dvc_locks``): yields what was cleared."""
+    with one_run(root):
+        yield clear_stale_dvc_locks(root)
+
+
 class Stopped(Exception):
     """The run was stopped by a signal (``signum``)."""
 

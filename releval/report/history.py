@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from releval.decision.over_time import figure_of
 from releval.report.formats import interval, markdown_table, number
 
 ONE_RUN = "One run kept so far: history starts with the next run."
@@ -60,7 +61,7 @@ def figure(row: dict, instrument: str, system: str | None, measure: str) -> dict
     has none): the live window's (a run without figures: its headline value, no CI) or the
     pinned fixture's."""
     block = row.get("figures") if instrument == LIVE else row.get("fixture")
-    found = ((block or {}).get("systems") or {}).get(system, {}).get(measure) or {}
+    found = figure_of(block, system, measure)
     if found.get("mean") is not None:
         return found
     if instrument == LIVE and not row.get("figures") and measure == row.get("measure") and \
@@ -84,10 +85,9 @@ def finished(row: dict) -> str:
 
 
 def window(row: dict) -> str:
-    """A scheduled run's window (params key: value, the key's last part), else —."""
+    """A scheduled run's window (params key=value), else —."""
     schedule = row.get("schedule") or {}
-    shown = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in (schedule.get("window") or
-                                                                 {}).items())
+    shown = ", ".join(f"{k}={v}" for k, v in (schedule.get("window") or {}).items())
     return shown or ("scheduled" if schedule else "—")
 
 

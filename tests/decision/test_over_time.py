@@ -16,7 +16,7 @@ from releval.decision.aggregation import (
     slice_rows,
     slice_table,
 )
-from releval.decision.over_time import figures, over_time
+from releval.decision.over_time import compare_figures, figures
 
 EXACT = {"abs": 1e-12}
 
@@ -50,7 +50,7 @@ def test_figures_keep_mean_ci_and_per_slice_table():
 def test_the_composition_example_between_two_runs():
     before = kept(diff_rows(error_code=[1] * 4 + [0], paraphrase=[1] * 4 + [0] * 16))
     after = kept(diff_rows(error_code=[1] * 16 + [0] * 4, paraphrase=[1] + [0] * 4))
-    moved = over_time(before, after)
+    moved = compare_figures(before, after)
     assert moved["controlled"] is False and moved["comparable"] is True
     assert "uncontrolled" in moved["note"]
     d = moved["systems"]["bm25"]["RR@10"]
@@ -59,7 +59,7 @@ def test_the_composition_example_between_two_runs():
     assert d["rate"] + d["mix"] == pytest.approx(d["delta"], **EXACT)
     assert d["equal_slice_before"] == d["equal_slice_after"] == pytest.approx(0.5, **EXACT)
     assert d["mix_shift"] is True
-    assert (d["mean_before"], d["mean_after"]) == pytest.approx((0.32, 0.68))
+    assert (d["macro_before"], d["macro_after"]) == pytest.approx((0.32, 0.68))
 
 
 rows = st.lists(st.tuples(st.sampled_from("abc"), st.floats(0, 1), st.floats(0.01, 50)),
@@ -84,8 +84,9 @@ def test_kept_tables_decompose_as_the_raw_values_do(rows_b, rows_a):
 
 def test_runs_that_cannot_be_set_side_by_side_say_why():
     after = kept(diff_rows(a=[1, 0]))
-    assert over_time(None, after)["why"] == "the earlier run kept no per-slice figures"
+    assert compare_figures(None, after)["why"] == "the earlier run kept no per-slice figures"
+    assert compare_figures(after, None)["why"] == "this run kept no per-slice figures"
     other = after | {"dimension": "tenant"}
-    moved = over_time(other, after)
+    moved = compare_figures(other, after)
     assert moved["comparable"] is False and "compare.strata changed" in moved["why"]
     assert moved["controlled"] is False

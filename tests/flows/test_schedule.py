@@ -1,6 +1,8 @@
-"""Scheduled evaluations end to end: a real Prefect server on a loopback port, `releval serve
---interval 5` in a project whose window of inputs changes between runs, two flow runs, the
-ledger, the over-time comparison and the Failed state of a run whose gate fails."""
+"""Scheduled evaluations end to end, and reproducing them: a real Prefect server on a loopback
+port, `releval serve --interval 5` in a git project whose window of inputs (a folder outside
+it) is replaced in place between two runs; the ledger, the over-time comparison, the Failed
+state of a run whose gate fails; then `reproduce` of the last run from the DVC cache
+(identical) and of the first, whose input has changed since (named, with what moved)."""
 
 import json
 import os
@@ -15,12 +17,12 @@ import httpx
 import pytest
 import yaml
 
-from tests.flows.test_reproduce import tiny_beir
+from flows.reproduce import reproduce
 from tests.flows.windows import window
-from tests.projects import SELFTEST, copy_code
+from tests.projects import SELFTEST, git_project, tiny_beir
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER_S, RUN_S = 90, 400  # bounds: the server's start, and the two runs together
+SERVER_S, RUN_S = 90, 600  # bounds: the server's start, and the two runs together
 FLOW = "releval-scheduled"
 
 
@@ -43,9 +45,9 @@ def _until(check, seconds: float, what: str, proc: subprocess.Popen | None = Non
 
 
 def project(base: Path) -> Path:
-    """releval's code with params for the windows (tables), two lexical routes (no model),
-    the CACM slice as the pinned fixture and a gate of the safety rule alone."""
-    copy_code(base)
+    """releval's code in a git project with params for the weekly window (tables, outside
+    the project), two lexical routes (no model), a CACM slice as the pinned fixture and a
+    gate of the safety rule alone."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare"] |= {"source": "tables", "path": None}
     params["candidates"] = {"depth": 20, "systems": {
@@ -59,15 +61,12 @@ def project(base: Path) -> Path:
     params["gate"]["rules"] = [{"rule": "safety", "max_violations": 0}]
     params["failures"]["deep_k"] = 50
     params["selftest"] |= SELFTEST
-    params["fixture"] = {"path": "fixture", "source": "beir"}
-    params["schedule"] |= {"name": "weekly", "window": {"prepare.path": "windows/*"}}
-    (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    tiny_beir(base / "fixture", n_queries=10, extra_docs=40)
-    window(base / "windows", "w1")
-    subprocess.run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=base,
-                   check=True)
-    (base / ".dvcignore").write_text((ROOT / ".dvcignore").read_text())
-    return base
+    params["fixture"] = {"path": str(tiny_beir(base / "fixture", n_queries=10,
+                                               extra_docs=40)), "source": "beir"}
+    params["schedule"] |= {"name": "weekly",
+                           "window": {"prepare.path": str(base / "windows" / "*")}}
+    window(base / "windows" / "current", "w1")
+    return git_project(base / "project", params)
 
 
 def _runs(api: str) -> list[dict]:
@@ -81,7 +80,7 @@ def _runs(api: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("schedule")
-    root = project(base / "project")
+    root = project(base)
     port = _port()
     api = f"http://127.0.0.1:{port}/api"
     env = {**os.environ, "PREFECT_HOME": str(base / "prefect"), "PREFECT_API_URL": api,
@@ -100,17 +99,18 @@ def served(tmp_path_factory):
                                   "5"], cwd=root, env={**env, "PYTHONPATH": str(root)},
                                  stdout=serve_log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + RUN_S
-        # the first run pins window w1; then the next week's window arrives, with a document
-        # the legal team asked never to return
+        # the first run pins week 1; then the retraining job replaces the window in place
+        # with week 2, which has a document the legal team asked never to return
         _until(lambda: (root / "data/input/prepare/pinned.json").exists(), RUN_S,
                "the first run's pinned inputs", serve)
-        window(root / "windows", "w2", must_not_return=True)
+        window(base / "windows" / "current", "w2", must_not_return=True)
         runs = _until(lambda: _finished(api, 2), deadline - time.monotonic(),
                       "two finished scheduled runs", serve)
         serve.send_signal(signal.SIGTERM)  # a third run, if one started, stops unfinished
         serve.wait(timeout=60)
-        yield {"root": root, "runs": runs, "api": api, "env": env,
-               "serve_log": base / "serve.log"}
+        kept = sorted((root / "reports/runs").glob("*.json"))[:2]
+        yield {"root": root, "base": base, "runs": runs, "api": api, "env": env,
+               "kept": kept}
     finally:
         if serve is not None and serve.poll() is None:
             serve.send_signal(signal.SIGTERM)
@@ -135,19 +135,19 @@ def _finished(api: str, n: int) -> list[dict] | None:
     return done[:n] if len(done) >= n else None
 
 
-def _receipts(root: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((root / "reports/runs").glob("*.json"))]
+def _receipts(served) -> list[dict]:
+    return [json.loads(p.read_text()) for p in served["kept"]]
 
 
 def test_two_scheduled_runs_each_pin_their_window_and_write_a_receipt(served):
     first, second = served["runs"]
     assert first["state"]["type"] == "COMPLETED", first["state"]
-    kept = _receipts(served["root"])[:2]
-    assert [r["run"]["schedule"]["window"] for r in kept] == [
-        {"prepare.path": "windows/w1"}, {"prepare.path": "windows/w2"}]
+    kept = _receipts(served)
+    current = str(served["base"] / "windows" / "current")  # the glob's one match
+    assert [r["run"]["schedule"]["window"] for r in kept] == [{"prepare.path": current}] * 2
     assert {r["run"]["schedule"]["flow_run_id"] for r in kept} == {first["id"], second["id"]}
     digests = [r["receipt"]["inputs"]["data/input/prepare"] for r in kept]
-    assert digests[0] != digests[1]
+    assert digests[0] != digests[1]  # the same path, replaced in place: DVC saw the content
     assert kept[0]["receipt"]["inputs"]["data/input/fixture"] == \
         kept[1]["receipt"]["inputs"]["data/input/fixture"]  # the pinned fixture stays
 
@@ -161,7 +161,7 @@ def test_a_run_whose_gate_fails_ends_in_prefects_failed_state_naming_the_rule(se
 
 
 def test_the_second_run_is_set_against_the_first_uncontrolled_with_the_composition(served):
-    first, second = _receipts(served["root"])[:2]
+    first, second = _receipts(served)
     moved = second["run"]["over_time"]
     assert moved["controlled"] is False and "uncontrolled" in moved["note"]
     assert moved["previous"]["sha256"] == first["sha256"][:12]
@@ -181,13 +181,41 @@ def test_the_second_run_is_set_against_the_first_uncontrolled_with_the_compositi
 
 def test_releval_history_shows_both_runs_and_the_decomposition(served):
     done = subprocess.run([sys.executable, "-m", "releval.cli", "history"],
-                          cwd=served["root"], env={**served["env"], "COLUMNS": "200"},
+                          cwd=served["root"], env={**served["env"], "COLUMNS": "400"},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    assert "path=windows/w1" in text and "path=windows/w2" in text
+    assert text.count("prepare.path=") >= 2
     assert "UNCONTROLLED" in text and "slices by kind" in text
     row = next(line for line in done.stdout.splitlines() if "│ bm25" in line and "RR@10" in line)
-    assert "0.3200 → 0.6800" in row and "0.5000 → 0.5000" in row  # wrapped cells: first line
+    assert "0.3200 → 0.6800" in row and "0.5000 → 0.5000" in row
     assert "Δ +0.3600 = rate +0.0000 + mix" in text and "COMPOSITION: the query mix" in text
     assert "drift: live +0.3600 while the pinned fixture stayed (+0.0000)" in text
+
+
+@pytest.fixture(scope="module")
+def prefect_api(served):
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PREFECT_API_URL", served["api"])  # reproduce's flows use the server too
+        yield
+
+
+def test_the_last_scheduled_run_reproduces_from_the_dvc_cache_byte_for_byte(served,
+                                                                          prefect_api):
+    root = served["root"]
+    out = reproduce(served["kept"][1], root, pinned_only=True, progress=lambda _: None)
+    assert out.identical, out.differences
+    assert any("restored from the DVC cache" in note for note in out.notes)
+    assert out.digests > 100 and out.metrics >= 12
+    new = json.loads((root / "reports/reproduced.json").read_text())
+    assert new["sha256"] == json.loads(served["kept"][1].read_text())["sha256"]
+
+
+def test_reproducing_the_first_run_names_the_input_changed_in_place_and_what_moved(
+        served, prefect_api):
+    first = json.loads(served["kept"][0].read_text())
+    out = reproduce(served["kept"][0], served["root"], progress=lambda _: None)
+    assert not out.identical
+    assert out.differences[0].startswith("input data/input/prepare: ")
+    before = first["receipt"]["metrics"]["bm25"]["RR@10"]
+    assert f"metric bm25 RR@10: {before:.6g} → 0.68" in out.differences

@@ -8,9 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from prefect.testing.utilities import prefect_test_harness
 
-from flows.schedule import gate_message, window_values
+from flows.schedule import gate_message, scheduled, window_values, write_window
 from releval.errors import InputError
+from releval.params import load_params
+from releval.project.runner import one_run
 
 ROOT = Path(__file__).resolve().parents[2]
 MONDAY = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
@@ -59,3 +62,23 @@ def test_serve_refuses_in_one_line(tmp_path, args, env, message):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_window_values_are_written_as_strings_and_the_comments_stay(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text((ROOT / "params.yaml").read_text())
+    write_window(str(params), {"prepare.start": "2026-11-30", "prepare.path": "weeks/#1: a"})
+    p = load_params(params)
+    assert p.prepare.start == "2026-11-30" and p.prepare.path == "weeks/#1: a"
+    assert "# Every knob of the pipeline" in params.read_text()
+
+
+def test_a_scheduled_run_refused_by_a_manual_run_writes_nothing(tmp_path, monkeypatch):
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    before = (tmp_path / "params.yaml").read_text()
+    monkeypatch.chdir(tmp_path)
+    with prefect_test_harness(), one_run(tmp_path):
+        state = scheduled("params.yaml", {"prepare.path": "weeks/2026-W49"},
+                          return_state=True)
+    assert state.is_failed() and "another releval run is using this project" in state.message
+    assert (tmp_path / "params.yaml").read_text() == before

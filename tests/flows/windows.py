@@ -34,9 +34,9 @@ def _filler(i: int, n: int = 8) -> str:
 
 
 def window(folder: Path, name: str, *, must_not_return: bool = False) -> Path:
-    """Window ``name`` of ``COMPOSITION`` as contract tables under ``folder``; with
-    ``must_not_return`` the first hit's document is listed as never to be returned for it
-    (a safety violation for every route that finds it)."""
+    """Window ``name`` of ``COMPOSITION`` as contract tables in ``folder`` (created, or its
+    tables replaced in place); with ``must_not_return`` the first hit's document is listed
+    as never to be returned for it (a safety violation for every route that finds it)."""
     codes, code_hits, phrases, phrase_hits = COMPOSITION[name]
     start = pd.Timestamp("2026-01-05", tz="UTC") + pd.Timedelta(weeks=int(name[1:]))
     docs, queries, qrels = [], [], []
@@ -57,8 +57,8 @@ def window(folder: Path, name: str, *, must_not_return: bool = False) -> Path:
                         "issued_at": start + pd.Timedelta(hours=i + 1), "user_id": f"u{i}",
                         "tenant": "t1", "groups": [], "role": "employee", "tags": [tag],
                         "weight": 1.0})
-    folder = folder / name
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "must_not_return.parquet").unlink(missing_ok=True)
     pd.DataFrame({"doc_id": [d for d, _ in docs], "title": [t.split()[0] for _, t in docs],
                   "text": [t for _, t in docs], "source_id": [d for d, _ in docs],
                   "published_at": start, "status": "published",

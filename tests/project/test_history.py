@@ -51,6 +51,13 @@ def test_a_change_is_attributed_to_the_system_only_when_the_fixture_moved(
     assert moved["systems"]["hybrid"]["nDCG@10"]["rate"] == pytest.approx(live - 0.50)
 
 
+def test_with_no_minimum_effect_an_unchanged_fixture_did_not_move():
+    before, after = receipt(0.50, 0.50), receipt(0.60, 0.50)
+    after["receipt"]["params"]["values"]["compare"]["min_effect"] = 0.0
+    why = history.over_time(before, after)["attribution"]["hybrid"]["nDCG@10"]
+    assert why["verdict"] == "drift", why
+
+
 def test_the_first_run_has_nothing_to_compare_with():
     moved = history.over_time(None, receipt(0.5, 0.5))
     assert moved["comparable"] is False and "first run" in moved["why"]

@@ -5,6 +5,7 @@ import math
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.decision.over_time import NOTE
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
 from releval.report.inputs import ReportInputs
 
@@ -263,7 +264,7 @@ def ledger_docs() -> list[tuple[str, dict]]:
         fixture={"systems": {BASE: {MEASURE: figure(0.6, 0.55, 0.65)},
                              CAND: {MEASURE: figure(0.7, 0.65, 0.75)}}},
         over_time={"controlled": False, "comparable": True, "dimension": "kind",
-                   "note": "this run against an earlier run: different query samples",
+                   "note": NOTE,
                    "previous": {"sha256": second[1]["sha256"][:12],
                                 "finished_at": "2026-11-08T08:00:00+00:00"},
                    "systems": {CAND: {MEASURE: COMPOSITION_CASE}},

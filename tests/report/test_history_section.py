@@ -6,6 +6,7 @@ import html
 
 import pytest
 
+from releval.decision.over_time import NOTE
 from releval.project.history import entries
 from releval.project.receipt import write
 from releval.report import history
@@ -34,7 +35,7 @@ def test_the_runs_table_has_one_row_per_run_with_the_headline_and_the_decision(r
     assert [r[0] for r in table] == ["1", "2", "3"]
     assert table[0][1:] == ["2026-11-01 08:00", "—", rows[0]["sha256"], f"{BASE} 0.3000",
                             f"{CAND} 0.3100", "—", "PASS"]  # no figures: the headline value
-    assert table[1][2] == "start=2026-11-01"
+    assert table[1][2] == "prepare.window.start=2026-11-01"
     assert table[1][4:] == [f"{BASE} 0.3000 [0.2500, 0.3500]", f"{CAND} 0.3200 [0.2700, 0.3700]",
                             "0.7000 [0.6500, 0.7500]", f"FAIL: safety {CAND} (UNCONTROLLED)"]
     assert table[2][4:] == [f"{BASE} 0.4500 [0.4000, 0.5000]", f"{CAND} 0.6800 [0.6000, 0.7500]",
@@ -54,8 +55,7 @@ def test_the_newest_run_against_the_one_before_is_uncontrolled_and_shows_the_mix
     last = history.newest(rows)
     assert history.over_time_note(last) == (
         f"The newest run ({rows[2]['sha256']}) against the one before it ({rows[1]['sha256']}, "
-        "finished 2026-11-08 08:00), UNCONTROLLED: this run against an earlier run: different "
-        "query samples; slices by kind.")
+        f"finished 2026-11-08 08:00), UNCONTROLLED: {NOTE}; slices by kind.")
     assert history.over_time_rows(last) == [[
         CAND, "nDCG@10", "0.3200 → 0.6800", "Δ +0.3600 = rate +0.0000 + mix +0.3600",
         "0.5000 → 0.5000",

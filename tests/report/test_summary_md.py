@@ -2,6 +2,7 @@
 groups with n and undefined (n/a where a measure does not apply), and the random split; and
 the history part from the run ledger."""
 
+from releval.decision.over_time import NOTE
 from releval.report.recommendation import group, grouped, protocol, random_split
 from releval.report.summary import render_summary
 from tests.report import sample
@@ -116,10 +117,10 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
                       "mean [95% CI]."
     assert ("| # | finished (UTC) | window | receipt | baseline | candidate | fixture: candidate "
             "| decision |") in part
-    assert (f"| 2 | 2026-11-08 08:00 | start=2026-11-01 | {rows[1]['sha256']} | {BASE} 0.3000 "
-            f"[0.2500, 0.3500] | {CAND} 0.3200 [0.2700, 0.3700] | 0.7000 [0.6500, 0.7500] | "
-            f"FAIL: safety {CAND} (UNCONTROLLED) |") in part
-    assert any("UNCONTROLLED: this run against an earlier run" in x for x in part)
+    assert (f"| 2 | 2026-11-08 08:00 | prepare.window.start=2026-11-01 | {rows[1]['sha256']} | "
+            f"{BASE} 0.3000 [0.2500, 0.3500] | {CAND} 0.3200 [0.2700, 0.3700] | "
+            f"0.7000 [0.6500, 0.7500] | FAIL: safety {CAND} (UNCONTROLLED) |") in part
+    assert any(f"UNCONTROLLED: {NOTE}" in x for x in part)
     assert (f"| {CAND} | nDCG@10 | 0.3200 → 0.6800 | Δ +0.3600 = rate +0.0000 + mix +0.3600 | "
             "0.5000 → 0.5000 | COMPOSITION: the query mix moved the aggregate; no slice moved "
             f"that way | drift: {sample.DRIFT_WHY} |") in part
