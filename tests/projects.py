@@ -16,6 +16,8 @@ CODE = ("releval", "stages", "flows", "examples")  # examples: params name examp
 # a test project's self-test: every relation, but fewer trials, and the differential against
 # the oracle that needs no compile step (tests/selftest compares every oracle)
 SELFTEST = {"trials": 20, "oracles": ["pytrec_eval"], "cases": 90}
+# Prefect's temporary test server may take long to start while the suite loads both cores
+HARNESS_S = 120
 
 
 def copy_code(dest: Path) -> Path:

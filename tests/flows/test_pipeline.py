@@ -15,7 +15,7 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
 from stages.common import system_dirs
-from tests.projects import SELFTEST, copy_code
+from tests.projects import HARNESS_S, SELFTEST, copy_code
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"prepare": {"n_docs": 400, "n_queries": 80}, "candidates": {"depth": 20},
@@ -38,7 +38,7 @@ def make_project(base: Path, overrides: dict = TINY, params: str = "params.yaml"
 
 @pytest.fixture(scope="module")
 def harness():
-    with prefect_test_harness():
+    with prefect_test_harness(HARNESS_S):
         yield
 
 

@@ -12,7 +12,7 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.pipeline import pipeline
 from releval.data import contracts as S
 from tests.flows.test_pipeline import make_project
-from tests.projects import SELFTEST
+from tests.projects import HARNESS_S, SELFTEST
 
 SMALL = {"prepare": {"n_docs": 250, "n_queries": 500}, "candidates": {"depth": 30},
          "failures": {"deep_k": 100}, "compare": {"resamples": 2000}, "selftest": SELFTEST}
@@ -26,7 +26,7 @@ def project(tmp_path_factory):
     cwd = Path.cwd()
     os.chdir(base)
     try:
-        with prefect_test_harness():
+        with prefect_test_harness(HARNESS_S):
             state = pipeline("params.yaml", return_state=True)
     finally:
         os.chdir(cwd)

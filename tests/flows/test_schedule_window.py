@@ -1,8 +1,6 @@
 """A scheduled run's window: params values formatted with the run's scheduled time, a glob
 naming the last match; and `releval serve`'s one-line refusals."""
 
-import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +12,7 @@ from flows.schedule import gate_message, scheduled, window_values, write_window
 from releval.errors import InputError
 from releval.params import load_params
 from releval.project.runner import one_run
+from tests.projects import HARNESS_S
 
 ROOT = Path(__file__).resolve().parents[2]
 MONDAY = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
@@ -48,20 +47,25 @@ def test_the_failed_state_message_lists_every_failed_rule():
                                       "violation(s) > max 0; latency p95: p95 80 ms > 50 ms")
 
 
-@pytest.mark.parametrize(("args", "env", "message"), [
-    (["--interval", "5"], {}, "releval serve needs a Prefect server"),
-    (["--interval", "5", "--cron", "0 3 * * 1"], {"PREFECT_API_URL": "http://127.0.0.1:9/api"},
+@pytest.mark.parametrize(("args", "api", "message"), [
+    (["--interval", "5"], None, "releval serve needs a Prefect server"),
+    (["--interval", "5", "--cron", "0 3 * * 1"], "http://127.0.0.1:9/api",
      "exactly one of --cron or --interval"),
-    ([], {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, "exactly one of --cron or --interval"),
+    ([], "http://127.0.0.1:9/api", "exactly one of --cron or --interval"),
+    (["--cron", "every monday"], "http://127.0.0.1:9/api", "not a valid cron schedule"),
+    (["--interval", "0"], "http://127.0.0.1:9/api", "--interval must be a positive number"),
 ])
-def test_serve_refuses_in_one_line(tmp_path, args, env, message):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    done = subprocess.run([sys.executable, "-m", "flows.schedule", "--params",
-                           str(ROOT / "params.yaml"), *args], cwd=ROOT,
-                          env={**clean, "PREFECT_HOME": str(tmp_path), **env},
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+def test_serve_refuses_in_one_line(monkeypatch, capsys, args, api, message):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows import schedule
+
+    monkeypatch.setattr(sys, "argv", ["schedule", "--params", str(ROOT / "params.yaml"), *args])
+    with temporary_settings(updates={PREFECT_API_URL: api}), pytest.raises(SystemExit) as end:
+        schedule.main()
+    assert end.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_window_values_are_written_as_strings_and_the_comments_stay(tmp_path):
@@ -77,7 +81,7 @@ def test_a_scheduled_run_refused_by_a_manual_run_writes_nothing(tmp_path, monkey
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     before = (tmp_path / "params.yaml").read_text()
     monkeypatch.chdir(tmp_path)
-    with prefect_test_harness(), one_run(tmp_path):
+    with prefect_test_harness(HARNESS_S), one_run(tmp_path):
         state = scheduled("params.yaml", {"prepare.path": "weeks/2026-W49"},
                           return_state=True)
     assert state.is_failed() and "another releval run is using this project" in state.message
