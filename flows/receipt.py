@@ -52,17 +52,17 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
     checked = read_doc("data/selftest/selftest.json")
     models = {name: model_digest(resolve_model(s.model))
               for name, s in p.candidates.systems.items() if s.route == "dense"}
+    comparison = read_doc("data/compare/comparison.json")
     work = receipt.work(p, read_doc("data/evaluate/summary.json"),
                         len(read_table("data/judgments/qrels.parquet")),
-                        read_doc("data/slices/slices.json"),
-                        read_doc("data/compare/comparison.json"), validations, checked)
+                        read_doc("data/slices/slices.json"), comparison, validations, checked)
     decision = read_doc("data/gate/decision.json")
     fixture = read_doc("data/fixture/fixture.json")
     return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
                          code=receipt.code_state(Path(".")), metrics=metrics,
                          results=_results(p, evaluated), models=models, work_done=work,
                          checked=checked,
-                         figures=read_doc("data/compare/comparison.json").get("figures"),
+                         figures=comparison.get("figures"),
                          fixture=fixture if fixture.get("fixture") else None,
                          ran=ran | {"headline": _headline(p, metrics, decision),
                                     "inputs_lock": lock["stages"].get("inputs")})

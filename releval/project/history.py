@@ -49,9 +49,14 @@ def kept(folder: Path) -> list[tuple[Path, dict | None]]:
 
 
 def previous(folder: Path) -> dict | None:
-    """The newest readable receipt in the ledger, or None."""
-    docs = [doc for _, doc in kept(folder) if doc is not None]
-    return docs[-1] if docs else None
+    """The newest readable receipt in the ledger, or None (reads from the newest back, so a
+    long ledger costs one file)."""
+    for path in sorted(folder.glob("*.json"), reverse=True):
+        try:
+            return read(path)
+        except InputError:
+            continue
+    return None
 
 
 def _effects(doc: dict) -> dict[str, float]:
@@ -107,19 +112,19 @@ def over_time(before: dict | None, after: dict) -> dict:
     if before is None:
         return {"controlled": False, "comparable": False, "previous": None,
                 "why": "the first run in the ledger: nothing earlier to compare with"}
-    block = compare_figures(before["receipt"].get("figures"), after["receipt"].get("figures"))
+    then, now = before["receipt"], after["receipt"]
+    block = compare_figures(then.get("figures"), now.get("figures"))
     block["previous"] = {"sha256": before["sha256"][:12],
                          "finished_at": before.get("run", {}).get("finished_at")}
     why = _fixture_why(before, after)
     effects = _effects(after)
     attribution: dict[str, dict] = {}
-    for system, measures in ((after["receipt"].get("figures") or {}).get("systems") or {}).items():
+    for system, measures in ((now.get("figures") or {}).get("systems") or {}).items():
         for measure in measures:
-            live = _delta(_mean(before["receipt"].get("figures"), system, measure),
-                          _mean(after["receipt"].get("figures"), system, measure))
-            fixture = None if why else _delta(
-                _mean(before["receipt"].get("fixture"), system, measure),
-                _mean(after["receipt"].get("fixture"), system, measure))
+            live = _delta(_mean(then.get("figures"), system, measure),
+                          _mean(now.get("figures"), system, measure))
+            fixture = None if why else _delta(_mean(then.get("fixture"), system, measure),
+                                              _mean(now.get("fixture"), system, measure))
             verdict, reason = _attribute(live, fixture, effects.get(measure, 0.0),
                                          why or "the fixture has no figure for it")
             attribution.setdefault(system, {})[measure] = {
