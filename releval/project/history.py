@@ -86,8 +86,9 @@ def _attribute(live: float | None, fixture: float | None, effect: float,
     if live is None:
         return NOT_APPLICABLE, "the runs do not both have a live mean"
     if not _moved(live, effect):
-        return STABLE, f"live {live:+.4f}" + (f", fixture {fixture:+.4f}" if fixture is not None
-                                              else "") + f": both within ±{effect:g}"
+        if fixture is None:
+            return STABLE, f"live {live:+.4f}, within ±{effect:g} ({fixture_why})"
+        return STABLE, f"live {live:+.4f}, fixture {fixture:+.4f}: both within ±{effect:g}"
     if fixture is None:
         return UNATTRIBUTED, f"live {live:+.4f} and {fixture_why}: cannot tell the system " \
                              "from the traffic"
