@@ -16,12 +16,20 @@ from pydantic import Field, ValidationError, model_validator
 from releval.decision.gate import RULES
 from releval.decision.slices import SINGLE_DIMENSIONS, Slices
 from releval.errors import InputError
+from releval.executor import DaskSettings, Shards
 from releval.retrieval.routes import ROUTES, System
 from releval.section import Section
 
 
 class Base(Section):
+    """The run as a whole: its seed, and where its heavy work runs (``releval.executor``):
+    ``local`` (this process) or ``dask`` (a LocalCluster, or the team's scheduler at
+    ``dask.address``), with the shard layout of the sharded work."""
+
     seed: int = 0
+    executor: Literal["local", "dask"] = "local"
+    dask: DaskSettings = DaskSettings()
+    shards: Shards = Shards()
 
 
 class Prepare(Section):

@@ -102,6 +102,19 @@ def top_k(scores: np.ndarray, depth: int, tie_order: np.ndarray):
     return rows[within], cols[within], ranks[within]
 
 
+def rank_entries(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, depth: int,
+                 tie_order: np.ndarray):
+    """Order scored entries by row, then value descending, then ``tie_order[col]`` ascending,
+    and keep each row's first ``depth``: ``top_k``'s order for entries given as triples (an
+    ANN answer, or the per-shard windows of a sharded search being merged). Returns
+    ``(rows, cols, ranks, values)``, ranks 1-based."""
+    order = np.lexsort((tie_order[cols], -values, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    ranks = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows, side="left")
+    within = ranks <= depth
+    return rows[within], cols[within], ranks[within], values[within]
+
+
 def latency_table(queries: pd.DataFrame, latency_ms: np.ndarray) -> pd.DataFrame:
     """Per-query latency (query_id, latency_ms), aligned with ``queries``; NaN = not measured."""
     return pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID].to_numpy(),

@@ -48,6 +48,7 @@ from releval.retrieval.base import (
     CANDIDATE_COLUMNS,
     Candidates,
     check_search,
+    rank_entries,
 )
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from releval.section import Section
@@ -88,26 +89,15 @@ def _stored(index: faiss.Index) -> np.ndarray:
                                                                             index.d)
 
 
-def _rank(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, depth: int,
-          tie_order: np.ndarray):
-    """Order entries by row, then value descending, then ``tie_order[col]`` ascending; keep
-    each row's first ``depth``. Returns ``(rows, cols, ranks, values)``, ranks 1-based."""
-    order = np.lexsort((tie_order[cols], -values, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    ranks = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows, side="left")
-    within = ranks <= depth
-    return rows[within], cols[within], ranks[within], values[within]
-
-
 def _select(scores: np.ndarray, depth: int, tie_order: np.ndarray):
     """Each row's best ``depth`` finite entries of a (queries × documents) score matrix,
-    exact at the cut (see ``_rank``)."""
+    exact at the cut (see ``base.rank_entries``)."""
     n_docs = scores.shape[1]
     keep = np.isfinite(scores)
     if depth < n_docs:
         keep &= scores >= np.partition(scores, n_docs - depth, axis=1)[:, n_docs - depth, None]
     rows, cols = np.nonzero(keep)
-    return _rank(rows, cols, scores[rows, cols], depth, tie_order)
+    return rank_entries(rows, cols, scores[rows, cols], depth, tie_order)
 
 
 def _overlap(ann: tuple, exact: tuple, n_rows: int, n_docs: int) -> tuple[float, int]:
@@ -229,7 +219,7 @@ class DenseRetriever:
             kept = done[sub]
             found.append((pending[sub[kept]], doc[kept], values[sub[kept], col[kept]]))
             pending, k = pending[~done], min(2 * k, n_docs)
-        rows, cols, ranks, values = _rank(*(np.concatenate(p) for p in zip(*found, strict=True)),
+        rows, cols, ranks, values = rank_entries(*(np.concatenate(p) for p in zip(*found, strict=True)),
                                           depth, self._tie_order)
         short = np.flatnonzero(np.bincount(rows, minlength=len(q)) < want)
         if len(short):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Union
 
@@ -23,6 +24,7 @@ from pydantic import Field
 from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
+from releval.executor import Shards
 from releval.retrieval.base import Candidates, Retriever
 from releval.retrieval.bm25 import BM25Retriever, BM25System
 from releval.retrieval.content import ContentRetriever, ContentSystem
@@ -44,7 +46,9 @@ class Route:
     it only flags it); ``exact``: the settings that make its search exact (``{}``: it is
     exact; None: it has no scorer to re-run, e.g. a team's run file); ``ann_knobs``: the
     approximate index's settings, which do not change an exact search; ``needs_history``:
-    it learns from the interaction log (``index(documents, history)``).
+    it learns from the interaction log (``index(documents, history)``); ``sharded``: its
+    sharded search over document shards on the active executor (``shards.py``), equal to
+    the single-index search, or None when it has none.
     """
 
     params: type[Section]
@@ -53,6 +57,7 @@ class Route:
     exact: dict | None
     ann_knobs: tuple[str, ...] = ()
     needs_history: bool = False
+    sharded: Callable | None = None
 
 
 ROUTES: dict[str, Route] = {
@@ -93,13 +98,19 @@ def make_retriever(route: str, **params) -> Retriever:
 
 
 def search(config: Section, documents: pd.DataFrame, queries: pd.DataFrame, depth: int,
-           visibility: Visibility | None = None, history: History | None = None) -> Candidates:
+           visibility: Visibility | None = None, history: History | None = None,
+           shards: Shards | None = None) -> Candidates:
     """``config``'s route built from its settings, indexed on ``documents`` (and ``history``
     for a route that needs it: InputError without one) and searched for ``queries`` to
-    ``depth`` under ``visibility`` (built from ``documents`` when not given)."""
+    ``depth`` under ``visibility`` (built from ``documents`` when not given). With
+    ``shards``, a route that has a sharded search runs it on the active executor (the same
+    windows, ``Route.sharded``); the others search one index."""
     settings = config.model_dump()
     name = settings.pop("route")
-    needs_history = route_of(name).needs_history
+    route = route_of(name)
+    if shards is not None and route.sharded is not None:
+        return route.sharded(config, documents, queries, depth, shards)
+    needs_history = route.needs_history
     if needs_history and history is None:
         raise InputError(f"route {name} recommends from an interaction log, and there is none "
                          "(prepare.source interactions or recsys_demo)", "route")

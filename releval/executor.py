@@ -1,0 +1,213 @@
+"""Where the heavy work runs: in this process, or on a Dask cluster (``base.executor``).
+
+A stage maps one function over coarse blocks (document shards, query blocks, bootstrap draw
+blocks), never over single items: ``executor.map(fn, blocks, shared={...})`` returns
+``[fn(block, **shared) for block in blocks]`` in block order, and ``executor.keep(fn,
+blocks, shared={...})`` the same results left where they were computed (Dask futures on the
+workers; the values themselves locally), to be named inside the blocks of a later ``map``
+(e.g. an index shard built once and searched block by block on the worker holding it).
+``Local`` runs the blocks one
+after the other in this process. ``Dask`` runs them as ``dask.distributed`` futures on a
+cluster: the team's scheduler at ``base.dask.address``, else the cluster whose address the
+pipeline flow passes its stages in ``RELEVAL_DASK_ADDRESS``, else a ``LocalCluster`` of
+``base.dask.n_workers`` worker processes started for the stage. ``shared`` values are
+scattered to every worker once. A block's result never depends on where it ran, so a run's
+outputs are the same on either executor (the tests hold sharded against single-process
+results); a result is checked only through the block functions, which are plain functions
+of their inputs.
+
+``active()`` is the executor the current stage opened (``using``); library code that can
+split its work asks for it instead of taking an argument through every layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+import resource
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from releval.errors import InputError
+from releval.progress import track
+from releval.section import Section
+
+if TYPE_CHECKING:  # imported only when a run asks for Dask
+    from distributed import Client
+
+ADDRESS_ENV = "RELEVAL_DASK_ADDRESS"  # the cluster the pipeline flow started for its stages
+
+log = logging.getLogger(__name__)
+
+
+class DaskSettings(Section):
+    """``base.dask``: the cluster of ``executor: dask``."""
+
+    address: str | None = None  # a team's scheduler, e.g. tcp://10.0.0.5:8786; None: local
+    n_workers: int = Field(2, ge=1)  # worker processes of a LocalCluster
+    threads_per_worker: int = Field(1, ge=1)
+    memory_limit: str = "auto"  # per worker (LocalCluster), e.g. "4GiB"
+
+
+class Shards(Section):
+    """``base.shards``: how big a coarse block is (each block is one task)."""
+
+    documents: int = Field(250_000, ge=1)  # documents per index shard (BM25, dense)
+    queries: int = Field(10_000, ge=1)  # queries per block of search and evaluation
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB (``ru_maxrss``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Local:
+    """Every block in this process, in order."""
+
+    name: Literal["local"] = "local"
+
+    @property
+    def workers(self) -> int:
+        return 1
+
+    def map(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
+            description: str = "blocks") -> list:
+        shared = shared or {}
+        return [fn(block, **shared) for block in track(
+            blocks, description=description, disable=len(blocks) < 2)]
+
+    def keep(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
+             description: str = "blocks") -> list:
+        return self.map(fn, blocks, shared=shared, description=description)
+
+    def peak_memory_mib(self) -> list[float]:
+        return [peak_rss_mib()]
+
+    def describe(self) -> dict:
+        return {"executor": "local", "workers": 1}
+
+
+class Dask:
+    """Blocks as ``dask.distributed`` futures on ``client``'s cluster."""
+
+    name: Literal["dask"] = "dask"
+
+    def __init__(self, client: Client, cluster: str):
+        self.client, self.cluster = client, cluster
+
+    @property
+    def workers(self) -> int:
+        return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
+
+    def _submit(self, fn: Callable, blocks: Sequence, shared: dict | None,
+                description: str) -> list:
+        """One future per block (futures named inside a block are resolved on the worker),
+        waited for with progress; an error in a block is raised here."""
+        from distributed import as_completed, wait
+
+        scattered = {k: self.client.scatter(v, broadcast=True, hash=False)
+                     for k, v in (shared or {}).items()}
+        futures = [self.client.submit(fn, block, pure=False, **scattered) for block in blocks]
+        for future in track(as_completed(futures), description=description,
+                            total=len(futures), disable=len(futures) < 2):
+            if future.status == "error":
+                future.result()  # the block's own exception, not a gather of all
+        wait(futures)
+        return futures
+
+    def map(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
+            description: str = "blocks") -> list:
+        futures = self._submit(fn, blocks, shared, description)
+        results = self.client.gather(futures)
+        for future in futures:
+            future.release()
+        return results
+
+    def keep(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
+             description: str = "blocks") -> list:
+        """The blocks' results as futures on the workers that computed them (released when
+        the returned list is dropped)."""
+        return self._submit(fn, blocks, shared, description)
+
+    def peak_memory_mib(self) -> list[float]:
+        """Each worker process's peak resident memory in MiB, in worker-address order."""
+        peaks = self.client.run(peak_rss_mib)
+        return [peaks[w] for w in sorted(peaks)]
+
+    def describe(self) -> dict:
+        info = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        return {"executor": "dask", "cluster": self.cluster,
+                "address": self.client.scheduler.address, "workers": len(info),
+                "threads": int(sum(w.get("nthreads", 0) for w in info))}
+
+
+Executor = Local | Dask
+
+_ACTIVE: contextvars.ContextVar[Executor] = contextvars.ContextVar("executor", default=Local())
+
+
+def active() -> Executor:
+    """The executor of the work under way (``using``); ``Local`` outside one."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def using(executor: Executor) -> Iterator[Executor]:
+    """Make ``executor`` the ``active()`` one inside the block."""
+    token = _ACTIVE.set(executor)
+    try:
+        yield executor
+    finally:
+        _ACTIVE.reset(token)
+
+
+def _quiet_dask() -> None:
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny",
+                 "distributed.worker", "distributed.core", "distributed.http.proxy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def opened(kind: str, dask: DaskSettings | None = None) -> Iterator[Executor]:
+    """The executor ``kind`` ("local" | "dask") for the block, made ``active()``; a cluster
+    it started is closed after it. A scheduler that does not answer is an InputError naming
+    its address."""
+    if kind == "local":
+        with using(Local()) as executor:
+            yield executor
+        return
+    if kind != "dask":
+        raise InputError(f"executor must be local or dask, got {kind!r}", "params",
+                         "base.executor")
+    from distributed import Client, LocalCluster
+
+    _quiet_dask()
+    dask = dask or DaskSettings()
+    address = dask.address or os.environ.get(ADDRESS_ENV)
+    with contextlib.ExitStack() as stack:
+        if address:
+            try:
+                client = stack.enter_context(Client(address, timeout="30s"))
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"no Dask scheduler answers at {address}: {exc}", "params",
+                                 "base.dask.address") from None
+            cluster = "remote" if dask.address else "local"
+        else:
+            local = stack.enter_context(LocalCluster(
+                n_workers=dask.n_workers, threads_per_worker=dask.threads_per_worker,
+                memory_limit=dask.memory_limit, processes=True, dashboard_address=None))
+            client = stack.enter_context(Client(local))
+            cluster = "local"
+        executor = Dask(client, cluster)
+        log.info("dask: %s", executor.describe())
+        with using(executor):
+            yield executor
+
+
+def of(params: Any) -> contextlib.AbstractContextManager[Executor]:
+    """``opened`` for a ``Params``' ``base.executor`` and ``base.dask``."""
+    return opened(params.base.executor, params.base.dask)
