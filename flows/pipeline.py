@@ -11,10 +11,12 @@ server.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatch
@@ -33,6 +35,7 @@ from prefect.states import Failed
 from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_receipt
 from flows.validation import ValidationFailed, check
+from releval import executor
 from releval.errors import InputError
 from releval.params import load_params
 
@@ -153,14 +156,28 @@ def push_inputs() -> str:
     return f"pinned inputs pushed to remote {repo.config['core']['remote']!r} ({pushed} new)"
 
 
+def _validate_all(stage: str, outs: list[str], params: dict, on_cluster: bool):
+    """``validate`` of a stage's outputs: in the flow, or one task per output submitted to
+    the flow's DaskTaskRunner (``on_cluster``), gathered in order."""
+    if not on_cluster:
+        return validate(stage, outs, params)
+    futures = [validate.submit(stage, [out], params) for out in outs
+               if any(fnmatch(out, c.pattern) for c in CHECKS)]
+    results = [f.result() for f in futures]
+    return (sum(n for n, _ in results),
+            next((problem for _, problem in results if problem), None))
+
+
 @flow(name="releval-pipeline")
 def pipeline(params_path: str = "params.yaml", force: bool = False,
-             skip: tuple[str, ...] = (), schedule: dict | None = None):
+             skip: tuple[str, ...] = (), schedule: dict | None = None,
+             executed: dict | None = None):
     """Every dvc.yaml stage in order (inputs → prepare → … → report), each stage's outputs
     validated before the next; then the receipt (reports/receipt.json, kept in the ledger).
     Stops at the first stage that fails or whose outputs fail validation; no later stage runs.
     ``force`` re-runs stages that are up to date; ``skip`` leaves stages out (reproduce);
-    ``schedule``: a scheduled run's deployment, flow run and window, kept in the receipt."""
+    ``schedule``: a scheduled run's deployment, flow run and window; ``executed``: where the
+    heavy work ran (``on_executor``); both kept in the receipt."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     params = load_params(params_path).model_dump()
     record: dict = {}
@@ -173,7 +190,7 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
             try:
                 receipt = write_receipt(params_path, validations, started,
                                         {n for s, i in dag.items() if s != stage for n in i},
-                                        schedule)
+                                        schedule, executed)
             except InputError as exc:
                 get_run_logger().error(str(exc))
                 return Failed(message=str(exc))
@@ -187,7 +204,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
             _show("finish", stage, "failed")
             get_run_logger().error(record[stage])
             return Failed(message=record[stage])
-        passed, problem = validate(stage, outs, params)
+        passed, problem = _validate_all(stage, outs, params,
+                                        (executed or {}).get("task_runner") == "dask")
         validations += passed
         _show("finish", stage, "failed" if problem else record[stage])
         if problem:
@@ -214,9 +232,43 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         get_run_logger().info(push_inputs())
     if receipt is None:  # a pipeline without a report stage
         receipt = write_receipt(params_path, validations, started,
-                                {n for items in dag.values() for n in items}, schedule)
+                                {n for items in dag.values() for n in items}, schedule,
+                                executed)
     record["receipt"] = receipt["sha256"][:12]
     return record
+
+
+@contextlib.contextmanager
+def on_executor(params_path: str) -> Iterator[tuple]:
+    """(the pipeline flow to call, where its heavy work runs) for ``base.executor``.
+
+    ``local``: the flow as it is. ``dask``: the team's scheduler (``base.dask.address``) is
+    reached, or a LocalCluster started, once for the whole run; its address goes to every
+    stage in ``RELEVAL_DASK_ADDRESS`` (stages run as DVC's child processes), so their shards
+    and blocks run on it. On a LocalCluster the flow's validation tasks run there too,
+    through prefect-dask's DaskTaskRunner on the same cluster; on a team's cluster they stay
+    in the flow, since its workers need not see this checkout's files."""
+    p = load_params(params_path)
+    if p.base.executor == "local":
+        yield pipeline, {"executor": "local", "workers": 1}
+        return
+    from prefect_dask import DaskTaskRunner
+
+    with executor.of(p) as cluster:
+        address = cluster.client.scheduler.address
+        local = cluster.cluster == "local"
+        executed = cluster.describe() | {"shards": p.base.shards.model_dump(),
+                                         "task_runner": "dask" if local else "thread"}
+        before = os.environ.get(executor.ADDRESS_ENV)
+        os.environ[executor.ADDRESS_ENV] = address
+        try:
+            yield (pipeline.with_options(task_runner=DaskTaskRunner(address=address))
+                   if local else pipeline), executed
+        finally:
+            if before is None:
+                os.environ.pop(executor.ADDRESS_ENV, None)
+            else:
+                os.environ[executor.ADDRESS_ENV] = before
 
 
 def _show(method: str, *args) -> None:
@@ -243,8 +295,9 @@ def main() -> None:
     with quiet(LOG, verbose=args.verbose) as board:
         BOARD.append(board)
         try:
-            state = pipeline(args.params, force=args.force, skip=tuple(args.skip),
-                             return_state=True)
+            with on_executor(args.params) as (run, executed):
+                state = run(args.params, force=args.force, skip=tuple(args.skip),
+                            executed=executed, return_state=True)
             problem = None if state.is_completed() else state.message
         except InputError as exc:
             problem = str(exc)

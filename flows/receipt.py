@@ -41,6 +41,16 @@ def _headline(p, metrics: dict, decision: dict) -> dict:
             "controlled": decision.get("controlled", True)}
 
 
+def _executed(params_path: str, executed: dict | None) -> dict:
+    """``executed`` with each system's shard layout (run_stats ``shards``), where sharded."""
+    p = load_params(params_path)
+    layouts = {name: stats["shards"] for name, folder in
+               system_dirs(p, "data/candidates", "data/fused").items()
+               if "shards" in (stats := read_doc(folder / "run_stats.json"))}
+    return (executed or {"executor": p.base.executor}) | (
+        {"sharded": layouts} if layouts else {})
+
+
 def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> dict:
     """The receipt document of the run whose outputs are in the working directory."""
     p = load_params(params_path)
@@ -69,16 +79,17 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
 
 
 def write_receipt(params_path: str, validations: int, started: str, stages: set[str],
-                  schedule: dict | None = None) -> dict:
+                  schedule: dict | None = None, executed: dict | None = None) -> dict:
     """Write reports/receipt.json and keep it in the ledger as
     reports/runs/<finished>-<sha256[:12]>.json (never overwritten), with its over-time
     comparison against the ledger's previous run (``releval.project.history``); ``stages``
     are the names of dvc.yaml's stages, ``schedule`` a scheduled run's deployment, flow run
-    and window."""
+    and window, ``executed`` where the heavy work ran (executor, cluster size; the shard
+    layout of each sharded search, from its run_stats)."""
     finished = datetime.now(UTC)
     doc = collect(params_path, validations, {
         "started_at": started, "finished_at": finished.isoformat(timespec="seconds"),
-        "schedule": schedule}, stages)
+        "schedule": schedule, "executor": _executed(params_path, executed)}, stages)
     doc["run"]["over_time"] = history.over_time(history.previous(LEDGER), doc)
     receipt.write(RECEIPT, doc)
     receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)

@@ -34,7 +34,7 @@ from prefect.schedules import Cron, Interval
 from prefect.states import Failed
 
 from flows.console import offline_env
-from flows.pipeline import pipeline
+from flows.pipeline import on_executor
 from releval.errors import InputError
 from releval.params import load_params, write_overrides
 from releval.project.runner import exclusive
@@ -94,7 +94,9 @@ def scheduled(params_path: str = "params.yaml", window: dict[str, str] | None = 
             if values:
                 write_window(params_path, values)
                 logger.info("window: %s", ", ".join(f"{k}={v}" for k, v in values.items()))
-            state = pipeline(params_path, schedule=context, return_state=True)
+            with on_executor(params_path) as (run, executed):
+                state = run(params_path, schedule=context, executed=executed,
+                            return_state=True)
     except InputError as exc:
         logger.error(str(exc))
         return Failed(message=str(exc))

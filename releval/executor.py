@@ -92,12 +92,47 @@ class Local:
 
 
 class Dask:
-    """Blocks as ``dask.distributed`` futures on ``client``'s cluster."""
+    """Blocks as ``dask.distributed`` futures. The cluster is reached (or a LocalCluster
+    started) on first use, so a stage that maps nothing never starts one; ``close`` stops
+    what was started."""
 
     name: Literal["dask"] = "dask"
 
-    def __init__(self, client: Client, cluster: str):
-        self.client, self.cluster = client, cluster
+    def __init__(self, settings: DaskSettings):
+        self.settings = settings
+        self.cluster = "remote" if settings.address else "local"
+        self._client: Client | None = None
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def _connect(self) -> Client:
+        """A client of ``settings.address``, else of the flow's cluster
+        (``RELEVAL_DASK_ADDRESS``), else of a new LocalCluster. A scheduler that does not
+        answer is an InputError naming its address."""
+        from distributed import Client, LocalCluster
+
+        _quiet_dask()
+        s = self.settings
+        address = s.address or os.environ.get(ADDRESS_ENV)
+        if address:
+            try:
+                return self._stack.enter_context(Client(address, timeout="10s"))
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"no Dask scheduler answers at {address}: {exc}", "params",
+                                 "base.dask.address") from None
+        cluster = self._stack.enter_context(LocalCluster(
+            n_workers=s.n_workers, threads_per_worker=s.threads_per_worker,
+            memory_limit=s.memory_limit, processes=True, dashboard_address=None))
+        return self._stack.enter_context(Client(cluster))
+
+    def close(self) -> None:
+        self._stack.close()
+        self._client = None
 
     @property
     def workers(self) -> int:
@@ -147,12 +182,13 @@ class Dask:
 
 Executor = Local | Dask
 
-_ACTIVE: contextvars.ContextVar[Executor] = contextvars.ContextVar("executor", default=Local())
+_ACTIVE: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("executor",
+                                                                         default=None)
 
 
 def active() -> Executor:
     """The executor of the work under way (``using``); ``Local`` outside one."""
-    return _ACTIVE.get()
+    return _ACTIVE.get() or Local()
 
 
 @contextlib.contextmanager
@@ -174,38 +210,17 @@ def _quiet_dask() -> None:
 @contextlib.contextmanager
 def opened(kind: str, dask: DaskSettings | None = None) -> Iterator[Executor]:
     """The executor ``kind`` ("local" | "dask") for the block, made ``active()``; a cluster
-    it started is closed after it. A scheduler that does not answer is an InputError naming
-    its address."""
-    if kind == "local":
-        with using(Local()) as executor:
-            yield executor
-        return
-    if kind != "dask":
+    it started is closed after it."""
+    if kind not in ("local", "dask"):
         raise InputError(f"executor must be local or dask, got {kind!r}", "params",
                          "base.executor")
-    from distributed import Client, LocalCluster
-
-    _quiet_dask()
-    dask = dask or DaskSettings()
-    address = dask.address or os.environ.get(ADDRESS_ENV)
-    with contextlib.ExitStack() as stack:
-        if address:
-            try:
-                client = stack.enter_context(Client(address, timeout="30s"))
-            except (OSError, TimeoutError) as exc:
-                raise InputError(f"no Dask scheduler answers at {address}: {exc}", "params",
-                                 "base.dask.address") from None
-            cluster = "remote" if dask.address else "local"
-        else:
-            local = stack.enter_context(LocalCluster(
-                n_workers=dask.n_workers, threads_per_worker=dask.threads_per_worker,
-                memory_limit=dask.memory_limit, processes=True, dashboard_address=None))
-            client = stack.enter_context(Client(local))
-            cluster = "local"
-        executor = Dask(client, cluster)
-        log.info("dask: %s", executor.describe())
+    executor = Local() if kind == "local" else Dask(dask or DaskSettings())
+    try:
         with using(executor):
             yield executor
+    finally:
+        if isinstance(executor, Dask):
+            executor.close()
 
 
 def of(params: Any) -> contextlib.AbstractContextManager[Executor]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import executor
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
@@ -36,7 +37,9 @@ class Outputs:
 def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
         interactions: pd.DataFrame) -> Outputs:
     """``system``'s window for every query; ``interactions`` is prepare's log (empty for a
-    retrieval source), the history of the recommendation routes in recommendation mode."""
+    retrieval source), the history of the recommendation routes in recommendation mode.
+    With ``base.executor: dask`` a route with a sharded search (``Route.sharded``) runs it
+    over ``base.shards`` on the active executor: the same window, searched shard by shard."""
     if system not in p.candidates.systems:
         raise InputError(f"no system {system!r} in candidates.systems "
                          f"({', '.join(p.candidates.systems)})", "params")
@@ -46,7 +49,9 @@ def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
             update={"path": str(pinned(p, f"candidates.systems.{system}.path"))})
     history = (History.of(interactions, queries, p.recommend.exclude_seen)
                if p.recommendation else None)
-    found = search(config, documents, queries, p.candidates.depth, history=history)
+    shards = p.base.shards if p.base.executor == "dask" else None
+    found = search(config, documents, queries, p.candidates.depth, history=history,
+                   shards=shards)
     settings = config.model_dump()
     route = settings.pop("route")
     columns = [*S.RUN_COLUMNS, *([S.PROBABILITY] if S.PROBABILITY in found.run.columns else [])]
@@ -63,8 +68,10 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
-    result = run(params_of(args), args.system, read_table(raw / "documents.parquet"),
-                 read_table(raw / "queries.parquet"), read_table(raw / "interactions.parquet"))
+    p = params_of(args)
+    with executor.of(p):
+        result = run(p, args.system, read_table(raw / "documents.parquet"),
+                     read_table(raw / "queries.parquet"), read_table(raw / "interactions.parquet"))
     write_parquet(out / "run.parquet", result.run)
     write_parquet(out / "latency.parquet", result.latency)
     write_json(out / "run_stats.json", result.stats)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import executor
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.breakdown import breakdown, strata
@@ -87,9 +88,11 @@ def main() -> None:
     p = params_of(args)
     raw, evaluated, out = Path(args.raw), Path(args.evaluate), Path(args.out)
     stats = system_stats(p, args.candidates, args.fused)
-    result = run(p, read_table(evaluated / "per_query.parquet"),
-                 read_table(evaluated / "labels.parquet"), read_table(raw / "queries.parquet"),
-                 read_table(raw / "documents.parquet"), read_table(args.qrels), stats)
+    with executor.of(p):  # bootstrap draw blocks on the cluster (base.executor)
+        result = run(p, read_table(evaluated / "per_query.parquet"),
+                     read_table(evaluated / "labels.parquet"),
+                     read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
+                     read_table(args.qrels), stats)
     write_json(out / "comparison.json", result.comparison)
     write_parquet(out / "per_query_diff.parquet", result.diff)
     doc = result.comparison

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from releval import executor
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.no_answer import evaluated_queries
@@ -208,10 +209,11 @@ def main() -> None:
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
-    result = run(p, runs, read_table(args.qrels), read_table(args.split),
-                 read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
-                 read_doc(args.judgments),
-                 read_table(raw / "interactions.parquet") if p.recommendation else None)
+    with executor.of(p):  # a large run's query blocks on the cluster (base.executor)
+        result = run(p, runs, read_table(args.qrels), read_table(args.split),
+                     read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
+                     read_doc(args.judgments),
+                     read_table(raw / "interactions.parquet") if p.recommendation else None)
     write_parquet(out / "per_query.parquet", result.per_query)
     write_json(out / "metrics.json", result.metrics)
     write_json(out / "summary.json", result.summary)
