@@ -14,3 +14,6 @@ class InputError(ValueError):
         self.rule, self.source, self.where = rule, source, where
         loc = f"{source}:{where}" if where else source
         super().__init__(f"{loc}: {rule}")
+
+    def __reduce__(self):  # raised on a Dask worker, re-raised here with the same line
+        return type(self), (self.rule, self.source, self.where)

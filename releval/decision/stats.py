@@ -16,10 +16,16 @@ units G = n, m_g = 1, S_g = d_g). N = Σ m_g = n and the estimate is d̄ = Σ_g 
   p = (1 + #{b : |T*_b| ≥ |T|}) / (1 + B). Ties within 1e-9 · Σ_g |S_g| count as ≥, so
   floating-point rounding never breaks an exact tie.
 
-Both run in chunks of at most ``CHUNK_BYTES`` of working memory, each chunk one integer (or
-bit) matrix of shape (rows, G); nothing loops per resample. The bootstrap and the test use
-the two streams of ``np.random.default_rng(seed).spawn(2)``, so equal inputs and seed give
-bit-identical results.
+Streams: ``np.random.SeedSequence(seed).spawn(2)`` gives the bootstrap's sequence and the
+test's. The B draws are cut into n_blocks = ⌈B / ``DRAW_BLOCK``⌉ blocks of ``DRAW_BLOCK`` (the
+last may be shorter); block k draws from ``default_rng(bootstrap.spawn(n_blocks)[k])``, so
+the layout depends on B alone. The test draws its B sign vectors in order from
+``default_rng(test)``. Both work in chunks of at most ``CHUNK_BYTES``, each chunk one integer
+(or bit) matrix of shape (rows, G); nothing loops per resample, and the chunking never
+changes a draw. When ``releval.executor.active()``
+is a Dask executor and G · B ≥ ``DASK_MIN_VALUES``, the bootstrap blocks are mapped on it,
+otherwise they run here: either way equal inputs and seed give bit-identical results, whatever
+the executor and its number of workers.
 """
 
 from __future__ import annotations
@@ -31,10 +37,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from releval import executor
 from releval.data import contracts as S
 from releval.errors import InputError
 
 CHUNK_BYTES = 64 * 2**20
+DRAW_BLOCK = 1_000  # bootstrap draws per seeded block (changing it changes the CI)
+DASK_MIN_VALUES = 20_000_000  # G · B from which the blocks are shipped to a Dask executor
 TIE_TOLERANCE = 1e-9
 SHOWN_IDS = 5
 
@@ -129,8 +138,7 @@ def paired(
     base, cand = base[keep], cand[keep]
     d = cand - base
     units = _units(d, clusters)
-    boot_rng, flip_rng = np.random.default_rng(seed).spawn(2)
-    low, high = _interval(units, resamples, alpha, boot_rng)
+    low, high = _interval(units, resamples, alpha, seed)
     return Comparison(
         n=int(d.size),
         excluded=int(keep.size - d.size),
@@ -143,7 +151,7 @@ def paired(
         losses=int(np.count_nonzero(d < 0)),
         ci_low=low,
         ci_high=high,
-        p_value=_sign_flip_p(units.sums, resamples, flip_rng),
+        p_value=_sign_flip_p(units.sums, resamples, seed),
         min_effect=float(min_effect),
         verdict=verdict(low, high, float(min_effect)),
         resamples=int(resamples),
@@ -169,8 +177,7 @@ def bootstrap_ci(
     _check_settings(0.0, resamples, alpha)
     if clusters is not None and np.shape(clusters) != d.shape:
         raise InputError(f"clusters has {np.size(clusters)} labels for {d.size} queries")
-    boot_rng, _ = np.random.default_rng(seed).spawn(2)
-    return _interval(_units(d, clusters), resamples, alpha, boot_rng)
+    return _interval(_units(d, clusters), resamples, alpha, seed)
 
 
 def mean_ci(values: np.ndarray, *, resamples: int, alpha: float, seed: int) -> dict:
@@ -310,24 +317,51 @@ def _rows(units: int, bytes_per_value: int) -> int:
     return max(1, CHUNK_BYTES // (units * bytes_per_value))
 
 
-def _interval(
-    units: _Units, resamples: int, alpha: float, rng: np.random.Generator
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the query-weighted mean difference."""
+def _streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """(the bootstrap's seed sequence, the sign-flip test's), fresh for every call."""
+    boot, flip = np.random.SeedSequence(seed).spawn(2)
+    return boot, flip
+
+
+def _draw_blocks(resamples: int, seed: int) -> list[tuple[np.random.SeedSequence, int]]:
+    """The bootstrap's blocks in order: (its own stream, its number of draws)."""
+    streams = _streams(seed)[0].spawn(-(-resamples // DRAW_BLOCK))
+    return [(stream, min(DRAW_BLOCK, resamples - k * DRAW_BLOCK))
+            for k, stream in enumerate(streams)]
+
+
+def _block_means(block: tuple[np.random.SeedSequence, int], units: _Units) -> np.ndarray:
+    """d̄*_b of one block's draws, drawn in order from its stream, in chunks of CHUNK_BYTES."""
+    stream, count = block
+    rng = np.random.default_rng(stream)
     g = units.sums.size
-    means = np.empty(resamples)
+    means = np.empty(count)
     step = _rows(g, 16 if units.sizes is None else 24)
-    for start in range(0, resamples, step):
-        stop = min(start + step, resamples)
+    for start in range(0, count, step):
+        stop = min(start + step, count)
         drawn = rng.integers(0, g, size=(stop - start, g))
         weight = g if units.sizes is None else units.sizes[drawn].sum(axis=1)
         means[start:stop] = units.sums[drawn].sum(axis=1) / weight
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return means
+
+
+def _interval(units: _Units, resamples: int, alpha: float, seed: int) -> tuple[float, float]:
+    """Percentile bootstrap CI of the query-weighted mean difference; the blocks run on the
+    active Dask executor when the work is large enough to ship, else here."""
+    blocks = _draw_blocks(resamples, seed)
+    runner = executor.active()
+    if runner.name == "dask" and units.sums.size * resamples >= DASK_MIN_VALUES:
+        parts = runner.map(_block_means, blocks, shared={"units": units},
+                           description="bootstrap")
+    else:
+        parts = [_block_means(block, units) for block in blocks]
+    low, high = np.quantile(np.concatenate(parts), [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
 
 
-def _sign_flip_p(sums: np.ndarray, resamples: int, rng: np.random.Generator) -> float:
+def _sign_flip_p(sums: np.ndarray, resamples: int, seed: int) -> float:
     """Two-sided sign-flip p-value; a set bit flips a unit: T* = T − 2 · Σ_{flipped} S_g."""
+    rng = np.random.default_rng(_streams(seed)[1])
     g = sums.size
     total = sums.sum()
     threshold = abs(total) - TIE_TOLERANCE * np.abs(sums).sum()

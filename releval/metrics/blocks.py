@@ -1,13 +1,15 @@
-"""A large run evaluated in blocks of whole queries, on threads.
+"""A large run evaluated in blocks of whole queries, on threads or on a Dask cluster.
 
 A ranked list's rows are usually consecutive (a TREC file, a retriever's output). Such a run
 is cut at query boundaries into blocks of about ``BLOCK_ROWS`` rows; each block is evaluated
 with the judgments of its queries as a run of its own, and a last block holds the judged (or
 listed) queries the run does not rank. Per-query values do not depend on the cut, so the
-blocks' values, put back in query order, are the whole run's; the work of a block (Arrow,
-numpy and the compiled loops, which release the GIL) runs on a thread of its own and only
-the blocks in flight are held in memory. The judgments are read, checked and hashed once
-(``Judgments``) and shared by the blocks.
+blocks' values, put back in query order, are the whole run's. The judgments are read, checked
+and hashed once (``Judgments``) and shared by the blocks. Where a block runs: when
+``releval.executor.active()`` is a Dask executor, each block is a task on its cluster (the
+judgments scattered to every worker once); otherwise on a thread of its own (Arrow, numpy and
+the compiled loops release the GIL), with only the blocks in flight held in memory. The
+values are the same either way.
 """
 
 from __future__ import annotations

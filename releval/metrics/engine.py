@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from releval import executor
 from releval.data import contracts as S
 from releval.metrics import blocks
 from releval.metrics.catalog import Catalog
@@ -90,13 +92,22 @@ def _strings(values, at: np.ndarray) -> pd.Series:
     return values.take(pa.array(at, pa.int64())).to_pandas()
 
 
+def _block(block: blocks.Block, judgments: Judgments | Future,
+           wanted: list[Measure]) -> tuple[pa.Array, list[tuple], tuple[int, int, int]]:
+    """One block's evaluated queries, ``_part``'s triple per measure over them, and its counts
+    (queries in the run, evaluated, run queries not in the qrels)."""
+    r = Ranking(block.run, judgments, common_only=block.common_only, queries=block.queries)
+    return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq, r.not_in_qrels)
+
+
 def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max_grade: int,
            common_only: bool, queries: list[str] | None, catalog: Catalog | None,
            workers: int | None) -> tuple[pa.Array, list[tuple], dict[str, int]]:
     """(evaluated queries in order; per measure, ``_part``'s triple over them; counts), from
     one ``Ranking`` or, for a large run of per-query measures whose availability depends on
-    the judgments alone (``BY_JUDGMENTS``), one per block of queries built on ``workers``
-    threads (``releval.metrics.blocks``)."""
+    the judgments alone (``BY_JUDGMENTS``), one per block of queries (``releval.metrics.blocks``):
+    the blocks are tasks on the active Dask executor, sharing the judgments built here, or
+    else run on ``workers`` threads."""
     with ThreadPoolExecutor(blocks.workers(workers)) as pool:
         judging = pool.submit(Judgments, qrels, max_grade)  # beside the run's own work
         plan = None
@@ -109,16 +120,18 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
             counts = {"queries_in_run": r.n_run_queries, "queries_evaluated": r.nq,
                       "run_queries_not_in_qrels": r.not_in_qrels}
             return r.query_ids, [_part(r, m) for m in wanted], counts
-
-        def one(block: blocks.Block):
-            r = Ranking(block.run, judging,
-                        common_only=block.common_only, queries=block.queries)
-            return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq,
-                                                                 r.not_in_qrels)
-
-        done = list(pool.map(one, plan.blocks))
-        if not common_only:
-            done.append(one(plan.unranked(judging.result())))
+        runner = executor.active()
+        # bad qrels: the threads raise what the whole run would (its own errors come first)
+        if runner.name == "dask" and judging.exception() is None:
+            judgments = judging.result()
+            todo = plan.blocks if common_only else [*plan.blocks, plan.unranked(judgments)]
+            done = runner.map(partial(_block, wanted=wanted), todo,
+                              shared={"judgments": judgments}, description="evaluation")
+        else:
+            done = list(pool.map(partial(_block, judgments=judging, wanted=wanted),
+                                 plan.blocks))
+            if not common_only:
+                done.append(_block(plan.unranked(judging.result()), judging, wanted))
     names = pa.concat_arrays([d[0] for d in done])
     order = pc.sort_indices(names).to_numpy()
     scored = [(np.concatenate([d[1][i][0] for d in done])[order],
@@ -146,8 +159,9 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
     ignored, and a listed query without judgments is undefined. ``catalog``: the items'
     context the beyond-accuracy measures need (``releval.metrics.catalog``); without it they
     are not applicable, as the probability measures are on a run without probabilities.
-    ``workers``: threads for a large run (default: the cores this process may use); the
-    values do not depend on it.
+    ``workers``: threads for a large run (default: the cores this process may use), whose
+    blocks are tasks on the active executor instead when it is a Dask one; the values depend
+    on neither.
     """
     wanted = resolve(measures, rel)
     names, scored, counts = _parts(
