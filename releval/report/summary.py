@@ -96,7 +96,10 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
 
 def _notes(stats: dict) -> str:
     """Route-specific facts worth a glance: ANN recall, fusion, cache use, flagged docs."""
-    notes = [f"{k} {v:.3f}" for k, v in stats.items() if k.startswith("ann_recall")]
+    notes = [f"{k} {v:.3f}" if v is not None else f"{k} n/a (no query with an exact window)"
+             for k, v in stats.items() if k.startswith("ann_recall@")]
+    if "ann_recall_sample" in stats:
+        notes.append(f"over {stats['ann_recall_sample']} sampled queries")
     if "fusion" in stats:
         notes.append(f"{json.dumps(stats['fusion'])} ({stats['tuning']})")
     emb = stats.get("embeddings")

@@ -27,9 +27,11 @@ from releval.errors import InputError
 from releval.executor import Shards
 from releval.retrieval.base import Candidates, Retriever
 from releval.retrieval.bm25 import BM25Retriever, BM25System
+from releval.retrieval.bm25_shards import search_sharded as bm25_sharded
 from releval.retrieval.content import ContentRetriever, ContentSystem
 from releval.retrieval.cooccurrence import CooccurrenceRetriever, CooccurrenceSystem
 from releval.retrieval.dense import DenseRetriever, DenseSystem
+from releval.retrieval.dense_shards import search_sharded as dense_sharded
 from releval.retrieval.external import ExternalRetriever, ExternalSystem
 from releval.retrieval.popularity import PopularityRetriever, PopularitySystem
 from releval.section import Section
@@ -61,10 +63,13 @@ class Route:
 
 
 ROUTES: dict[str, Route] = {
-    "bm25": Route(BM25System, BM25Retriever, enforces_visibility=True, exact={}),
+    "bm25": Route(BM25System, BM25Retriever, enforces_visibility=True, exact={},
+                  sharded=bm25_sharded),
     "dense": Route(DenseSystem, DenseRetriever, enforces_visibility=True,
                    exact={"index": "exact"},
-                   ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction")),
+                   ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction", "nlist",
+                              "nprobe", "ann_sample"),
+                   sharded=dense_sharded),
     "external": Route(ExternalSystem, ExternalRetriever, enforces_visibility=False, exact=None),
     "popularity": Route(PopularitySystem, PopularityRetriever, enforces_visibility=True,
                         exact={}, needs_history=True),

@@ -49,6 +49,7 @@ def project(tmp_path_factory, harness):
     os.chdir(root)
     try:
         first = pipeline("params.yaml", return_state=True)
+        shutil.copytree(root / "data", root.parent / "first-run")  # for the executor test
         second = pipeline("params.yaml", return_state=True)
     finally:
         os.chdir(cwd)
@@ -163,6 +164,43 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     assert set(record.values()) == {"skipped"}
     page = (root / "reports/index.html").read_text(encoding="utf-8")
     assert f"<code>{receipt}</code>" in page  # the page shows the receipt of this run
+
+
+def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project, tmp_path):
+    """executor: dask on a LocalCluster of 2 workers, documents in shards of 150 and queries
+    in blocks of 25 (the tiny corpus needs small shards to have several): the sharded
+    BM25 and dense windows equal the single-index ones, so metrics.json is byte-identical;
+    the receipt records the executor, the cluster size and each shard layout."""
+    from flows.pipeline import on_executor
+
+    root, first, _ = project
+    assert first.is_completed(), first.message
+    local = root.parent / "first-run"
+    copy = shutil.copytree(root, tmp_path / "dask", symlinks=True)
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["base"] |= {"executor": "dask", "shards": {"documents": 150, "queries": 25}}
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    cwd = Path.cwd()
+    os.chdir(copy)
+    try:
+        with on_executor("params.yaml") as (run, executed):
+            state = run("params.yaml", executed=executed, return_state=True)
+    finally:
+        os.chdir(cwd)
+    assert state.is_completed(), state.message
+    assert dict(state.result())["candidates"] == "ran"
+    assert ((copy / "data/evaluate/metrics.json").read_bytes()
+            == (local / "evaluate/metrics.json").read_bytes())
+    for system in ("bm25", "dense"):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(copy / f"data/candidates/{system}/run.parquet"),
+            pd.read_parquet(local / f"candidates/{system}/run.parquet"))
+    ran = json.loads((copy / "reports/receipt.json").read_text())["run"]["executor"]
+    assert (ran["executor"], ran["cluster"], ran["workers"]) == ("dask", "local", 2)
+    assert ran["task_runner"] == "dask"  # the validations ran on the same cluster
+    docs = len(pd.read_parquet(copy / "data/raw/documents.parquet"))
+    assert ran["sharded"]["bm25"]["document_shards"] == -(-docs // 150) > 1
+    assert ran["sharded"]["dense"]["query_blocks"] > 1
 
 
 @pytest.mark.slow  # re-runs every stage's main(); in `make test-all`

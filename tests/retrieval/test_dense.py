@@ -242,8 +242,8 @@ def test_bad_input(tmp_path, dense):
     broken = DenseRetriever(model=str(tmp_path / "empty"), cache_dir=tmp_path)
     with pytest.raises(InputError, match="cannot load a model from .*empty"):
         broken.index(documents(*TOPICS))
-    with pytest.raises(InputError, match="index must be one of exact, hnsw"):
-        DenseRetriever(index="ivf", cache_dir=tmp_path)
+    with pytest.raises(InputError, match="index must be one of exact, hnsw, ivf"):
+        DenseRetriever(index="annoy", cache_dir=tmp_path)
     with pytest.raises(InputError, match="max_length"):
         DenseRetriever(max_length=0, cache_dir=tmp_path)
     with pytest.raises(InputError, match=r"max_length must be an integer in 1\.\.512"):
