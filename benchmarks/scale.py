@@ -6,11 +6,13 @@ random 384-d unit vectors: they are written once into the content-keyed embeddin
 under the default model's key, so the dense route finds every text cached and encoding
 time does not count. Each configuration runs in a process of its own, in order:
 
-- bm25: every query to ``--depth`` (local: one index; dask: ``--shard-docs`` documents per
-  shard, corpus-wide statistics shared, per-shard top k merged);
-- dense: exact search for the first ``--dense-queries`` queries (one flat index, or exact
-  per shard and merged), then the same with an IVF index (``--nlist``, ``--nprobe``) and its
-  ANN recall against the exact merged top k on a sample of those queries;
+- bm25: every query to ``--depth``, ``--shard-docs`` documents per shard (corpus-wide
+  statistics shared, per-shard top k merged); local runs the same shards one after the
+  other, and also searches the first ``--single-queries`` queries on one ``BM25Retriever``
+  index, whose windows must equal the sharded ones;
+- dense: exact search for the first ``--dense-queries`` queries (exact per shard, merged),
+  then the same with an IVF index per shard (``--nlist``, ``--nprobe``) and its ANN recall
+  against the exact merged top k on a sample of those queries;
 - evaluate: the BM25 run against the qrels (nDCG@10, R@100, RR@10, AP), in query blocks;
 - bootstrap: the 95% CI of mean nDCG@10 over all queries from ``--resamples`` draws, in
   seeded blocks of draws (``releval.decision.stats``).
@@ -20,8 +22,8 @@ measured in the same run (the anchor), and the peak resident memory of the drive
 worker; then whether every configuration's runs (query_id, doc_id, rank, score, in order),
 metrics and CI equal local's. Needs about 3 GB of disk for the stored vectors of 1M docs.
 Usage: python benchmarks/scale.py [--docs N] [--queries N] [--dense-queries N] [--depth K]
-  [--resamples B] [--workers 1 2] [--shard-docs N] [--block-queries N] [--nlist N]
-  [--nprobe N] [--keep DIR]
+  [--single-queries N] [--resamples B] [--workers 1 2] [--shard-docs N] [--block-queries N]
+  [--nlist N] [--nprobe N] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -84,8 +86,7 @@ def measure(folder: Path, config: str, args) -> dict:
     queries = pd.read_parquet(folder / "queries.parquet")
     qrels = pd.read_parquet(folder / "qrels.parquet")
     workers = 0 if config == "local" else int(config.removeprefix("dask"))
-    shards = None if not workers else executor.Shards(documents=args.shard_docs,
-                                                      queries=args.block_queries)
+    shards = executor.Shards(documents=args.shard_docs, queries=args.block_queries)
     dense = ROUTES["dense"].params(cache_dir=str(folder / "cache"))
     ivf = dense.model_copy(update={"index": "ivf", "nlist": args.nlist,
                                    "nprobe": args.nprobe})
@@ -110,6 +111,13 @@ def measure(folder: Path, config: str, args) -> dict:
                                               shards=shards))
         approx = phase("dense_ivf", lambda: search(ivf, documents, some, args.depth,
                                                    shards=shards))
+        if not workers:  # the single index on a sample: the sharded windows must equal it
+            sample = queries.iloc[:args.single_queries]
+            single = phase("bm25_one", lambda: search(ROUTES["bm25"].params(), documents,
+                                                      sample, args.depth))
+            out["single_equal"] = bool(single.run.equals(
+                bm25.run[bm25.run[S.QUERY_ID].isin(sample[S.QUERY_ID])]
+                .reset_index(drop=True)))
         scored = phase("evaluate", lambda: evaluate(bm25.run, qrels, MEASURES))
         values = scored.per_query.loc[scored.per_query[S.MEASURE] == "nDCG@10", S.VALUE]
         ci = phase("bootstrap", lambda: mean_ci(values.to_numpy(), resamples=args.resamples,
@@ -128,14 +136,16 @@ def measure(folder: Path, config: str, args) -> dict:
 
 def table(results: list[dict]) -> None:
     anchor = results[0]["seconds"]
-    phases = list(anchor)
+    phases = [p for p in anchor if p != "bm25_one"]
+    print(f"\nsingle BM25 index ({anchor['bm25_one']:.1f} s for the sample) equals the "
+          f"sharded windows: {'yes' if results[0]['single_equal'] else 'NO'}")
     print(f"\n{'phase':<10}" + "".join(f"{r['config']:>20}" for r in results))
     for name in [*phases, "total"]:
         cells = []
         for r in results:
             s = r["seconds"]
-            value = sum(s.values()) if name == "total" else s[name]
-            base = sum(anchor.values()) if name == "total" else anchor[name]
+            value = sum(s[p] for p in phases) if name == "total" else s[name]
+            base = sum(anchor[p] for p in phases) if name == "total" else anchor[name]
             cells.append(f"{value:8.1f} s ({base / value:4.2f}x)")
         print(f"{name:<10}" + "".join(f"{c:>20}" for c in cells))
     memory = []
@@ -152,7 +162,7 @@ def table(results: list[dict]) -> None:
             for k in results[0]["digests"]}
     print("identical to local: " + ", ".join(f"{k} {'yes' if v else 'NO'}"
                                               for k, v in same.items()))
-    if not all(same.values()):
+    if not all(same.values()) or not results[0]["single_equal"]:
         sys.exit(1)
 
 
@@ -162,6 +172,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100_000)
     ap.add_argument("--dense-queries", type=int, default=10_000)
     ap.add_argument("--depth", type=int, default=100)
+    ap.add_argument("--single-queries", type=int, default=1_000)
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--shard-docs", type=int, default=250_000)
