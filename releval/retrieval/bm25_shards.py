@@ -236,7 +236,8 @@ def search_sharded(config: BM25System, documents: pd.DataFrame, queries: pd.Data
     executor = active()
     doc_slices = sh.cut(len(documents), shards.documents)
     query_slices = sh.cut(len(queries), shards.queries)
-    tokens = executor.keep(_tokenized, [documents.iloc[s] for s in doc_slices],
+    portable = sh.portable(documents)
+    tokens = executor.keep(_tokenized, [portable.iloc[s] for s in doc_slices],
                            shared={"config": config}, description="bm25 tokenize")
     terms, dfs, lengths = zip(*executor.map(_statistics, [(t,) for t in tokens],
                                             description="bm25 statistics"), strict=True)

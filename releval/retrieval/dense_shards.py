@@ -132,7 +132,8 @@ def search_sharded(config: DenseSystem, documents: pd.DataFrame, queries: pd.Dat
     ann = config.index != "exact"
     sample = ann_sample(n_queries, config.ann_sample) if ann else np.zeros(0, np.intp)
     runner = executor.active()
-    kept = runner.keep(_index, [(c.start, documents.iloc[c], tie_order[c]) for c in cuts],
+    portable = sharding.portable(documents)
+    kept = runner.keep(_index, [(c.start, portable.iloc[c], tie_order[c]) for c in cuts],
                        shared={"config": config}, description="dense shards")
     answers = runner.map(_search, [(shard, part) for shard in kept for part in parts],
                          shared={"queries": queries, "vectors": vectors, "depth": depth,

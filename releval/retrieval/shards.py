@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from releval.data import contracts as S
 from releval.retrieval.base import CANDIDATE_COLUMNS, rank_entries
@@ -24,6 +25,17 @@ from releval.retrieval.base import CANDIDATE_COLUMNS, rank_entries
 def cut(n: int, size: int) -> list[slice]:
     """Contiguous slices of at most ``size`` covering range(n) (one empty slice for n = 0)."""
     return [slice(a, min(a + size, n)) for a in range(0, max(n, 1), size)]
+
+
+def portable(documents: pd.DataFrame) -> pd.DataFrame:
+    """``documents`` with its ACL lists as an Arrow list column, so a shard sent to a worker
+    pickles as buffers (an object column of group arrays costs ~2 s per 250,000 rows, ten
+    times the rest of the table); the visibility rule reads either the same."""
+    if S.ACL not in documents.columns or isinstance(documents[S.ACL].dtype, pd.ArrowDtype):
+        return documents
+    acl = pa.array(documents[S.ACL].to_numpy(), pa.list_(pa.large_string()))
+    return documents.assign(**{S.ACL: pd.Series(pd.arrays.ArrowExtensionArray(acl),
+                                                index=documents.index)})
 
 
 @dataclass(frozen=True)
