@@ -20,7 +20,7 @@ demo: $(STAMP)
 # three workers (pytest-xdist; the pipeline tests wait on DVC and Prefect child processes, so
 # three keep two cores busy), a test file per worker: module fixtures run once
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q -n 3 --dist loadfile
+	$(BIN)/python -m pytest -m "not slow" -q -n 3 --dist loadfile --durations=15
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
