@@ -170,7 +170,8 @@ def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project
     """executor: dask on a LocalCluster of 2 workers, documents in shards of 150 and queries
     in blocks of 25 (the tiny corpus needs small shards to have several): the sharded
     BM25 and dense windows equal the single-index ones, so metrics.json is byte-identical;
-    the receipt records the executor, the cluster size and each shard layout."""
+    the receipt records the executor, the cluster size and each shard layout. The stages
+    after compare read nothing the executor changes and are left out (kept)."""
     from flows.pipeline import on_executor
 
     root, first, _ = project
@@ -184,7 +185,8 @@ def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project
     os.chdir(copy)
     try:
         with on_executor("params.yaml") as (run, executed):
-            state = run("params.yaml", executed=executed, return_state=True)
+            state = run("params.yaml", executed=executed, return_state=True,
+                        skip=("fixture", "slices", "safety", "failures", "gate", "report"))
     finally:
         os.chdir(cwd)
     assert state.is_completed(), state.message
