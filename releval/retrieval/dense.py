@@ -11,7 +11,11 @@ Exact scores come from ``scores``: products of one fixed shape (``TILE``) on a g
 to the queries' and documents' positions in their tables, each on one BLAS thread, so a
 score's bits depend only on its two vectors and their positions, never on how the queries
 are batched or the documents sharded: the sharded search (``dense_shards``) gives the same
-windows bit for bit (on one BLAS build and CPU kind).
+windows bit for bit (on one BLAS build and CPU kind). Each product is taken in float64 (the
+products of float32 values are exact) and rounded once to float32, so identical document
+vectors at different positions score the same and tie (then doc_id decides): a float32
+product's bits vary with the position within BLAS's kernel, a float64 sum's variation is
+~10^-9 of a float32 step.
 
 ``index="exact"`` (faiss IndexFlatIP): each batch of queries is scored against every
 document, documents a query may not see get -inf, and the best ``depth`` finite scores are
@@ -115,12 +119,12 @@ def scores(q: np.ndarray, q0: int, vectors: np.ndarray, d0: int) -> np.ndarray:
     if out.size == 0:
         return out
     qt, dt = TILE
-    rows = [(lo, hi, q0 + lo - t, _tile(q, q0, (t, lo, hi), qt))
+    rows = [(lo, hi, q0 + lo - t, _tile(q, q0, (t, lo, hi), qt).astype(np.float64))
             for t, lo, hi in _tiles(q0, len(q), qt)]
 
     def columns(tile: tuple[int, int, int]) -> None:
         t, lo, hi = tile
-        b, at = _tile(vectors, d0, tile, dt).T, d0 + lo - t
+        b, at = _tile(vectors, d0, tile, dt).T.astype(np.float64), d0 + lo - t
         for r_lo, r_hi, r_at, a in rows:
             out[r_lo:r_hi, lo:hi] = (a @ b)[r_at:r_at + r_hi - r_lo, at:at + hi - lo]
 
