@@ -273,3 +273,20 @@ def test_a_similarity_floor_cuts_the_window_tail(tmp_path):
     strict.index(docs)
     cut = strict.search(qs, 10, Visibility(docs)).run
     assert len(full) == 2 and cut.doc_id.tolist() == ["a"] and cut["rank"].tolist() == [1]
+
+
+def test_identical_vectors_score_the_same_wherever_they_sit():
+    """A float32 BLAS product's last bits vary with the position within the kernel; scores
+    sum in float64 and round once, so a duplicated document ties with its copies (and
+    doc_id orders them), in any batch or shard."""
+    from releval.retrieval.dense import scores
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((3000, 384)).astype(np.float32)
+    copies = [5, 63, 700, 1025, 2047, 2999]
+    vectors[copies] = vectors[0]
+    q = rng.standard_normal((130, 384)).astype(np.float32)
+    whole = scores(q, 0, vectors, 0)
+    assert (whole[:, copies] == whole[:, [0]]).all()
+    part = scores(q[7:90], 7, vectors[600:2100], 600)  # another batch and shard
+    assert np.array_equal(part, whole[7:90, 600:2100])
