@@ -135,7 +135,9 @@ class Dask:
             cluster = self._stack.enter_context(LocalCluster(
                 n_workers=s.n_workers, threads_per_worker=s.threads_per_worker,
                 memory_limit=s.memory_limit, processes=True, dashboard_address=None))
-        return self._stack.enter_context(Client(cluster))
+        client = self._stack.enter_context(Client(cluster))
+        client.wait_for_workers(s.n_workers, timeout=120)  # a loaded machine starts slowly
+        return client
 
     def close(self) -> None:
         self._stack.close()
@@ -153,7 +155,7 @@ class Dask:
 
         scattered = {k: self.client.scatter(v, broadcast=True, hash=False)
                      for k, v in (shared or {}).items()}
-        workers = sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+        workers = sorted(self.client.scheduler_info(n_workers=-1)["workers"]) or [None]
         futures = [self.client.submit(fn, self._placed(block, workers[i % len(workers)]),
                                       pure=False, **scattered)
                    for i, block in enumerate(blocks)]
@@ -164,7 +166,7 @@ class Dask:
         wait(futures)
         return futures
 
-    def _placed(self, block, worker: str):
+    def _placed(self, block, worker: str | None):
         """``block``, scattered first to ``worker`` unless it names a future (data passed
         inside a task goes through the scheduler's task graph, several times slower for a
         250,000-document shard). Blocks are sent one by one, round robin over the workers,
@@ -175,7 +177,7 @@ class Dask:
         if isinstance(block, Future) or (isinstance(block, tuple | list) and any(
                 isinstance(item, Future) for item in block)):
             return block
-        return self.client.scatter([block], workers=[worker], hash=False)[0]
+        return self.client.scatter([block], workers=worker and [worker], hash=False)[0]
 
     def map(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
             description: str = "blocks") -> list:
