@@ -322,5 +322,6 @@ def _errors_since(offset: int) -> list[str]:
                               if line.strip().startswith("error:")))
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the importable module's main, so that its tasks pickle by
+    from flows.pipeline import main as imported  # reference on Dask (a task of __main__ is
+    imported()  # pickled by value, with every global it names)
