@@ -115,16 +115,6 @@ def rank_entries(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, depth: 
     return rows[within], cols[within], ranks[within], values[within]
 
 
-def run_frame(queries: pd.DataFrame, doc_ids: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-              ranks: np.ndarray, values: np.ndarray) -> pd.DataFrame:
-    """The candidates run (query_id, doc_id, rank, score) of selected entries: ``rows``
-    index ``queries``, ``cols`` index ``doc_ids``."""
-    qids = queries[S.QUERY_ID].to_numpy(dtype=object)
-    return pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
-        pd.Series(qids[rows], dtype="str"), pd.Series(doc_ids[cols], dtype="str"),
-        ranks.astype(np.int64), values.astype(np.float64)), strict=True)))
-
-
 def latency_table(queries: pd.DataFrame, latency_ms: np.ndarray) -> pd.DataFrame:
     """Per-query latency (query_id, latency_ms), aligned with ``queries``; NaN = not measured."""
     return pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID].to_numpy(),
@@ -261,7 +251,10 @@ class HistoryRetriever(ABC):
         rows, cols, ranks, values = (np.concatenate(p) for p in zip(*parts, strict=True))
         order = np.lexsort((ranks, rows))  # queries' order, then rank
         rows, cols, ranks, values = rows[order], cols[order], ranks[order], values[order]
-        run = run_frame(queries, self._doc_ids, rows, cols, ranks, values)
+        qids = queries[S.QUERY_ID].to_numpy(dtype=object)
+        run = pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
+            pd.Series(qids[rows], dtype="str"), pd.Series(self._doc_ids[cols], dtype="str"),
+            ranks.astype(np.int64), values.astype(np.float64)), strict=True)))
         log.info("%s: searched %d queries at %d cuts, depth %d, in %.2f s (%d candidates)",
                  self.route, len(queries), len(distinct), depth, time.perf_counter() - start,
                  len(run))

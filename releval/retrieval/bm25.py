@@ -27,9 +27,9 @@ from releval.data.visibility import Visibility
 from releval.errors import InputError
 from releval.progress import track
 from releval.retrieval.base import (
+    CANDIDATE_COLUMNS,
     Candidates,
     check_search,
-    run_frame,
     top_k,
 )
 from releval.section import Section
@@ -145,7 +145,10 @@ class BM25Retriever:
             parts.append((rows + first, cols, ranks, scores[rows, cols]))
             latency[first:first + len(batch)] = (time.perf_counter() - tick) * 1e3 / len(batch)
         rows, cols, ranks, values = (np.concatenate(p) for p in zip(*parts, strict=True))
-        run = run_frame(queries, self._doc_ids, rows, cols, ranks, values)
+        qids = queries[S.QUERY_ID].to_numpy(dtype=object)
+        run = pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
+            pd.Series(qids[rows], dtype="str"), pd.Series(self._doc_ids[cols], dtype="str"),
+            ranks.astype(np.int64), values.astype(np.float64)), strict=True)))
         log.info("bm25: searched %d queries at depth %d in %.2f s (%d candidates)",
                  len(queries), depth, time.perf_counter() - start, len(run))
         return Candidates(run=run, latency_ms=latency)

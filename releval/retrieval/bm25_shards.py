@@ -35,7 +35,7 @@ from releval.data.visibility import Visibility
 from releval.errors import InputError
 from releval.executor import Shards, active
 from releval.retrieval import shards as sh
-from releval.retrieval.base import Candidates, run_frame
+from releval.retrieval.base import Candidates
 from releval.retrieval.bm25 import MAX_CELLS, BM25Retriever, BM25System
 
 log = logging.getLogger(__name__)
@@ -257,7 +257,7 @@ def search_sharded(config: BM25System, documents: pd.DataFrame, queries: pd.Data
                            shared={"config": config, "depth": depth},
                            description="bm25 search")
     answers = [(q, w) for (_, q), w in zip(blocks, windows, strict=True)]
-    run = run_frame(queries, doc_ids, *sh.merge(answers, len(queries), depth, tie))
+    run = sh.run_frame(queries, doc_ids, *sh.merge(answers, len(queries), depth, tie))
     log.info("bm25: searched %d queries over %d documents in %d shards at depth %d in %.2f s "
              "(%d candidates)", len(queries), len(documents), len(doc_slices), depth,
              time.perf_counter() - start, len(run))

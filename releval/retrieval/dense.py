@@ -62,10 +62,10 @@ from releval.data.visibility import Visibility
 from releval.errors import InputError
 from releval.progress import track
 from releval.retrieval.base import (
+    CANDIDATE_COLUMNS,
     Candidates,
     check_search,
     rank_entries,
-    run_frame,
 )
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from releval.section import Section
@@ -427,7 +427,10 @@ class DenseRetriever:
         if self.min_score is not None:  # the similarity floor cuts each window's tail
             keep = values >= self.min_score
             rows, cols, ranks, values = rows[keep], cols[keep], ranks[keep], values[keep]
-        run = run_frame(queries, self._doc_ids, rows, cols, ranks, values)
+        qids = queries[S.QUERY_ID].to_numpy(dtype=object)
+        run = pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
+            pd.Series(qids[rows], dtype="str"), pd.Series(self._doc_ids[cols], dtype="str"),
+            ranks.astype(np.int64), values.astype(np.float64)), strict=True)))
         stats = self.stats(self._counts | counts, int(self._index.d))
         if ann:
             stats |= recall_stats(*recall, depth)

@@ -40,7 +40,7 @@ from releval.data.visibility import Visibility
 from releval.errors import InputError
 from releval.executor import Shards
 from releval.retrieval import shards as sharding
-from releval.retrieval.base import Candidates, run_frame
+from releval.retrieval.base import Candidates
 from releval.retrieval.dense import (
     SEARCH_BATCH,
     DenseRetriever,
@@ -155,7 +155,7 @@ def search_sharded(config: DenseSystem, documents: pd.DataFrame, queries: pd.Dat
     if config.min_score is not None:  # the similarity floor cuts each window's tail
         keep = values >= config.min_score
         rows, cols, ranks, values = rows[keep], cols[keep], ranks[keep], values[keep]
-    run = run_frame(queries, doc_ids, rows, cols, ranks, values)
+    run = sharding.run_frame(queries, doc_ids, rows, cols, ranks, values)
     log.info("dense: searched %d queries at depth %d over %d shards in %.2f s "
              "(%d candidates)", n_queries, depth, len(cuts), time.perf_counter() - start,
              len(run))

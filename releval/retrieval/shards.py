@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from releval.data import contracts as S
-from releval.retrieval.base import rank_entries
+from releval.retrieval.base import CANDIDATE_COLUMNS, rank_entries
 
 
 def cut(n: int, size: int) -> list[slice]:
@@ -68,6 +68,15 @@ def latency_ms(windows: list[tuple[slice, Window]], n_queries: int) -> np.ndarra
         size = max(1, block.stop - block.start)
         out[block] = np.maximum(out[block], w.seconds * 1e3 / size)
     return out
+
+
+def run_frame(queries: pd.DataFrame, doc_ids: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+              ranks: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+    """The candidates run (query_id, doc_id, rank, score) of merged entries."""
+    qids = queries[S.QUERY_ID].to_numpy(dtype=object)
+    return pd.DataFrame(dict(zip(CANDIDATE_COLUMNS, (
+        pd.Series(qids[rows], dtype="str"), pd.Series(doc_ids[cols], dtype="str"),
+        ranks.astype(np.int64), values.astype(np.float64)), strict=True)))
 
 
 def layout(n_docs: int, n_queries: int, documents: int, queries: int, workers: int) -> dict:
