@@ -27,6 +27,7 @@ import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from releval.data import contracts as S
+from releval.decision import health
 from releval.decision.safety import SAFETY_REASONS, VIOLATION_COLUMNS
 from releval.decision.slices import DIMENSIONS
 from releval.diagnosis.layers import LAYERS
@@ -90,6 +91,7 @@ HELPERS: dict[str, Helper] = {
     "_probability_ok": Helper((*S.LIST_KEY, S.DOC_ID), _probability_ok),
     "_hard_negative_ok": Helper((S.QUERY_ID, S.DOC_ID, S.GRADE, S.HARD_NEGATIVE),
                                 _hard_negative_ok),
+    "_query_source_ok": Helper((S.QUERY_ID, S.QUERY_SOURCE), S.query_source_ok),
     "_tally_ok": Helper((S.SYSTEM, "relation", "trials", "reached", "passed", "failed"),
                         _tally_ok),
     "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
@@ -126,12 +128,14 @@ def documents_suite() -> gx.ExpectationSuite:
 
 
 def queries_suite() -> gx.ExpectationSuite:
-    """queries: query_id key, issued_at and role set, weight ≥ 0."""
+    """queries: query_id key, issued_at and role set, weight ≥ 0, a source (an optional
+    column) logged or template."""
     return gx.ExpectationSuite(name="queries", expectations=[
         *_exist(S.QUERY_COLUMNS),
         *_not_null(S.QUERY_ID, S.ISSUED_AT, S.ROLE, S.WEIGHT),
         E.ExpectColumnValuesToBeUnique(column=S.QUERY_ID),
         E.ExpectColumnValuesToBeBetween(column=S.WEIGHT, min_value=0),
+        _holds("_query_source_ok"),
     ])
 
 
@@ -156,6 +160,20 @@ def run_suite() -> gx.ExpectationSuite:
         _holds("_rank_contiguous"),
         _holds("_score_order_ok"),
         _holds("_probability_ok"),
+    ])
+
+
+def seeds_suite() -> gx.ExpectationSuite:
+    """seeds (every training seed's window): the run suite with one list per (system, seed,
+    query)."""
+    return gx.ExpectationSuite(name="seeds", expectations=[
+        *_exist((*S.RUN_COLUMNS, S.SEED)),
+        *_not_null(S.SYSTEM, S.SEED, S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.SEED, S.QUERY_ID,
+                                                       S.DOC_ID]),
+        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+        _holds("_rank_contiguous"),
+        _holds("_score_order_ok"),
     ])
 
 
@@ -247,6 +265,18 @@ def metrics_suite() -> gx.ExpectationSuite:
     ])
 
 
+def seed_metrics_suite() -> gx.ExpectationSuite:
+    """per-query metrics of every training seed: one value per (system, seed, query,
+    measure), ≥ 0 or NaN (undefined)."""
+    return gx.ExpectationSuite(name="seed_metrics", expectations=[
+        *_exist((S.SYSTEM, S.SEED, *S.PER_QUERY_COLUMNS)),
+        *_not_null(S.SYSTEM, S.SEED, S.QUERY_ID, S.MEASURE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.SEED, S.QUERY_ID,
+                                                       S.MEASURE]),
+        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
+    ])
+
+
 def labels_suite() -> gx.ExpectationSuite:
     """slice labels: known dimensions, no empty label, a (query, dimension, slice) once."""
     return gx.ExpectationSuite(name="labels", expectations=[
@@ -306,11 +336,34 @@ def failures_suite() -> gx.ExpectationSuite:
     ])
 
 
+def health_suite() -> gx.ExpectationSuite:
+    """system health: one row per system; counts ≥ 0 and set; rates and shares in [0, 1],
+    latencies, cost and days ≥ 0 (NaN: undefined, not checked); appeared ≤ published in the
+    span, still appearing ≤ deleted."""
+    counts = ("n_queries", "status_recorded", "freshness_eligible", "freshness_appeared",
+              "deleted_eligible", "deleted_still_appearing")
+    shares = (*health.RATES, "empty_share", "near_duplicate_ratio", "embedding_cache_hit_rate")
+    amounts = (*health.PERCENTILES, "candidates_per_query", "cost_per_query",
+               "freshness_median_days", "freshness_p95_days", "deletion_propagation_p95_days",
+               "deletion_propagation_max_days")
+    return gx.ExpectationSuite(name="health", expectations=[
+        *_exist(health.COLUMNS),
+        *_not_null(S.SYSTEM, *counts),
+        E.ExpectColumnValuesToBeUnique(column=S.SYSTEM),
+        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1) for c in shares],
+        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0) for c in (*counts, *amounts)],
+        *[E.ExpectColumnPairValuesAToBeGreaterThanB(column_A=a, column_B=b, or_equal=True)
+          for a, b in (("freshness_eligible", "freshness_appeared"),
+                       ("deleted_eligible", "deleted_still_appearing"))],
+    ])
+
+
 SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "documents": documents_suite,
     "queries": queries_suite,
     "split": split_suite,
     "run": run_suite,
+    "seeds": seeds_suite,
     "interactions": interactions_suite,
     "team_runs": team_runs_suite,
     "reliability": reliability_suite,
@@ -318,10 +371,12 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "selftest": selftest_suite,
     "pool": pool_suite,
     "metrics": metrics_suite,
+    "seed_metrics": seed_metrics_suite,
     "labels": labels_suite,
     "diff": diff_suite,
     "slices": slices_suite,
     "violations": violations_suite,
+    "health": health_suite,
     "failures": failures_suite,
 }
 

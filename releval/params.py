@@ -13,7 +13,9 @@ from typing import Annotated, Literal, Union
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from releval.decision.change import CHANGES
 from releval.decision.gate import RULES
+from releval.decision.gate.rollback import Rollback
 from releval.decision.slices import SINGLE_DIMENSIONS, Slices
 from releval.errors import InputError
 from releval.executor import DaskSettings, Shards
@@ -137,11 +139,27 @@ class Evaluate(Section):
     judged_k: int = Field(10, ge=1)  # unjudged top-k candidates listed for the next round
 
 
+class Also(Section):
+    """A further comparison reported beside the primary one (``compare.also``), treated alike
+    (paired rows, conditions, inspections); the gate's rules read the primary pair only."""
+
+    baseline: str
+    candidate: str
+    change: Literal[CHANGES] | None = None  # its kind of change (``Compare.change``)
+    measures: list[str] | None = None  # None: compare.measures
+
+
 class Compare(Section):
-    """The controlled comparison of ``candidate`` against ``baseline``."""
+    """The controlled comparison of ``candidate`` against ``baseline``. ``change``: the kind
+    of change compared (``releval.decision.change.KINDS``: route, ranker, diversity,
+    training_signal): what it holds fixed besides the general conditions, and what else is
+    inspected; None: the general conditions only."""
 
     baseline: str = "bm25"
     candidate: str = "hybrid"
+    change: Literal[CHANGES] | None = None
+    also: list[Also] = []
+    top_k: int = Field(10, ge=1)  # the top k the change inspections read (topics, repetition)
     measures: list[str] = ["nDCG@10", "R@100", "RR@10"]
     min_effect: float | dict[str, float] = 0.01  # smallest consequential difference
     resamples: int = Field(10_000, ge=100)
@@ -164,9 +182,11 @@ Rule = Annotated[Union[tuple(r.params for r in RULES.values())],  # noqa: UP007
 
 class Gate(Section):
     """Release rules (``releval.decision.gate.RULES``); the candidate ships only when every
-    rule passes."""
+    rule passes. ``rollback``: the values at which the deployed candidate (shadow, canary)
+    must be rolled back, written into the decision (a monitoring contract, not a rule)."""
 
     rules: list[Rule] = [r.params() for r in RULES.values() if r.default]
+    rollback: list[Rollback] = []
 
 
 class Failures(Section):
@@ -184,6 +204,29 @@ class Safety(Section):
     is shown) are also counted apart from those below it."""
 
     top_k: int = Field(10, ge=1)
+
+
+class Cost(Section):
+    """A system's cost model: cost per query = ``per_query`` + ``per_candidate`` × the
+    candidates it returned for the query, in ``unit``."""
+
+    per_query: float = Field(0.0, ge=0)
+    per_candidate: float = Field(0.0, ge=0)
+    unit: str = "USD"
+
+
+class Health(Section):
+    """System health beside relevance (stage ``health``)."""
+
+    cost: dict[str, Cost] = {}  # system -> its cost model; a system without one: not given
+
+
+class QuerySet(Section):
+    """What the evaluated query set must cover (``releval.data.query_set``): the fewest
+    evaluated queries per risk category (a key of ``RISK_CATEGORIES``; the gate's
+    ``coverage`` rule fails a category below it)."""
+
+    min_per_category: dict[str, Annotated[int, Field(ge=0)]] = {}
 
 
 class Fixture(Section):
@@ -222,6 +265,8 @@ class Params(Section):
     no_answer: NoAnswer = NoAnswer()
     compare: Compare = Compare()
     safety: Safety = Safety()
+    health: Health = Health()
+    query_set: QuerySet = QuerySet()
     gate: Gate = Gate()
     failures: Failures = Failures()
     fixture: Fixture = Fixture()
@@ -262,6 +307,11 @@ class Params(Section):
                                  f"(systems: {', '.join(known)})")
         if self.compare.baseline == self.compare.candidate:
             raise ValueError(f"compare.baseline and compare.candidate are both {name!r}")
+        for i, also in enumerate(self.compare.also):
+            unknown = [s for s in (also.baseline, also.candidate) if s not in known]
+            if unknown or also.baseline == also.candidate:
+                raise ValueError(f"compare.also[{i}]: {also.baseline!r} vs {also.candidate!r} "
+                                 f"must be two different systems (systems: {', '.join(known)})")
         return self
 
 

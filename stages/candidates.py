@@ -2,11 +2,14 @@
 
 Outputs (data/candidates/<system>/): run.parquet per the run contract (system, route,
 query_id, doc_id, rank, score), latency.parquet (query_id, latency_ms; NaN where not
-measured) and run_stats.json (latency percentiles, candidates per query). Every route
-applies the visibility rule to its whole window (``releval.retrieval.routes``). In
-recommendation mode the routes that need it learn from the interaction log
-(``releval.data.history.History``), and a run whose route gives P(relevant) keeps it as a
-``probability`` column after the run columns.
+measured; status: the query's outcome, NaN where not recorded), run_stats.json (latency
+percentiles, candidates per query, statuses) and seeds.parquet: a system trained with
+several seeds (an external run's ``seeds``: the tags ``<system>@seed<k>``) has every seed's
+window there (the run columns + ``seed``), and its first seed's in run.parquet, the model
+that would ship; empty with its columns otherwise. Every route applies the visibility rule
+to its whole window (``releval.retrieval.routes``). In recommendation mode the routes that
+need it learn from the interaction log (``releval.data.history.History``), and a run whose
+route gives P(relevant) keeps it as a ``probability`` column after the run columns.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Outputs:
     run: pd.DataFrame  # run.parquet
     stats: dict  # run_stats.json
     latency: pd.DataFrame  # latency.parquet
+    seeds: pd.DataFrame  # seeds.parquet
 
 
 def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
@@ -50,15 +54,26 @@ def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
     history = (History.of(interactions, queries, p.recommend.exclude_seen)
                if p.recommendation else None)
     shards = p.base.shards if p.base.executor == "dask" else None
-    found = search(config, documents, queries, p.candidates.depth, history=history,
-                   shards=shards)
     settings = config.model_dump()
     route = settings.pop("route")
-    columns = [*S.RUN_COLUMNS, *([S.PROBABILITY] if S.PROBABILITY in found.run.columns else [])]
-    run_table = found.run.assign(**{S.SYSTEM: system, S.ROUTE: route})[columns]
-    stats = run_stats(found, queries) | {"system": system, "route": route,
-                                         "depth": p.candidates.depth, "params": settings}
-    return Outputs(run_table, stats, latency_table(queries, found.latency_ms))
+    per_seed = config.per_seed(system) if hasattr(config, "per_seed") else {}
+    found = {k: search(c, documents, queries, p.candidates.depth, history=history,
+                       shards=shards) for k, c in (per_seed or {None: config}).items()}
+    shipped = next(iter(found.values()))
+    columns = [*S.RUN_COLUMNS, *([S.PROBABILITY] if S.PROBABILITY in shipped.run.columns
+                                 else [])]
+    run_table = shipped.run.assign(**{S.SYSTEM: system, S.ROUTE: route})[columns]
+    seeds = pd.concat([run_table.iloc[:0].assign(**{S.SEED: pd.Series([], dtype="int64")}),
+                       *(f.run.assign(**{S.SYSTEM: system, S.ROUTE: route, S.SEED: k})
+                         [[*columns, S.SEED]] for k, f in found.items() if k is not None)],
+                      ignore_index=True)
+    stats = run_stats(shipped, queries) | {"system": system, "route": route,
+                                           "depth": p.candidates.depth, "params": settings}
+    if per_seed:
+        stats["seeds"] = {"seeds": list(per_seed), "shipped": next(iter(per_seed)),
+                          "candidates": {str(k): int(len(f.run)) for k, f in found.items()}}
+    return Outputs(run_table, stats,
+                   latency_table(queries, shipped.latency_ms, shipped.status), seeds)
 
 
 def main() -> None:
@@ -75,6 +90,7 @@ def main() -> None:
     write_parquet(out / "run.parquet", result.run)
     write_parquet(out / "latency.parquet", result.latency)
     write_json(out / "run_stats.json", result.stats)
+    write_parquet(out / "seeds.parquet", result.seeds)
     print(f"candidates@{args.system}: {len(result.run):,} candidates for "
           f"{result.run[S.QUERY_ID].nunique():,} queries")
 

@@ -55,6 +55,14 @@ def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[st
             for name, folder in system_dirs(p, candidates, fused).items()}
 
 
+def system_seeds(p: Params, candidates: str | Path) -> dict[str, pd.DataFrame]:
+    """system -> its seeds.parquet (every training seed's window, column ``seed``), for the
+    candidate systems trained with several seeds."""
+    seeds = {name: Path(candidates) / name / "seeds.parquet" for name in p.candidates.systems}
+    tables = {name: read_table(path) for name, path in seeds.items() if path.exists()}
+    return {name: table for name, table in tables.items() if not table.empty}
+
+
 def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """Every evaluated system's run_stats.json."""
     return {name: read_doc(folder / "run_stats.json")

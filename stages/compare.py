@@ -4,15 +4,22 @@ Before comparing, each side's conditions (``releval.decision.conditions``) are t
 the evaluation: the evaluated queries (count and digest), the qrels revision (digest of the
 judgments the queries may see), the candidate budget (depth), the time window (first and
 last query time) with the corpus snapshot (digest), and whether the visibility rule was
-enforced by the route. Any difference refuses the comparison with the differences listed,
-unless ``compare.allow_uncontrolled``: then every output says ``controlled: false``.
+enforced by the route; then those the declared kind of change holds fixed
+(``compare.change``, ``releval.decision.change.KINDS``). Any difference refuses the
+comparison with the differences listed, unless ``compare.allow_uncontrolled``: then every
+output says ``controlled: false``. Each ``compare.also`` pair is compared alike.
 
 Outputs (data/compare/): comparison.json (conditions; paired rows per measure: mean, median,
 W/T/L, bootstrap CI, sign-flip p, Holm over the measures, verdict against min_effect;
 macro / micro / traffic-weighted / equal-slice aggregates over ``compare.strata``; the
-rate/mix composition check; the run's ``figures`` for a later run's over-time comparison:
-``releval.decision.over_time``) and per_query_diff.parquet (query_id, measure, baseline,
-candidate, diff, stratum, weight).
+rate/mix composition check; ``change``: the kind, what it holds fixed on both sides and its
+inspections (``releval.decision.inspections``); the run's ``figures`` for a later run's
+over-time comparison: ``releval.decision.over_time``; ``also``: one such comparison dict per
+``compare.also`` entry; ``training``, where the candidate was trained with several seeds
+(evaluate's seeds.parquet): each seed's Δ with its bootstrap CI, the seeds' mean with its
+CI and the training interval over seeds, ``releval.decision.seeds``) and
+per_query_diff.parquet (query_id, measure, baseline, candidate, diff, stratum, weight) of
+the primary pair.
 """
 
 from __future__ import annotations
@@ -25,17 +32,21 @@ import pandas as pd
 from releval import executor
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
-from releval.decision.breakdown import breakdown, strata
+from releval.decision.breakdown import Breakdown, breakdown, strata
 from releval.decision.compare import canonical, compare
-from releval.decision.conditions import controlled, held_fixed
+from releval.decision.conditions import Evidence, conditions_of, controlled_change
+from releval.decision.inspections import Settings, Subject, change_block
 from releval.decision.over_time import figures
+from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
 from releval.params import Params
 from stages.common import (
     guarded,
     params_of,
     parser,
+    read_doc,
     read_table,
+    system_dirs,
     system_stats,
     write_json,
     write_parquet,
@@ -48,31 +59,73 @@ class Outputs:
     diff: pd.DataFrame  # per_query_diff.parquet
 
 
-def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.DataFrame,
-        documents: pd.DataFrame, judgments: pd.DataFrame, stats: dict[str, dict]) -> Outputs:
+def compared(p: Params) -> list[str]:
+    """The systems of the primary pair and of every ``compare.also`` pair, once each."""
+    pairs = [(p.compare.baseline, p.compare.candidate),
+             *((a.baseline, a.candidate) for a in p.compare.also)]
+    return list(dict.fromkeys(s for pair in pairs for s in pair))
+
+
+def comparison(p: Params, baseline: str, candidate: str, change: str | None,
+               measures: list[str], ev: Evidence, labels: pd.DataFrame,
+               seeds: pd.DataFrame) -> tuple[dict, Breakdown]:
+    """One comparison's dict (the primary and each ``compare.also`` alike: conditions checked
+    for ``change``, paired rows, aggregates, composition, ``change`` block, the training
+    variance over the candidate's ``seeds`` rows of evaluate's seeds.parquet, if any) and its
+    breakdown."""
     c = p.compare
-    measures, effect = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)
-    evaluated = per_query[S.QUERY_ID].unique()
-    qrels, visible = judgments_of(judgments, queries, documents, evaluated)
-    qrels = qrels[visible]
-    conds = held_fixed((c.baseline, c.candidate), per_query, queries, documents, qrels, stats)
-    diffs = controlled(conds, c.baseline, c.candidate, c.allow_uncontrolled)
+    measures, effect = canonical(measures, c.min_effect, p.evaluate.rel)
+    held = conditions_of(change, baseline, candidate, ev)
+    diffs = controlled_change(change, held, baseline, candidate, ev, c.allow_uncontrolled)
+    per_query, queries = ev.per_query, ev.queries
     side = {s: per_query.loc[per_query[S.SYSTEM] == s, [S.QUERY_ID, S.MEASURE, S.VALUE]]
-            for s in (c.baseline, c.candidate)}
-    result = compare(side[c.baseline], side[c.candidate], measures,
-                     clusters=clusters_of(queries, c.cluster), allow_uncontrolled=True,
-                     min_effect=effect, resamples=c.resamples, alpha=c.alpha, seed=p.base.seed)
-    parts = breakdown(per_query, strata(evaluated, labels, queries, c.strata), qrels, measures,
-                      c.baseline, c.candidate)
-    doc = {"baseline": c.baseline, "candidate": c.candidate, "controlled": not diffs,
-           "differences": diffs, "conditions": conds, "measures": measures,
+            for s in (baseline, candidate)}
+    clusters = clusters_of(queries, c.cluster)
+    result = compare(side[baseline], side[candidate], measures, clusters=clusters,
+                     allow_uncontrolled=True, min_effect=effect, resamples=c.resamples,
+                     alpha=c.alpha, seed=p.base.seed)
+    evaluated = per_query[S.QUERY_ID].unique()
+    parts = breakdown(per_query, strata(evaluated, labels, queries, c.strata), ev.qrels,
+                      measures, baseline, candidate)
+    paired = [r for r in result.get("paired", []) if r["slice"] == S.ALL]
+    settings = Settings(measures, effect, top_k=c.top_k, strata=c.strata,
+                        dimensions=tuple(p.slices.dimensions), min_n=p.slices.min_n,
+                        alpha=c.alpha, resamples=c.resamples, seed=p.base.seed,
+                        clusters=clusters, costs=p.health.cost)
+    doc = {"baseline": baseline, "candidate": candidate, "controlled": not diffs,
+           "differences": diffs, "conditions": held, "measures": measures,
            "note": "" if not diffs else "UNCONTROLLED: conditions differ (allow_uncontrolled)",
-           "unit": result.get("unit"), "strata": c.strata,
-           "paired": [r for r in result.get("paired", []) if r["slice"] == S.ALL],
+           "unit": result.get("unit"), "strata": c.strata, "paired": paired,
            "unpaired": result.get("uncontrolled", []),
            "aggregates": parts.aggregates, "composition": parts.composition,
-           "figures": figures(parts.diff, c.baseline, c.candidate, c.strata,
-                              resamples=c.resamples, alpha=c.alpha, seed=p.base.seed)}
+           "change": change_block(change, held, Subject(baseline, candidate, paired, ev,
+                                                        labels, settings)),
+           "training": training_variance(
+               side[baseline], seeds[seeds[S.SYSTEM] == candidate], measures, queries=queries,
+               cluster=c.cluster, resamples=c.resamples, alpha=c.alpha, seed=p.base.seed)
+           if (seeds[S.SYSTEM] == candidate).any() else []}
+    return doc, parts
+
+
+def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.DataFrame,
+        documents: pd.DataFrame, judgments: pd.DataFrame, stats: dict[str, dict],
+        runs: dict[str, pd.DataFrame], pool: dict, split: pd.DataFrame,
+        split_report: dict, seeds: pd.DataFrame) -> Outputs:
+    """comparison.json and per_query_diff.parquet (module docstring): ``runs`` holds the
+    compared systems' runs, ``pool`` the pool's identity.json, ``split`` the split
+    (query_id, split), ``split_report`` its report and ``seeds`` evaluate's seeds.parquet."""
+    c = p.compare
+    evaluated = per_query[S.QUERY_ID].unique()
+    qrels, visible = judgments_of(judgments, queries, documents, evaluated)
+    ev = Evidence(per_query, queries, documents, qrels[visible], stats, runs, pool, split,
+                  split_report, p.judges_source, p.evaluate.rel)
+    doc, parts = comparison(p, c.baseline, c.candidate, c.change, c.measures, ev, labels,
+                            seeds)
+    also = [comparison(p, a.baseline, a.candidate, a.change, a.measures or c.measures, ev,
+                       labels, seeds)[0] for a in c.also]
+    doc |= {"figures": figures(parts.diff, c.baseline, c.candidate, c.strata,
+                               resamples=c.resamples, alpha=c.alpha, seed=p.base.seed),
+            "also": also}
     return Outputs(doc, parts.diff)
 
 
@@ -83,23 +136,33 @@ def main() -> None:
     ap.add_argument("--evaluate", default="data/evaluate")
     ap.add_argument("--candidates", default="data/candidates")
     ap.add_argument("--fused", default="data/fused")
+    ap.add_argument("--pool", default="data/pool/identity.json")
+    ap.add_argument("--split", default="data/split")
     ap.add_argument("--out", default="data/compare")
     args = ap.parse_args()
     p = params_of(args)
-    raw, evaluated, out = Path(args.raw), Path(args.evaluate), Path(args.out)
+    raw, evaluated, split, out = (Path(args.raw), Path(args.evaluate), Path(args.split),
+                                  Path(args.out))
     stats = system_stats(p, args.candidates, args.fused)
+    folders = system_dirs(p, args.candidates, args.fused)
+    runs = {s: read_table(folders[s] / "run.parquet") for s in compared(p)}
     with executor.of(p):  # bootstrap draw blocks on the cluster (base.executor)
         result = run(p, read_table(evaluated / "per_query.parquet"),
                      read_table(evaluated / "labels.parquet"),
                      read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
-                     read_table(args.qrels), stats)
+                     read_table(args.qrels), stats, runs, read_doc(args.pool),
+                     read_table(split / "split.parquet"), read_doc(split / "split_report.json"),
+                     read_table(evaluated / "seeds.parquet"))
     write_json(out / "comparison.json", result.comparison)
     write_parquet(out / "per_query_diff.parquet", result.diff)
     doc = result.comparison
     verdicts = ", ".join(f"{r['measure']} {r['mean_diff']:+.4f} ({r['verdict']})"
                          for r in doc["paired"])
+    kind = doc["change"]["kind"]
     print(f"compare: {doc['candidate']} vs {doc['baseline']}"
-          f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}")
+          f"{f' ({kind})' if kind else ''}"
+          f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
+          + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else ""))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ labels.parquet (query_id, dimension, slice: the slices each evaluated query belo
 ``evaluate.judged_k`` candidates without a judgment, on the ``pool.splits`` queries: the next
 pooling round; empty in recommendation mode, judged by the log) and curves.parquet
 (system, family, k, measure, value, n: R@k, nDCG@k and Judged@k over a fixed grid of k up
-to ``candidates.depth``, ``releval.metrics.curves``).
+to ``candidates.depth``, ``releval.metrics.curves``) and seeds.parquet (system, seed,
+query_id, measure, value: each training seed's window of a system trained with several
+seeds, ``evaluate.measures`` on the same queries and qrels; empty when no system has seeds).
 Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
@@ -62,6 +64,7 @@ from stages.common import (
     read_doc,
     read_table,
     system_runs,
+    system_seeds,
     write_json,
     write_parquet,
 )
@@ -77,6 +80,7 @@ class Outputs:
     unjudged: pd.DataFrame  # unjudged.parquet
     curves: pd.DataFrame  # curves.parquet
     reliability: pd.DataFrame  # reliability.parquet
+    seeds: pd.DataFrame  # seeds.parquet
 
 
 def expected_system(p: Params, runs: dict[str, pd.DataFrame]) -> str | None:
@@ -142,10 +146,11 @@ def recommendation_block(p: Params, scored, context: dict, probabilities: list[s
 
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
-        ingest: dict, interactions: pd.DataFrame | None = None) -> Outputs:
+        ingest: dict, interactions: pd.DataFrame | None = None,
+        seeds: dict[str, pd.DataFrame] | None = None) -> Outputs:
     """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
     says where the qrels came from); ``interactions``: the interaction log (recommendation
-    mode only)."""
+    mode only); ``seeds``: system -> every training seed's window (``system_seeds``)."""
     if "qrels" not in ingest:
         raise InputError("no 'qrels' (where the qrels came from)", "ingest.json")
     c = p.evaluate
@@ -193,7 +198,27 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         report["recommendation"] = recommendation_block(
             p, scored, context, sorted(diagram[S.SYSTEM].unique()), int(len(evaluated)),
             int(len(evaluated) - with_positive))
-    return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram)
+    by_seed = seed_values(seeds or {}, qrels[visible], c.measures, rel=c.rel,
+                          max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog)
+    return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram,
+                   by_seed)
+
+
+SEED_COLUMNS = [S.SYSTEM, S.SEED, *S.PER_QUERY_COLUMNS]
+
+
+def seed_values(seeds: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[str],
+                **evaluation) -> pd.DataFrame:
+    """seeds.parquet: every seed's window of each seeded system evaluated like the systems
+    (``evaluate_systems`` with the same qrels, queries and ``evaluation`` settings)."""
+    windows = {(system, int(k)): window.drop(columns=S.SEED)
+               for system, table in seeds.items() for k, window in table.groupby(S.SEED)}
+    scored = evaluate_systems({f"{s}@seed{k}": w for (s, k), w in windows.items()}, qrels,
+                              measures, **evaluation).per_query
+    names = {f"{s}@seed{k}": (s, k) for s, k in windows}
+    system, seed = zip(*scored[S.SYSTEM].map(names), strict=True) if len(scored) else ((), ())
+    return scored.assign(**{S.SYSTEM: list(system), S.SEED: pd.array(seed, dtype="int64")}
+                         )[SEED_COLUMNS].reset_index(drop=True)
 
 
 def main() -> None:
@@ -213,7 +238,8 @@ def main() -> None:
         result = run(p, runs, read_table(args.qrels), read_table(args.split),
                      read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
                      read_doc(args.judgments),
-                     read_table(raw / "interactions.parquet") if p.recommendation else None)
+                     read_table(raw / "interactions.parquet") if p.recommendation else None,
+                     system_seeds(p, args.candidates))
     write_parquet(out / "per_query.parquet", result.per_query)
     write_json(out / "metrics.json", result.metrics)
     write_json(out / "summary.json", result.summary)
@@ -222,6 +248,7 @@ def main() -> None:
     write_parquet(out / "unjudged.parquet", result.unjudged)
     write_parquet(out / "curves.parquet", result.curves)
     write_parquet(out / "reliability.parquet", result.reliability)
+    write_parquet(out / "seeds.parquet", result.seeds)
     report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")

@@ -5,9 +5,10 @@ split only, the best entry is frozen and applied to every query; the test split 
 looked at (``releval.retrieval.fusion``). Outputs (data/fused/<system>/): run.parquet per the
 run contract (route ``hybrid``, at most ``candidates.depth`` per query: the same budget as
 every other system), latency.parquet and run_stats.json (the chosen fusion, the validation
-grid, candidates per query, latency). A fused query's latency is the serial bound: its two
-source routes' latencies plus its share of the fusion's wall time (fusion runs for all
-queries at once).
+grid, candidates per query, latency, status). A fused query's latency is the serial bound: its
+two source routes' latencies plus its share of the fusion's wall time (fusion runs for all
+queries at once); its status follows its sources' (``releval.retrieval.fusion.fused_status``:
+"ok" when both are, "partial" when one is not).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.errors import InputError
 from releval.params import Params
-from releval.retrieval.base import Candidates, latency_of, latency_table, run_stats
-from releval.retrieval.fusion import choose, expand_grid, fuse
+from releval.retrieval.base import Candidates, latency_of, latency_table, run_stats, status_of
+from releval.retrieval.fusion import choose, expand_grid, fuse, fused_status
 from releval.retrieval.routes import FUSED
 from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
 
@@ -59,12 +60,13 @@ def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.Dat
     fused = fuse(windows, depth, best)
     share = (time.perf_counter() - tick) * 1e3 / max(1, len(queries))
     latency = share + sum(latency_of((latencies or {}).get(s), queries) for s in sources)
-    stats = run_stats(Candidates(fused, latency), queries) | {
+    status = fused_status(*(status_of((latencies or {}).get(s), queries) for s in sources))
+    stats = run_stats(Candidates(fused, latency, status=status), queries) | {
         "system": system, "route": FUSED, "depth": depth, "sources": list(sources),
         "fusion": best, "objective": c.objective, "tuning": note, "grid": table,
         "latency_note": f"serial bound: {c.lexical} + {c.dense} + fusion share per query"}
     return Outputs(fused.assign(**{S.SYSTEM: system, S.ROUTE: FUSED})[list(S.RUN_COLUMNS)],
-                   stats, latency_table(queries, latency))
+                   stats, latency_table(queries, latency, status))
 
 
 def main() -> None:

@@ -1,10 +1,11 @@
 """Stage ``gate``: the release decision, every ``gate.rules`` entry checked against the evidence.
 
 Reads the comparison, the slices, the safety report, the metrics, the evaluation summary
-(system-level values, applicability) and each system's latency (run_stats.json); writes
-data/gate/decision.json (``releval.decision.gate.decide``) and prints "gate: PASS" or
-"gate: FAIL (...)". It exits 0 either way, so DVC records the decision;
-``releval gate`` turns the decision into the exit status for CI.
+(system-level values, applicability), each system's latency (run_stats.json) and health
+(health.json), and the query set's description (split_report.json's ``query_set``); writes
+data/gate/decision.json (``releval.decision.gate.decide``, with the rollback thresholds) and
+prints "gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the
+decision; ``releval gate`` turns the decision into the exit status for CI.
 """
 
 from __future__ import annotations
@@ -44,16 +45,19 @@ def directions(rules) -> dict[str, str]:
 
 
 def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
-        latency: dict[str, dict], summary: dict) -> Outputs:
-    """The decision for ``compare.candidate`` against ``compare.baseline``; a comparison of
-    other systems than params name is stale input and is rejected. ``summary``:
-    evaluate/summary.json."""
+        latency: dict[str, dict], summary: dict, health: dict | None = None,
+        query_set: dict | None = None) -> Outputs:
+    """The decision for ``compare.candidate`` against ``compare.baseline``, with the
+    ``gate.rollback`` thresholds; a comparison of other systems than params name is stale
+    input and is rejected. ``health``: health/health.json; ``summary``:
+    evaluate/summary.json; ``query_set``: split/split_report.json's query_set."""
     evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
                         comparison=comparison, slices=slices, safety=safety, metrics=metrics,
                         latency=latency, summary=summary.get("systems") or {},
-                        better=directions(p.gate.rules))
+                        better=directions(p.gate.rules), health=health or {},
+                        query_set=query_set or {})
     check_sides(evidence)
-    return Outputs(decide(p.gate.rules, evidence))
+    return Outputs(decide(p.gate.rules, evidence, p.gate.rollback))
 
 
 def summary(decision: dict) -> str:
@@ -83,6 +87,8 @@ def main() -> None:
     ap.add_argument("--safety", default="data/safety/safety.json")
     ap.add_argument("--metrics", default="data/evaluate/metrics.json")
     ap.add_argument("--summary", default="data/evaluate/summary.json")
+    ap.add_argument("--health", default="data/health/health.json")
+    ap.add_argument("--split-report", default="data/split/split_report.json")
     ap.add_argument("--candidates", default="data/candidates")
     ap.add_argument("--fused", default="data/fused")
     ap.add_argument("--out", default="data/gate")
@@ -90,7 +96,8 @@ def main() -> None:
     p = params_of(args)
     result = run(p, read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
                  read_doc(args.metrics), read_latency(p, args.candidates, args.fused),
-                 read_doc(args.summary))
+                 read_doc(args.summary), read_doc(args.health),
+                 read_doc(args.split_report).get("query_set"))
     write_json(Path(args.out) / "decision.json", result.decision)
     print(summary(result.decision))
 

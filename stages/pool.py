@@ -1,7 +1,8 @@
 """Stage ``pool``: the top candidates of the pooled systems, blinded for judges.
 
 Pools the top ``pool.depth`` of each system in ``pool.systems`` for the ``pool.splits``
-queries. The pool persists between runs (a pool with another seed, depth or corpus, or any
+queries; a system trained with several seeds (candidates' seeds.parquet) pools every seed's
+window. The pool persists between runs (a pool with another seed, depth or corpus, or any
 pool in recommendation mode, starts afresh): when a system joins, only its pairs not yet in
 the pool are added (a new round), so nothing is judged twice. Outputs (data/pool/):
 pool.parquet, identity.json, and for judges the pairs of the latest round (what is left to
@@ -58,6 +59,19 @@ def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
                    label_studio_tasks(export, guideline), label_config(guideline))
 
 
+def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
+    """Each ``pool.systems`` entry's run.parquet, and for a system trained with several seeds
+    each seed's window from its seeds.parquet as ``<system>@seed<k>``."""
+    runs = {}
+    for system in p.pool.systems:
+        runs[system] = read_table(candidates / system / "run.parquet")
+        seeds = candidates / system / "seeds.parquet"
+        if seeds.exists():
+            for k, window in read_table(seeds).groupby(S.SEED, sort=True):
+                runs[f"{system}@seed{k}"] = window.drop(columns=S.SEED)
+    return runs
+
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--raw", default="data/raw")
@@ -67,7 +81,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    runs = {s: read_table(Path(args.candidates) / s / "run.parquet") for s in p.pool.systems}
+    runs = pooled_runs(p, Path(args.candidates))
     existing = out / "pool.parquet"
     previous = read_table(existing) if existing.exists() else None
     result = run(p, runs, read_table(raw / "documents.parquet"),

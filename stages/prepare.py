@@ -11,7 +11,9 @@ any, BEIR: none; always written, empty with the contract's columns when there ar
 answers.parquet (query_id, source_id, doc_id: which unit holds each query's answer, known
 only to the demo generator; empty for real data, so the chunk layer of failure analysis is
 reported as unknown there), external_run.trec (the demo's simulated team run; empty for
-real data), interactions.parquet and team_runs.parquet (recommendation mode, below; empty
+real data), retrained_run.parquet (the demo's retrained team run, one tag per training seed,
+with a per-query ``status``: ``releval.demo.team_run.simulate_retrained_run``; empty for real
+data), interactions.parquet and team_runs.parquet (recommendation mode, below; empty
 with their columns otherwise) and source.json (where the data and the qrels came from, and
 the row counts).
 
@@ -21,7 +23,8 @@ Recommendation mode (``prepare.source`` interactions: a folder read by
 the users at each cut, judgments their positives, given_split the cut of each query;
 interactions.parquet is the checked log (``S.INTERACTION_COLUMNS`` + the
 ``recommend.context`` columns), team_runs.parquet the demo's two simulated team systems
-(``TEAM_COLUMNS``); must_not_return, answers and external_run.trec are empty.
+(``TEAM_COLUMNS``); must_not_return, answers, external_run.trec and retrained_run.parquet
+are empty.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from releval.data.readers import write_trec_run
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
-from releval.demo.team_run import simulate_external_run
+from releval.demo.team_run import SEEDS, simulate_external_run, simulate_retrained_run
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import INPUT_DIR, pinned
@@ -58,8 +61,9 @@ class Outputs:
     """documents → documents.parquet, queries → queries.parquet, judgments →
     judgments.parquet, given_split → given_split.parquet, answers → answers.parquet,
     must_not_return → must_not_return.parquet, external_run → external_run.trec (query_id,
-    doc_id, score[, system]), interactions → interactions.parquet, team_runs →
-    team_runs.parquet, source → source.json (provenance, then the row counts)."""
+    doc_id, score[, system]), retrained_run → retrained_run.parquet, interactions →
+    interactions.parquet, team_runs → team_runs.parquet, source → source.json (provenance,
+    then the row counts)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
@@ -68,6 +72,7 @@ class Outputs:
     answers: pd.DataFrame
     must_not_return: pd.DataFrame
     external_run: pd.DataFrame
+    retrained_run: pd.DataFrame
     interactions: pd.DataFrame
     team_runs: pd.DataFrame
     source: dict
@@ -76,6 +81,8 @@ class Outputs:
 NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Series([], dtype=str)})
 NO_RUN = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.DOC_ID: pd.Series([], dtype=str),
                        S.SCORE: pd.Series([], dtype=float)})
+NO_RETRAINED = NO_RUN.assign(**{S.SYSTEM: pd.Series([], dtype=str),
+                               "status": pd.Series([], dtype=str)})
 NO_ANSWERS = pd.DataFrame({c: pd.Series([], dtype=str) for c in S.ANSWER_COLUMNS})
 NO_INTERACTIONS = pd.DataFrame({S.USER_ID: pd.Series([], dtype=str),
                                 S.ITEM_ID: pd.Series([], dtype=str),
@@ -90,10 +97,13 @@ def _demo(p: Params, inputs: Path) -> Outputs:
     return Outputs(data.documents, data.queries, data.ground_truth, NO_SPLIT,
                    answer_map(data.ground_truth, data.documents), data.must_not_return,
                    simulate_external_run(data, p.base.seed, p.candidates.depth),
+                   simulate_retrained_run(data, p.base.seed, p.candidates.depth),
                    NO_INTERACTIONS, no_team_runs(),
                    {"source": "demo generator", "seed": p.base.seed,
                     "qrels": "generator ground truth",
-                    "external_run": "simulated team system prod_v2 (demo only)"})
+                    "external_run": "simulated team system prod_v2 (demo only)",
+                    "retrained_run": "simulated team system prod_v3, trained with seeds "
+                                     f"{', '.join(map(str, SEEDS))} (demo only)"})
 
 
 def _real(reader: Callable[[Path], RealData], label: str) -> Callable[[Params, Path], Outputs]:
@@ -104,7 +114,8 @@ def _real(reader: Callable[[Path], RealData], label: str) -> Callable[[Params, P
         data = reader(path)
         points = dangling(data, p.prepare.max_unknown_docs, str(path))
         return Outputs(data.documents, data.queries, data.qrels, data.splits, NO_ANSWERS,
-                       data.must_not_return, NO_RUN, NO_INTERACTIONS, no_team_runs(),
+                       data.must_not_return, NO_RUN, NO_RETRAINED, NO_INTERACTIONS,
+                       no_team_runs(),
                        {"source": f"{label} {p.prepare.path}", "qrels": f"{label} qrels",
                         "query_times": data.has_query_times, "qrels_pointing_nowhere": points})
     return load
@@ -121,7 +132,7 @@ def _users_as_queries(p: Params, log: pd.DataFrame, items: pd.DataFrame, source:
             else no_team_runs())
     interactions = log[[*S.INTERACTION_COLUMNS, *r.context]].reset_index(drop=True)
     return Outputs(data.documents, data.queries, data.qrels, data.given_split, NO_ANSWERS,
-                   no_must_not_return(), NO_RUN, interactions, runs,
+                   no_must_not_return(), NO_RUN, NO_RETRAINED, interactions, runs,
                    source | {"qrels": f"label-1 interactions within {r.horizon_days} days of "
                              "each cut", "recommendation": data.report})
 
@@ -193,6 +204,7 @@ def main() -> None:
     write_parquet(out / "answers.parquet", result.answers)
     write_parquet(out / "must_not_return.parquet", result.must_not_return)
     write_trec_run(out / "external_run.trec", result.external_run)
+    write_parquet(out / "retrained_run.parquet", result.retrained_run)
     write_parquet(out / "interactions.parquet", result.interactions)
     write_parquet(out / "team_runs.parquet", result.team_runs)
     write_json(out / "source.json", result.source)

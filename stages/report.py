@@ -31,7 +31,7 @@ from releval.report.dvc_plots import plot_tables
 from releval.report.html import render_html
 from releval.report.inputs import ReportInputs, gate_measure
 from releval.report.selftest import selftest_lines
-from releval.report.summary import render_summary
+from releval.report.summary import query_set_section, render_summary
 from stages.common import (
     guarded,
     params_of,
@@ -59,16 +59,17 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         receipt: dict | None = None, selftest: dict | None = None,
         selftest_rows: pd.DataFrame | None = None,
         differential: pd.DataFrame | None = None,
-        history: list[dict] | None = None) -> Outputs:
+        history: list[dict] | None = None, health: dict | None = None) -> Outputs:
     """summary.md: the summary page (with its history part where ``history`` is given), the
     self-test section, a blank line, then the decision; decision.md: the decision alone;
     index.html: the page (``releval.report.html``), which also draws on
     compare/per_query_diff, evaluate/curves, safety/violations, failures/failures, the raw
     queries, evaluate/reliability, the run's ``receipt`` (None: not written yet), the
-    self-test's outputs (``releval.report.selftest``) and the ledger's ``history``
-    (``releval.project.history.entries`` rows; None: no history section content)."""
+    self-test's outputs (``releval.report.selftest``), the ledger's ``history``
+    (``releval.project.history.entries`` rows; None: no history section content) and
+    health/health.json (``health``; None: none measured)."""
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
-                               p.slices.min_n)
+                               p.slices.min_n, health or {}, query_set_section(split_report))
     page = render_summary(summary, split_report, source, stats, ingest, agreement, history)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:
@@ -81,7 +82,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         min_n=p.slices.min_n, per_query_diff=per_query_diff, curves=curves,
         violations=violations, failure_rows=failure_rows, queries=queries,
         reliability=reliability, receipt=receipt, selftest=selftest,
-        selftest_rows=selftest_rows, differential=differential, history=history)
+        selftest_rows=selftest_rows, differential=differential, history=history,
+        health=health)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -105,6 +107,7 @@ def main() -> None:
     ap.add_argument("--gate", default="data/gate/decision.json")
     ap.add_argument("--failures", default="data/failures")
     ap.add_argument("--violations", default="data/safety/violations.parquet")
+    ap.add_argument("--health", default="data/health/health.json")
     ap.add_argument("--receipt", default=None,
                     help="the run's receipt.json to show (absent: the page says it is "
                          "written at the end of the run)")
@@ -135,7 +138,7 @@ def main() -> None:
                  selftest=read_doc(checked / "selftest.json"),
                  selftest_rows=read_table(checked / "selftest.parquet"),
                  differential=read_table(checked / "differential.parquet"),
-                 history=entries(Path(args.ledger)))
+                 history=entries(Path(args.ledger)), health=read_doc(args.health))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.summary)

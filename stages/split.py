@@ -1,8 +1,10 @@
 """Stage ``split``: queries into train / validation / test, forward in time.
 
 Outputs (data/split/): split.parquet (query_id, split) and split_report.json (cut points,
-counts per split and tag, leakage findings, and the judgments that point nowhere as
-prepare counted them). In recommendation mode prepare already cut the log into user-queries
+counts per split and tag, leakage findings, the judgments that point nowhere as prepare
+counted them, and ``query_set``: the evaluated query set (``evaluate.splits``) described and
+checked against ``query_set.min_per_category``, ``releval.data.query_set``). In
+recommendation mode prepare already cut the log into user-queries
 (given_split), which the split is taken from, and the report adds ``random_split``: how much
 a random interaction split would inflate the ``recommend.random_split`` systems' HR@10 and
 nDCG@10 over the forward protocol (``releval.retrieval.leakage``).
@@ -17,6 +19,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.history import History
+from releval.data.query_set import describe
 from releval.data.split import TEST, queries_in, split_queries, split_report
 from releval.errors import InputError
 from releval.params import Params
@@ -45,12 +48,15 @@ def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd
     """Split the queries by ``split.method`` (the given split in recommendation mode);
     ``given`` is the dataset's own split (empty: none), ``source`` prepare's source.json,
     whose count of judgments pointing nowhere the report repeats, ``interactions`` prepare's
-    log (empty for a retrieval source)."""
+    log (empty for a retrieval source); the report describes the query set of
+    ``evaluate.splits`` (``releval.data.query_set.describe``)."""
     c = p.split
     split = split_queries(queries, "given" if p.recommendation else c.method, cuts=c.cuts,
                           quantiles=c.quantiles, given=given if len(given) else None)
     report = split_report(split, queries, judgments, documents) | {
-        "qrels_pointing_nowhere": source.get("qrels_pointing_nowhere")}
+        "qrels_pointing_nowhere": source.get("qrels_pointing_nowhere"),
+        "query_set": describe(queries, split.table, p.evaluate.splits,
+                              p.query_set.min_per_category, p.no_answer.tag)}
     if p.recommendation:
         report["random_split"] = _random_split(p, split.table, queries, documents, judgments,
                                                interactions)

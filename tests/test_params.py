@@ -13,8 +13,8 @@ PARAMS = ROOT / "params.yaml"
 def test_project_params_validate_and_overrides_apply():
     p = load_params(PARAMS, ["prepare.source=beir", "prepare.path=x", "candidates.depth=50"])
     assert (p.prepare.source, p.prepare.path, p.candidates.depth) == ("beir", "x", 50)
-    assert set(p.candidates.systems) == {"bm25", "dense", "prod_v2"}
-    assert p.systems() == ["bm25", "dense", "prod_v2", "hybrid"]
+    assert set(p.candidates.systems) == {"bm25", "dense", "prod_v2", "prod_v3"}
+    assert p.systems() == ["bm25", "dense", "prod_v2", "prod_v3", "hybrid"]
 
 
 @pytest.mark.parametrize("override,rule", [

@@ -306,14 +306,16 @@ def _read_must_not_return(path: Path) -> pd.DataFrame:
 
 
 def read_tables(folder: str | Path) -> RealData:
-    """Contract tables from ``folder``: documents.parquet, queries.parquet and, if present,
+    """Contract tables from ``folder``: documents.parquet, queries.parquet (optionally with
+    ``source``: logged or template; without it every query is logged) and, if present,
     judgments.parquet (query_id, doc_id, grade, optionally hard_negative: yes or no, never on
     a relevant grade; else no qrels) and must_not_return.parquet
     (query_id, doc_id, reason; else none); defines no splits.
 
     Checks what reading needs: the required columns, non-null values (deleted_at may be
-    null) and types (str ids, UTC timestamps, lists, weight >= 0, integer grades >= 0), and
-    that must_not_return lists a (query_id, doc_id) pair at most once.
+    null) and types (str ids, UTC timestamps, lists, weight >= 0, a known query source,
+    integer grades >= 0), and that must_not_return lists a (query_id, doc_id) pair at most
+    once.
     Row invariants (unique keys, status values, deleted_at >= published_at) are left to the
     validation suite that runs after the prepare stage.
     """
@@ -326,7 +328,7 @@ def read_tables(folder: str | Path) -> RealData:
     _lists(documents, S.ACL, path)
 
     path = folder / "queries.parquet"
-    queries = _read_table(path, S.QUERY_COLUMNS)
+    queries = _read_table(path, S.QUERY_COLUMNS, (S.QUERY_SOURCE,))
     _strings(queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE))
     _times(queries, S.ISSUED_AT, path)
     _lists(queries, S.GROUPS, path)
@@ -335,6 +337,11 @@ def read_tables(folder: str | Path) -> RealData:
     _reject(~(weight >= 0), lambda i: f"weight must be a number >= 0, got "
             f"{queries[S.WEIGHT][i]!r}", path, _row)
     queries[S.WEIGHT] = weight.astype(float)
+    if S.QUERY_SOURCE in queries.columns:  # optional: without it every query is logged
+        numbered = queries.set_axis(queries.index + 1)
+        numbered.attrs.update(source=str(path), unit="row")
+        queries[S.QUERY_SOURCE] = pd.Series(S.query_sources(numbered, str(path)).to_numpy(),
+                                            dtype="str")
 
     path = folder / "judgments.parquet"
     if path.is_file():

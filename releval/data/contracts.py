@@ -26,7 +26,12 @@ MEASURE = "measure"
 VALUE = "value"
 
 RUN_COLUMNS = (SYSTEM, ROUTE, QUERY_ID, DOC_ID, RANK, SCORE)
+SEED = "seed"  # the training seed of a run of a system trained with several (seeds.parquet)
 LIST_KEY = [SYSTEM, QUERY_ID]  # one ranked list of a runs table
+# a system's outcome per query (latency.parquet; an external run's optional column, one
+# value per query): answered, failed, timed out, answered in part, or by a fallback
+RUN_STATUS = "status"
+RUN_STATUSES = ("ok", "error", "timeout", "partial", "fallback")
 QRELS_COLUMNS = (QUERY_ID, DOC_ID, GRADE)
 # optional qrels column: the judgment marks an explicit hard negative (judged not relevant,
 # grade < rel, and deliberately close to a relevant document); absent means False
@@ -54,8 +59,18 @@ TAGS = "tags"
 WEIGHT = "weight"
 QUERY_COLUMNS = (QUERY_ID, TEXT, ISSUED_AT, USER_ID, TENANT, GROUPS, ROLE, TAGS, WEIGHT)
 ROLES = ("guest", "employee", "admin")
+# risk tags: a high-risk query carries HIGH_RISK_TAG and its domain; a query asking for two
+# things at once carries MULTI_INTENT_TAG (releval.data.query_set reads them)
+HIGH_RISK_TAG = "high_risk"
+RISK_DOMAINS = ("authorization", "finance", "medical", "safety")
+MULTI_INTENT_TAG = "multi_intent"
 TAG_VALUES = ("head", "tail", "no_answer", "authz_boundary", "typo", "error_code", "paraphrase",
-              "numeric", "negation")
+              "numeric", "negation", HIGH_RISK_TAG, *RISK_DOMAINS, MULTI_INTENT_TAG)
+# optional query column: how the query was sampled, one of QUERY_SOURCES ("logged": from
+# traffic; "template": written to a template); without the column every query is logged
+QUERY_SOURCE = "source"
+QUERY_SOURCES = ("logged", "template")
+LOGGED, TEMPLATE = QUERY_SOURCES
 
 # recommendation mode: the interaction log, the item catalogue, and what user-queries carry
 ITEM_ID = "item_id"
@@ -266,13 +281,15 @@ def check_run(run: pd.DataFrame) -> None:
 
 
 def _in_rank_order(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    """``column`` (as numbers) sorted by rank within each ranked list, and its change from the
-    list's previous row (NaN on the list's first row); both indexed by row position."""
-    ranked = frame[list(dict.fromkeys([*LIST_KEY, RANK, column]))].reset_index(drop=True)
+    """``column`` (as numbers) sorted by rank within each ranked list (a system's list of a
+    query, and of a seed where the frame has ``SEED``), and its change from the list's
+    previous row (NaN on the list's first row); both indexed by row position."""
+    key = [*LIST_KEY, SEED] if SEED in frame.columns else LIST_KEY  # a list per seed, if any
+    ranked = frame[list(dict.fromkeys([*key, RANK, column]))].reset_index(drop=True)
     for c in dict.fromkeys([RANK, column]):
         ranked[c] = pd.to_numeric(ranked[c], errors="coerce")
-    ranked = ranked.sort_values([*LIST_KEY, RANK], kind="stable")
-    return ranked[column], ranked.groupby(LIST_KEY, sort=False, dropna=False)[column].diff()
+    ranked = ranked.sort_values([*key, RANK], kind="stable")
+    return ranked[column], ranked.groupby(key, sort=False, dropna=False)[column].diff()
 
 
 def rank_contiguous(frame: pd.DataFrame) -> np.ndarray:
@@ -285,6 +302,28 @@ def score_order_ok(frame: pd.DataFrame) -> np.ndarray:
     """False where a score is higher than the score one rank above it in the same list."""
     _, step = _in_rank_order(frame, SCORE)
     return (~step.gt(0)).sort_index().to_numpy()
+
+
+# --- query sources (QUERY_SOURCE) ------------------------------------------------------------
+
+
+def query_source_ok(queries: pd.DataFrame) -> np.ndarray:
+    """False where a query's source is not one of QUERY_SOURCES (a missing value included);
+    True everywhere for queries without the column."""
+    if QUERY_SOURCE not in queries.columns:
+        return np.ones(len(queries), bool)
+    return queries[QUERY_SOURCE].isin(QUERY_SOURCES).to_numpy(bool)
+
+
+def query_sources(queries: pd.DataFrame, source: str) -> pd.Series:
+    """Each query's sampling source as str, on ``queries``' index: LOGGED for every query
+    without the column; InputError naming the first value not in QUERY_SOURCES."""
+    if QUERY_SOURCE not in queries.columns:
+        return pd.Series(LOGGED, index=queries.index, dtype=object)
+    fail_first(queries, source, ~query_source_ok(queries),
+               lambda i: f"{QUERY_SOURCE} must be one of {', '.join(QUERY_SOURCES)}, got "
+               f"{queries[QUERY_SOURCE].iloc[i]!r}")
+    return queries[QUERY_SOURCE].astype(str).astype(object)
 
 
 # --- hard negatives (HARD_NEGATIVE) ------------------------------------------------------------

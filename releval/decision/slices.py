@@ -5,7 +5,8 @@ slice). A document is relevant to query q when its visible judgment has grade �
 the set of such documents.
 
 - tag: each tag of q; "untagged" when q has none.
-- kind: q's tags other than head/tail, sorted and joined with "+"; "untagged" when none.
+- kind: q's tags other than head/tail and the risk tags (high_risk, its domain, multi_intent),
+  sorted and joined with "+"; "untagged" when none.
 - length: w = word count of q's text (split on whitespace); with (a, b) = length_buckets:
   w ≤ a "short (≤a words)", a < w ≤ b "medium (a+1–b words)", else "long (>b words)".
 - tenant, role: the query's column value.
@@ -78,6 +79,8 @@ UNTAGGED = "untagged"
 NO_RELEVANT = "no relevant"
 TOO_SMALL = "too small"
 HEAD_TAIL = ("head", "tail")
+# not a query's kind: its traffic (head/tail) and its risk (the query set's categories)
+NOT_KIND = (*HEAD_TAIL, S.HIGH_RISK_TAG, *S.RISK_DOMAINS, S.MULTI_INTENT_TAG)
 RANK_PREFIX = "rank_"
 PAIR = "pair"
 COMPARISON_COLUMNS = ("mean_diff", "median_diff", "wins", "ties", "losses", "ci_low",
@@ -123,7 +126,7 @@ def _tag(inp: _Inputs) -> pd.DataFrame:
 
 def _kind(inp: _Inputs) -> pd.DataFrame:
     tags = _tags(inp)
-    tags = tags[~tags[S.TAGS].isin(HEAD_TAIL)].sort_values([S.QUERY_ID, S.TAGS])
+    tags = tags[~tags[S.TAGS].isin(NOT_KIND)].sort_values([S.QUERY_ID, S.TAGS])
     return _per_query(inp, tags.groupby(S.QUERY_ID)[S.TAGS].agg("+".join), UNTAGGED)
 
 

@@ -4,7 +4,8 @@ written from the tables of ``releval.demo.vocabulary``.
 
 ``generate(...)`` returns ``DemoData(documents, queries, ground_truth, must_not_return)``; the
 same arguments give identical frames (only ``numpy.random.Generator(seed)`` draws randomness,
-the near-duplicates last, so without them every other row is as it would be).
+the near-duplicates last, so without them every other row is as it would be; but the second
+requests of multi-intent queries, drawn from a stream of their own seeded ``[seed, 1]``).
 
 - documents (``S.DOCUMENT_COLUMNS``): chunks of knowledge-base articles. Chunks of one article
   share ``source_id`` (``acme-kb00042``) and are numbered ``acme-kb00042#0``, ``#1``, ...
@@ -19,16 +20,27 @@ the near-duplicates last, so without them every other row is as it would be).
   names a wrong model number of the same prefix and, for about half of them
   (``V.WRONG_CODE_SHARE``), a wrong error code of the same letter too (each a few numbers up,
   one that no article uses); it keeps the article's publication, status, tenant and acl.
-- queries (``S.QUERY_COLUMNS``): one row per logged query, sorted by ``issued_at``.
-  ``tags`` holds ``head`` (the same text logged several times by different users, weight
-  above 1) or ``tail`` (logged once, weight at most 1), plus the kind of query:
+- queries (``S.QUERY_COLUMNS`` + ``S.QUERY_SOURCE``): one row per issued query, sorted by
+  ``issued_at``. ``source`` says how it was sampled: ``template`` for the error_code,
+  authz_boundary and no_answer probes (``V.TEMPLATE_KINDS``: written to a template), ``logged``
+  for every other query (sampled from traffic). ``weight`` is the traffic a query stands for:
+  a logged query's own, a template probe's that of the traffic it stands in for, drawn alike
+  (repeats × 0.8–1.2 when head, 0.2–1.0 when tail), so weighted figures treat both the same.
+  ``tags`` holds ``head`` (the same text issued several times by different users, weight
+  above 1) or ``tail`` (issued once, weight at most 1), plus the kind of query:
   ``error_code`` and ``numeric`` quote the code or model number of the answer verbatim
   (lexical retrieval wins); ``paraphrase`` describes the problem in colloquial words that
   the answer does not use (semantic retrieval wins); ``typo`` misspells one word;
   ``negation`` asks for the *without* variant of a how-to whose *with* twin is judged
   not relevant; ``authz_boundary`` is asked by a user who may not see the answer;
-  ``no_answer`` has no relevant document. A query's answer was published before it was
-  issued, except for about 2% (the answer came later).
+  ``no_answer`` has no relevant document. Risk tags follow: ``high_risk`` and its domain
+  (``S.RISK_DOMAINS``) where the text names a service, an operation or a symptom of
+  ``V.SERVICE_RISK``, ``V.OPERATION_RISK`` or ``V.SYMPTOM_RISK`` (e.g. ``high_risk``,
+  ``finance`` for the billing database), else where its second request has a domain; and
+  ``multi_intent`` on the plain queries (``V.MULTI_INTENT_SHARE`` of them) that ask a second
+  thing no document answers (``... and also salary advance``), so their ground truth is that
+  of the first request. A query's answer was published before it was issued, except for about
+  2% (the answer came later).
 - ground_truth (``S.QRELS_COLUMNS`` + ``S.HARD_NEGATIVE``): grade 3 = the chunk holding the
   answer, 2 = the other chunks of that article, 1 = answer chunks of up to two related
   articles (same model, or same service for runbooks), 0 = one near miss judged not relevant
@@ -410,8 +422,47 @@ def _intents(rng: np.random.Generator, src: dict, n_queries: int, t0: int, t1: i
     return dict(n=n, kind=kind, target=target, at=at, repeats=repeats)
 
 
-def _query_text(rng: np.random.Generator, src: dict, intents: dict) -> np.ndarray:
-    """The text of each intent, from its kind's templates and its target article."""
+def _domain_codes(names, risk: dict[str, str]) -> np.ndarray:
+    """Per name, the index in ``S.RISK_DOMAINS`` of its ``risk`` domain, -1 where it has none."""
+    return np.array([S.RISK_DOMAINS.index(risk[n]) if risk.get(n) else -1 for n in names])
+
+
+def _risk_domains(template: np.ndarray, src: dict, target: np.ndarray,
+                  symptom: np.ndarray) -> np.ndarray:
+    """Per intent, the index in ``S.RISK_DOMAINS`` of what its text names, -1 where none: the
+    service (``V.SERVICE_RISK``), else the operation (``V.OPERATION_RISK``), else the symptom
+    (``V.SYMPTOM_RISK``), each only where the intent's template names it."""
+    text = template.astype(str)
+    service, operation = src["service"][target], src["operation"][target]
+    by = [(np.char.find(text, "{service}") >= 0, _domain_codes(V.SERVICES, V.SERVICE_RISK)[
+              service]),
+          (np.char.find(text, "{op_") >= 0, _domain_codes([o[0] for o in V.OPERATIONS],
+                                                           V.OPERATION_RISK)[operation]),
+          (np.char.find(text, "{symptom_") >= 0, _domain_codes(V.SYMPTOM_NAMES,
+                                                                V.SYMPTOM_RISK)[symptom])]
+    return np.select([named & (code >= 0) for named, code in by], [code for _, code in by], -1)
+
+
+def _multi_intent(rng: np.random.Generator, intents: dict, text: np.ndarray,
+                  domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A ``V.MULTI_INTENT_SHARE`` of the plain answerable intents ask a second thing
+    (``V.SECOND_REQUESTS``) after ``V.MULTI_INTENT_JOIN``: each intent's text, its risk domain
+    (the request's where the first names none) and whether it asks a second thing."""
+    plain = (intents["kind"] == V.PLAIN) & (intents["target"] >= 0)
+    asked = plain & (rng.random(intents["n"]) < V.MULTI_INTENT_SHARE)
+    request = rng.integers(len(V.SECOND_REQUESTS), size=intents["n"])[asked]
+    risk = dict(V.SECOND_REQUESTS)
+    text, domain = text.copy(), domain.copy()
+    text[asked] = text[asked] + V.MULTI_INTENT_JOIN + _column(V.SECOND_REQUESTS, request, 0)
+    domain[asked] = np.where(domain[asked] >= 0, domain[asked],
+                             _domain_codes(risk, risk)[request])
+    return text, domain, asked
+
+
+def _query_text(rng: np.random.Generator, src: dict,
+                intents: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The text of each intent, from its kind's templates and its target article, and the
+    risk domain it names (``_risk_domains``)."""
     n, kind, target = intents["n"], intents["kind"], intents["target"]
     t = np.maximum(target, 0)
     template = _column(V.PLAIN_QUERY, src["kind"][t])  # plain, typo, authz_boundary
@@ -440,14 +491,15 @@ def _query_text(rng: np.random.Generator, src: dict, intents: dict) -> np.ndarra
     text = _fill(template, fields)
     typo = np.flatnonzero(kind == V.TYPO)
     text[typo] = _misspell(rng, text[typo])
-    return text
+    return text, _risk_domains(template, src, t, symptom)
 
 
 def _queries(rng: np.random.Generator, src: dict, n_queries: int, names: np.ndarray,
-             t0: int, t1: int) -> tuple[pd.DataFrame, np.ndarray]:
-    """The query log (sorted by issued_at) and each row's target article (-1: none)."""
+             t0: int, t1: int, risk_rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
+    """The query log (sorted by issued_at) and each row's target article (-1: none);
+    ``risk_rng`` draws the second requests of multi-intent queries."""
     intents = _intents(rng, src, n_queries, t0, t1)
-    text = _query_text(rng, src, intents)
+    text, domain, multi = _multi_intent(risk_rng, intents, *_query_text(rng, src, intents))
     of = np.repeat(np.arange(intents["n"]), intents["repeats"])
     repeats, target, kind = intents["repeats"][of], intents["target"][of], intents["kind"][of]
     first = np.arange(len(of)) == (np.cumsum(intents["repeats"]) - intents["repeats"])[of]
@@ -475,8 +527,12 @@ def _queries(rng: np.random.Generator, src: dict, n_queries: int, names: np.ndar
     user = order[lo + (rng.random(len(of)) * (hi - lo)).astype(int)]
 
     head = repeats > 1
-    tag_lists = [[h] + ([k] if k != "plain" else []) for h in ("tail", "head")
-                 for k in V.QUERY_KINDS]
+    kinds = [[k] if k != "plain" else [] for k in V.QUERY_KINDS]
+    risks = [[], *([S.HIGH_RISK_TAG, d] for d in S.RISK_DOMAINS)]
+    tag_lists = [[h, *k, *r, *m] for h in ("tail", "head") for k in kinds for r in risks
+                 for m in ([], [S.MULTI_INTENT_TAG])]
+    tag_code = (((head * len(kinds) + kind) * len(risks) + domain[of] + 1) * 2
+                + multi[of])
     weight = np.where(head, repeats * rng.uniform(0.8, 1.2, len(of)),
                       rng.uniform(0.2, 1.0, len(of))).round(3)
     queries = pd.DataFrame({
@@ -485,8 +541,9 @@ def _queries(rng: np.random.Generator, src: dict, n_queries: int, names: np.ndar
         S.USER_ID: _strings(users["user_id"][user]), S.TENANT: _strings(names[tenant]),
         S.GROUPS: [list(users["groups"][i]) for i in user],
         S.ROLE: _strings(np.array(S.ROLES)[role]),
-        S.TAGS: [list(tag_lists[i]) for i in head * len(V.QUERY_KINDS) + kind],
-        S.WEIGHT: weight})
+        S.TAGS: [list(tag_lists[i]) for i in tag_code], S.WEIGHT: weight,
+        S.QUERY_SOURCE: _strings(np.where(np.isin(kind, V.TEMPLATE_KINDS), S.TEMPLATE,
+                                          S.LOGGED))})
     order = np.argsort(issued, kind="stable")
     return queries.iloc[order].reset_index(drop=True), target[order]
 
@@ -573,7 +630,8 @@ def generate(n_docs: int = 5000, n_queries: int = 1000, seed: int = 0, start: st
     names = np.array(V.TENANT_NAMES[:tenants], dtype=object)
     src = _sources(rng, n_docs, tenants, t0, t1)
     documents, doc_id = _documents(src, names)
-    queries, target = _queries(rng, src, n_queries, names, t0, t1)
+    queries, target = _queries(rng, src, n_queries, names, t0, t1,
+                               np.random.default_rng([seed, 1]))
     dup = _near_duplicates(rng, src, near_duplicates)  # drawn last: the rest is as without
     near, near_id = _duplicate_documents(src, dup, documents, names)
     duplicate = np.full(src["n"], -1)

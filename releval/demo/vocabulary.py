@@ -239,6 +239,27 @@ QUERY_TEMPLATES = {
 HEAD_SHARE = 0.3  # share of logged queries that repeat a head query
 FUTURE_SHARE = 0.02  # share of queries issued before their answer was published
 
+# Sampling source (S.QUERY_SOURCES): the probes of these kinds are written to templates, every
+# other query is sampled from logged traffic.
+TEMPLATE_KINDS = (ERROR_CODE, AUTHZ, NO_ANSWER)
+
+# High-risk queries (tags S.HIGH_RISK_TAG and the domain, one of S.RISK_DOMAINS): a wrong
+# answer does harm. The domain follows what the text names: a runbook's service or operation,
+# a symptom (by SYMPTOM_NAMES), else the second request of a multi-intent query.
+SERVICE_RISK = {"billing database": "finance", "payroll export job": "finance",
+                "identity provider": "authorization", "VPN concentrator": "authorization"}
+OPERATION_RISK = {"credential rotation": "authorization"}  # by OPERATIONS title
+SYMPTOM_RISK = {"heat": "safety"}
+# Multi-intent queries (tag S.MULTI_INTENT_TAG): a MULTI_INTENT_SHARE of the plain answerable
+# queries ask a second thing after MULTI_INTENT_JOIN, one the knowledge base does not answer
+# (no word of it is in any document, so the ground truth stays that of the first request):
+# (request, risk domain or "").
+MULTI_INTENT_SHARE = 0.25
+MULTI_INTENT_JOIN = " and also "
+SECOND_REQUESTS = (("parking permit", ""), ("cafeteria menu", ""),
+                   ("expense claim refund", "finance"), ("salary advance", "finance"),
+                   ("sick leave medical note", "medical"), ("battery burn injury", "medical"))
+
 GUEST, EMPLOYEE = S.ROLES.index("guest"), S.ROLES.index("employee")
 ADMIN_ROLE = S.ROLES.index("admin")
 ROLE_SHARES = (0.3, 0.6, 0.1)  # guest, employee, admin

@@ -44,6 +44,8 @@ PACKAGES = ("releval", "numpy", "pandas", "pyarrow", "bm25s", "PyStemmer",
 # outputs kept apart from the hashed part: a rerun of the same inputs need not repeat them
 APART = {"data/*/*/latency.parquet": "measured latencies",
          "data/*/*/run_stats.json": "holds measured latency percentiles",
+         "data/health/*": "measured latencies, and embedding-cache hits (a rerun finds "
+                          "the cache warm)",
          "data/gate/decision.json": "the latency rule reads measured latencies",
          "reports/*": "pages showing measured latencies",
          "data/judgments/ingest.json": "counts rows already accepted by earlier runs",

@@ -1,11 +1,15 @@
 """The decision document (reports/decision.md, also the end of reports/summary.md): the
-comparison, its slices, no-answer and safety, failures by layer, and the release gate."""
+comparison with the kind of change it declares (what it holds fixed, its inspections) and
+the further comparisons, the training variance over seeds, its slices, no-answer and safety,
+failures by layer, system health with freshness and the rollback thresholds, the query set's
+coverage, and the release gate."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from releval.diagnosis import worksheet
+from releval.report import change, health, training
 from releval.report.formats import (
     interval,
     mark,
@@ -138,11 +142,14 @@ def _gate_section(decision: dict) -> list[str]:
 
 
 def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,
-                    sheet: pd.DataFrame, decision: dict, min_n: int) -> str:
+                    sheet: pd.DataFrame, decision: dict, min_n: int, system_health: dict,
+                    query_set: list[str]) -> str:
     """The decision document, from comparison.json, slices.parquet, safety.json,
-    failures.json with its worksheet.csv, and the gate's decision.json; ``min_n`` is the
-    slice size below which a slice is too small to test."""
-    lines = [*_comparison_section(comparison), *_slices_section(slices, comparison, min_n),
+    failures.json with its worksheet.csv, health.json (``system_health``) and the gate's
+    decision.json; ``min_n`` is the slice size below which a slice is too small to test;
+    ``query_set``: the query set's section lines (``releval.report.summary``)."""
+    lines = [*_comparison_section(comparison), "", *change.markdown(comparison),
+             *training.markdown(comparison), *_slices_section(slices, comparison, min_n),
              *_safety_section(safety), *_failures_section(failures, sheet),
-             *_gate_section(decision)]
+             *health.markdown(system_health, decision), *query_set, *_gate_section(decision)]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ from releval.metrics import MEASURES
 from releval.metrics.curves import FAMILY, K
 from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
-from releval.report import history
+from releval.report import change, health, history, training
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
@@ -184,8 +184,9 @@ def _paired(c: dict) -> Raw:
 
 
 def decision_section(inputs: ReportInputs) -> Raw:
-    """The verdict, every rule, controlled or not, the conditions, the paired comparison and
-    the receipt."""
+    """The verdict, every rule, controlled or not, the conditions, the paired comparison, the
+    kind of change with its inspections and the further comparisons, the training variance,
+    system health with the rollback thresholds, and the receipt."""
     gate, c = inputs.gate, inputs.comparison
     passed = bool(gate["passed"])
     controlled = bool(gate.get("controlled", c.get("controlled", True)))
@@ -212,7 +213,9 @@ def decision_section(inputs: ReportInputs) -> Raw:
                  if rules else Raw("<p>No rules configured.</p>"))
     if gate.get("note"):
         parts.append(_tag("p", gate["note"], class_="note"))
-    parts += [_conditions(c), _paired(c), _receipt(inputs.receipt)]
+    parts += [_conditions(c), _paired(c),
+              markdown([*change.markdown(c), *training.markdown(c)]),
+              markdown(health.markdown(inputs.health or {}, gate)), _receipt(inputs.receipt)]
     return Raw("".join(parts))
 
 

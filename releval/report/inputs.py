@@ -30,7 +30,8 @@ class ReportInputs:
     diagram's bins), ``receipt`` (reports/receipt.json of the run) and the self-test's
     ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet),
     ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
-    reports/runs/, oldest first: ``releval.project.history.entries`` rows)."""
+    reports/runs/, oldest first: ``releval.project.history.entries`` rows) and ``health``
+    (health/health.json: each system's health and freshness)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -57,6 +58,7 @@ class ReportInputs:
     selftest_rows: pd.DataFrame | None = None
     differential: pd.DataFrame | None = None
     history: list[dict] | None = None
+    health: dict | None = None
 
     @property
     def mode(self) -> str:

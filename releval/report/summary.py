@@ -15,6 +15,7 @@ from releval.report.formats import (
     HARD_NEGATIVES,
     HARD_NEGATIVES_LEGEND,
     TIES_LEGEND,
+    UNDEFINED,
     family_and_cutoff,
     hard_negatives,
     markdown_table,
@@ -154,8 +155,47 @@ def _route_hits_section(route_hits: dict[str, dict]) -> list[str]:
     return lines
 
 
+def _share(value: float | None) -> str:
+    """A share as a percentage with one decimal; — where undefined."""
+    return UNDEFINED if value is None else f"{value:.1%}"
+
+
+def _query_set_lines(q: dict) -> list[str]:
+    """The evaluated query set (``releval.data.query_set.describe``): per sampling source its
+    queries and weight, then per risk category count, share, weight share, minimum, whether
+    covered and the gate rules it underwrites; the under-covered categories last."""
+    head = f"Query set evaluated ({', '.join(q['splits'])}): {q['queries']} queries, weight " \
+           f"{q['weight']:.1f}"
+    if q["untagged"]:
+        head += f"; {q['untagged']} untagged, their categories recognised from the text"
+    lines = ["", head + ".", *([f"Note: {q['note']}."] if q.get("note") else []), ""]
+    lines += markdown_table(["source", "queries", "share", "weight", "weight share"], [
+        [name, s["count"], _share(s["share"]), f"{s['weight']:.1f}", _share(s["weight_share"])]
+        for name, s in q["sources"].items()])
+    covered = {True: "yes", False: "**no**", None: UNDEFINED}
+    rows = [[name, str(c["count"]) + (f" ({c['from_text']} from text)" if c["from_text"] else ""),
+             _share(c["share"]), _share(c["weight_share"]),
+             UNDEFINED if c["minimum"] is None else c["minimum"], covered[c["covered"]],
+             ", ".join(c["underwrites"]) or UNDEFINED] for name, c in q["categories"].items()]
+    lines += ["", "Risk categories (minimum: query_set.min_per_category, checked by the gate "
+              "rule coverage; underwrites: the gate rules whose figures rest on them):", "",
+              *markdown_table(["category", "count", "share", "weight share", "minimum",
+                               "covered", "underwrites"], rows)]
+    if q["undercovered"]:
+        lines += ["", f"Under-covered: {', '.join(q['undercovered'])}."]
+    return lines
+
+
+def query_set_section(split_report: dict) -> list[str]:
+    """decision.md's "## Query set" section: the evaluated query set and its coverage (the
+    split section's table); none when the split report does not describe it."""
+    q = split_report.get("query_set")
+    return ["", "## Query set", *_query_set_lines(q)] if q else []
+
+
 def _split_section(r: dict) -> list[str]:
-    """Cut points, counts per split and tag, and the leakage findings."""
+    """Cut points, counts per split and tag, the leakage findings and the evaluated query set
+    (where the report describes it)."""
     cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
     lines = ["## Split", "", f"Method: {r['method']} · cuts: {cuts}"]
     if r.get("rule"):
@@ -178,6 +218,8 @@ def _split_section(r: dict) -> list[str]:
               f"- {dupes['count']} test queries repeat a train query's normalised text"
               + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
                  if dupes["count"] else "")]
+    if r.get("query_set"):
+        lines += _query_set_lines(r["query_set"])
     random = rec.random_split(r)
     if random:
         protocol, rows = random

@@ -44,11 +44,14 @@ class Candidates:
     ``latency_ms``: per query, aligned with the queries table that was searched.
     ``stats``: route-specific, JSON-ready figures merged into run_stats (e.g. ANN recall,
     cache hits, flagged documents).
+    ``status``: per query, aligned like ``latency_ms``, one of ``S.RUN_STATUSES`` or NaN (not
+    recorded); None for a route that answered every query it searched ("ok" each).
     """
 
     run: pd.DataFrame
     latency_ms: np.ndarray
     stats: dict = field(default_factory=dict)
+    status: np.ndarray | None = None
 
 
 class Retriever(Protocol):
@@ -115,10 +118,22 @@ def rank_entries(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, depth: 
     return rows[within], cols[within], ranks[within], values[within]
 
 
-def latency_table(queries: pd.DataFrame, latency_ms: np.ndarray) -> pd.DataFrame:
-    """Per-query latency (query_id, latency_ms), aligned with ``queries``; NaN = not measured."""
+def statuses(status: np.ndarray | None, n: int) -> np.ndarray:
+    """A route's per-query status as an object array: ``status`` as given, or "ok" for each
+    of the ``n`` queries when None (``Candidates.status``)."""
+    if status is None:
+        return np.full(n, S.RUN_STATUSES[0], dtype=object)
+    return np.asarray(status, dtype=object)
+
+
+def latency_table(queries: pd.DataFrame, latency_ms: np.ndarray,
+                  status: np.ndarray | None = None) -> pd.DataFrame:
+    """Per-query latency and status (query_id, latency_ms, status), aligned with ``queries``;
+    latency NaN = not measured, status NaN = not recorded (``status`` None: "ok" each, as
+    ``statuses``)."""
     return pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID].to_numpy(),
-                         LATENCY_MS: np.asarray(latency_ms, dtype=float)})
+                         LATENCY_MS: np.asarray(latency_ms, dtype=float),
+                         S.RUN_STATUS: pd.Series(statuses(status, len(queries)), dtype="str")})
 
 
 def latency_of(latencies: pd.DataFrame | None, queries: pd.DataFrame) -> np.ndarray:
@@ -130,13 +145,30 @@ def latency_of(latencies: pd.DataFrame | None, queries: pd.DataFrame) -> np.ndar
     return table.reindex(queries[S.QUERY_ID]).to_numpy(dtype=float)
 
 
+def status_of(latencies: pd.DataFrame | None, queries: pd.DataFrame) -> np.ndarray:
+    """A latency table's per-query status in ``queries``' order (object array); NaN where not
+    recorded: a query the table lacks, a table without the column, or no table."""
+    if latencies is None or S.RUN_STATUS not in latencies.columns:
+        return np.full(len(queries), np.nan, dtype=object)
+    table = latencies.set_index(S.QUERY_ID)[S.RUN_STATUS].astype(object)
+    return table.reindex(queries[S.QUERY_ID]).to_numpy(dtype=object)
+
+
+def status_counts(status: np.ndarray) -> dict[str, int]:
+    """Queries per status of ``S.RUN_STATUSES``, plus ``not_recorded`` (NaN)."""
+    values = pd.Series(status, dtype=object)
+    counts = values.value_counts()
+    return ({s: int(counts.get(s, 0)) for s in S.RUN_STATUSES}
+            | {"not_recorded": int(values.isna().sum())})
+
+
 def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
     """JSON-ready summary of one search over ``queries``.
 
     ``n_queries``; ``candidates_per_query``: mean, min, max over all queries (a query with
     no candidates counts as 0) and ``empty`` (how many had none); ``latency_ms``: p50, p95,
-    p99 over the queries whose latency was measured (NaN = not measured). Statistics over
-    zero queries are ``None``.
+    p99 over the queries whose latency was measured (NaN = not measured); ``status``: queries
+    per status (``status_counts``). Statistics over zero queries are ``None``.
     """
     if len(candidates.latency_ms) != len(queries):
         raise InputError(f"latency_ms has {len(candidates.latency_ms)} entries for "
@@ -156,6 +188,7 @@ def run_stats(candidates: Candidates, queries: pd.DataFrame) -> dict:
         },
         "latency_ms": {f"p{p}": float(np.percentile(latency, p)) if len(latency) else None
                        for p in (50, 95, 99)},
+        "status": status_counts(statuses(candidates.status, len(queries))),
     } | candidates.stats
 
 

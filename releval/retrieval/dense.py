@@ -67,7 +67,7 @@ from releval.retrieval.base import (
     check_search,
     rank_entries,
 )
-from releval.retrieval.embeddings import EmbeddingCache, Encoder
+from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_summary
 from releval.section import Section
 
 if TYPE_CHECKING:  # imported where used: every stage imports this module
@@ -440,9 +440,10 @@ class DenseRetriever:
 
     def stats(self, counts: dict[str, int], dim: int) -> dict:
         """A search's stats but the ANN recall: the ``embeddings`` counts (documents and
-        queries encoded and cached), index kind, model and dimension."""
-        return {"embeddings": counts, "index": self.index_kind, "model": self.encoder.name,
-                "dim": dim}
+        queries encoded and cached), the ``embedding_cache`` hits, misses and hit rate over
+        them (``embeddings.cache_summary``), index kind, model and dimension."""
+        return {"embeddings": counts, "embedding_cache": cache_summary(counts),
+                "index": self.index_kind, "model": self.encoder.name, "dim": dim}
 
 
 def recall_stats(total: float, n: int, depth: int) -> dict:

@@ -159,6 +159,16 @@ def text_digests(texts: list[str]) -> np.ndarray:
                     dtype="S32")
 
 
+def cache_summary(counts: dict[str, int]) -> dict:
+    """A search's embedding-cache figures from its ``*_cached`` / ``*_encoded`` counts (texts
+    served from the cache / encoded): hits = Σ cached, misses = Σ encoded, hit_rate = hits /
+    (hits + misses), None when no text was embedded."""
+    hits = sum(v for k, v in counts.items() if k.endswith("_cached"))
+    misses = sum(v for k, v in counts.items() if k.endswith("_encoded"))
+    return {"hits": int(hits), "misses": int(misses),
+            "hit_rate": hits / (hits + misses) if hits + misses else None}
+
+
 class EmbeddingCache:
     """Vectors keyed by the sha256 of their text, for one model digest, fields, normalisation
     and max_length (together, the cache key).

@@ -26,7 +26,11 @@ The run is never filtered by visibility (the point is to evaluate what the syste
 each returned pair the query may not see is flagged in ``stats["visibility"]`` under one
 reason, the first that applies in the order of ``releval.data.visibility.REASONS``
 (``visibility.forbidden_reasons``), so ``forbidden`` is the sum of the reason counts.
-Latency is not measured: NaN per query.
+Latency is not measured: NaN per query. A table (CSV/parquet) may carry ``S.RUN_STATUS``, the
+system's outcome for the query: one of ``S.RUN_STATUSES`` on every row of the system and the
+same on every row of a query (else an InputError naming the file, the row and the rule). A
+query the run does not hold, or every query of a run without the column, has status NaN: not
+recorded.
 """
 
 from __future__ import annotations
@@ -140,6 +144,21 @@ def _probability(run: pd.DataFrame) -> None:
     run[S.PROBABILITY] = values.astype(np.float64)
 
 
+def _status(run: pd.DataFrame) -> pd.Series:
+    """query_id -> the run's status of that query: a value of ``S.RUN_STATUSES`` on every row
+    (else InputError at the first row without one), the same on every row of a query (else
+    InputError at the first row differing from its query's first row)."""
+    values, query = run[S.RUN_STATUS].astype(object), run[S.QUERY_ID]
+    S.fail_first(run, "run", (~values.isin(S.RUN_STATUSES)).to_numpy(),
+                 lambda i: f"{S.RUN_STATUS} must be one of {', '.join(S.RUN_STATUSES)} on "
+                           f"every row, got {values.iloc[i]!r}")
+    first = values.groupby(query, sort=False).transform("first")
+    S.fail_first(run, "run", (values != first).to_numpy(),
+                 lambda i: f"{S.RUN_STATUS} {values.iloc[i]!r} differs from {first.iloc[i]!r} "
+                           f"on the first row of query {query.iloc[i]!r}: one status per query")
+    return values.groupby(query, sort=False).first()
+
+
 def _select(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
     """The rows of ``system`` (all rows when the run has no system column, or holds one
     system and ``system`` is None); InputError listing the systems otherwise."""
@@ -190,6 +209,14 @@ class ExternalSystem(Section):
     route: Literal["external"] = "external"
     path: str  # a TREC run file, or a parquet/CSV run table (query/doc or user/item ids)
     system: str | None = None  # which system of a multi-system table
+    seeds: list[int] = []  # trained with these seeds: the tags <system>@seed<k>, one run each
+
+    def per_seed(self, name: str) -> dict[int, ExternalSystem]:
+        """seed -> this entry reading the run tagged ``<system or name>@seed<k>`` (the
+        training seeds of one system, ``seeds``); {} without seeds."""
+        tag = self.system or name
+        return {k: self.model_copy(update={"system": f"{tag}@seed{k}", "seeds": []})
+                for k in self.seeds}
 
 
 
@@ -229,6 +256,8 @@ class ExternalRetriever:
         if S.PROBABILITY in run.columns:
             run = run.copy()
             _probability(run)
+        status = (_status(run).reindex(queries[S.QUERY_ID]).to_numpy(dtype=object)
+                  if S.RUN_STATUS in run.columns else np.full(len(queries), np.nan, object))
         position = pd.Index(queries[S.QUERY_ID]).get_indexer(run[S.QUERY_ID])
         ordered = _ordered(run, position)
         known = ordered[ordered[_POSITION] >= 0]
@@ -265,4 +294,5 @@ class ExternalRetriever:
         }
         log.info("external: %s: %d rows in, %d candidates for %d queries (%d forbidden)",
                  Path(self.path).name, len(table), len(out), len(queries), forbidden.sum())
-        return Candidates(run=out, latency_ms=np.full(len(queries), np.nan), stats=stats)
+        return Candidates(run=out, latency_ms=np.full(len(queries), np.nan), stats=stats,
+                          status=status)

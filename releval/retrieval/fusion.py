@@ -168,6 +168,17 @@ def fuse(runs: dict[str, pd.DataFrame], depth: int, params: dict) -> pd.DataFram
     return fusion(runs, depth, **kwargs)
 
 
+def fused_status(lexical: np.ndarray, dense: np.ndarray) -> np.ndarray:
+    """Per query, the status of a window fused from two sources' windows (``S.RUN_STATUSES``,
+    arrays aligned by query): "ok" where both sources are "ok"; "partial" where exactly one is
+    not (the fused window holds the other's answer alone); else the lexical source's status.
+    NaN (not recorded) where either source's status is."""
+    lexical, dense = pd.Series(lexical, dtype=object), pd.Series(dense, dtype=object)
+    ok = S.RUN_STATUSES[0]
+    fused = lexical.where(~((lexical == ok) ^ (dense == ok)), "partial")
+    return fused.where(lexical.notna() & dense.notna()).to_numpy(dtype=object)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """Result of ``tune``: ``best`` is the chosen grid entry; ``table`` has one row per grid

@@ -112,6 +112,7 @@ def search(config: Section, documents: pd.DataFrame, queries: pd.DataFrame, dept
     windows, ``Route.sharded``); the others search one index."""
     settings = config.model_dump()
     name = settings.pop("route")
+    settings.pop("seeds", None)  # a seed list is searched one seed at a time (per_seed)
     route = route_of(name)
     if shards is not None and route.sharded is not None:
         return route.sharded(config, documents, queries, depth, shards)

@@ -46,7 +46,7 @@ def test_conditions_are_plain_comparable_values():
     assert bm25["time_window"] == "2025-03-01 08:30 … 2025-03-03 08:30; corpus corpus1"
     assert bm25["visibility"] == ENFORCED == "enforced by the route"
     prod = conditions("prod_v2", per_query, queries, "rev1", "corpus1", STATS)
-    assert prod["visibility"] == "not enforced (7 forbidden pairs returned)"
+    assert prod["visibility"] == "not enforced (flagged, not dropped)"  # not the count
     assert prod["queries"] != bm25["queries"]
     swapped = per_query.assign(query_id=["q1", "q2", "q3"])
     assert conditions("bm25", swapped, queries, "rev1", "corpus1", STATS) == bm25

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from releval.decision.gate import NO_RULES, RULES, decide, outcomes
+from releval.decision.gate.coverage import CoverageRule
 from releval.decision.gate.evidence import Evidence, check_sides
 from releval.decision.gate.judged import JudgedRule
 from releval.decision.gate.latency import LatencyRule
@@ -90,14 +91,16 @@ def test_registry_covers_every_rule_of_the_params_contract():
     (union, _) = typing.get_args(Rule)
     literals = {model.model_fields["rule"].default for model in typing.get_args(union)}
     assert set(RULES) == literals == {"no_regression", "safety", "no_answer", "judged",
-                                      "latency", "not_worse", "guarded"}
+                                      "coverage", "latency", "not_worse", "guarded",
+                                      "health", "seeds"}
     assert all(RULES[name].params.model_fields["rule"].default == name for name in RULES)
 
 
 def test_default_rules_are_the_registry_defaults():
-    assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule()]
+    assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule(),
+                            CoverageRule()]
     assert [name for name, r in RULES.items() if not r.default] == [
-        "latency", "not_worse", "guarded"]  # they need max_ms, a measure, a primary
+        "latency", "not_worse", "guarded", "health", "seeds"]  # each needs its settings
 
 
 def test_a_comparison_of_other_systems_is_stale():

@@ -62,10 +62,11 @@ def test_same_seed_gives_identical_parquet_and_another_seed_differs():
 def test_contract_columns_and_dtypes(demo):
     docs, queries, truth = demo.documents, demo.queries, demo.ground_truth
     assert tuple(docs.columns) == S.DOCUMENT_COLUMNS and len(docs) > N_DOCS
-    assert tuple(queries.columns) == S.QUERY_COLUMNS and len(queries) == 800
+    assert tuple(queries.columns) == (*S.QUERY_COLUMNS, S.QUERY_SOURCE) and len(queries) == 800
     assert tuple(truth.columns) == (*S.QRELS_COLUMNS, S.HARD_NEGATIVE)
     for frame, columns in ((docs, (S.DOC_ID, S.TITLE, S.TEXT, S.SOURCE_ID, S.STATUS, S.TENANT)),
-                           (queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE)),
+                           (queries, (S.QUERY_ID, S.TEXT, S.USER_ID, S.TENANT, S.ROLE,
+                                      S.QUERY_SOURCE)),
                            (truth, (S.QUERY_ID, S.DOC_ID))):
         for column in columns:
             assert pd.api.types.is_string_dtype(frame[column]), column
@@ -81,6 +82,7 @@ def test_contract_columns_and_dtypes(demo):
     assert set(docs[S.STATUS]) == set(S.STATUSES) and (docs[S.STATUS] == "published").mean() > 0.8
     assert set(queries[S.ROLE]) == set(S.ROLES)
     assert set(queries[S.TAGS].explode()) == set(S.TAG_VALUES)
+    assert set(queries[S.QUERY_SOURCE]) == set(S.QUERY_SOURCES)
 
 
 def test_keys_are_unique_and_ground_truth_refers_to_known_rows(demo):
@@ -236,7 +238,8 @@ def test_default_size_is_fast_and_20k_documents_scale():
 def test_smallest_size_still_has_every_tag_role_and_the_guest_case(seed):
     demo = D.generate(n_docs=D.MIN_DOCS, n_queries=D.MIN_QUERIES, seed=seed, months=1)
     assert len(demo.documents) >= D.MIN_DOCS and len(demo.queries) == D.MIN_QUERIES
-    assert set(demo.queries[S.TAGS].explode()) == set(S.TAG_VALUES)
+    kinds = {"head", "tail", *V.QUERY_KINDS} - {"plain"}
+    assert kinds <= set(demo.queries[S.TAGS].explode()) <= set(S.TAG_VALUES)
     truth = demo.ground_truth.merge(demo.documents, on=S.DOC_ID)
     guest = truth[truth[S.QUERY_ID] == D.GUEST_RUNBOOK_QUERY_ID]
     assert (guest[S.GRADE] == 3).sum() == 1 and guest[S.ACL].map(lambda a: a == ["staff"]).all()
@@ -349,3 +352,63 @@ def test_hard_negatives_are_the_deliberately_close_near_misses(demo, judged):
     expected = [bool(howto.match(a)) or topic(m) != topic(a) for m, a in zip(
         misses[S.TITLE], answer[misses[S.QUERY_ID]], strict=True)]
     assert misses[S.HARD_NEGATIVE].tolist() == expected
+
+
+# --- sampling source and risk tags ----------------------------------------------------------
+
+
+def test_template_probes_are_the_error_code_authz_and_no_answer_queries(demo):
+    queries = demo.queries
+    probe = queries[S.TAGS].map(lambda t: bool({"error_code", "authz_boundary", "no_answer"}
+                                               & set(t)))
+    assert (queries[S.QUERY_SOURCE] == np.where(probe, "template", "logged")).all()
+    assert 0.2 < probe.mean() < 0.5
+    for source, rows in queries.groupby(S.QUERY_SOURCE):  # weight: traffic, alike for both
+        head = rows[S.TAGS].map(lambda t: "head" in t)
+        assert rows.loc[head, S.WEIGHT].min() > 1 >= rows.loc[~head, S.WEIGHT].max(), source
+
+
+def test_high_risk_queries_carry_one_domain_named_by_their_text(demo):
+    queries = demo.queries
+    risky = tagged(queries, S.HIGH_RISK_TAG)
+    assert 0.05 < len(risky) / len(queries) < 0.3
+    domains = risky[S.TAGS].map(lambda t: [d for d in S.RISK_DOMAINS if d in t])
+    assert (domains.map(len) == 1).all() and set(domains.str[0]) == set(S.RISK_DOMAINS)
+    others = queries.drop(risky.index)[S.TAGS]
+    assert not others.map(lambda t: bool(set(S.RISK_DOMAINS) & set(t))).any()
+    names = {d: [*(k for k, v in {**V.SERVICE_RISK, **V.OPERATION_RISK}.items() if v == d),
+                 *(r for r, v in V.SECOND_REQUESTS if v == d)] for d in S.RISK_DOMAINS}
+    names["safety"] += ["overheating", "gets really hot"]  # the heat symptom's words
+    for text, domain, tags in zip(risky[S.TEXT], domains.str[0], risky[S.TAGS], strict=True):
+        assert any(n in text for n in names[domain]) or "typo" in tags, text  # or misspelt
+    finance = queries[queries[S.TEXT].str.contains("billing database|payroll export job")]
+    assert len(finance) and finance[S.TAGS].map(lambda t: "finance" in t).all()
+
+
+def test_multi_intent_queries_ask_a_second_thing_no_document_answers(demo, judged):
+    multi = tagged(demo.queries, S.MULTI_INTENT_TAG)
+    assert 0.03 < len(multi) / len(demo.queries) < 0.15
+    first, _, second = multi[S.TEXT].str.partition(V.MULTI_INTENT_JOIN).T.to_numpy()
+    assert set(second) <= {r for r, _ in V.SECOND_REQUESTS} and (first != "").all()
+    vocabulary = set().union(*map(words, demo.documents[S.TITLE] + " " + demo.documents[S.TEXT]))
+    assert not set().union(*map(words, second)) & vocabulary
+    # plain queries: no kind tag, and an answer as any plain query has
+    assert multi[S.TAGS].map(lambda t: not set(t) & set(V.QUERY_KINDS)).all()
+    assert multi[S.QUERY_ID].isin(judged.loc[judged[S.GRADE] == 3, S.QUERY_ID]).all()
+    others = demo.queries.drop(multi.index)
+    assert not others[S.TEXT].str.contains(V.MULTI_INTENT_JOIN).any()
+
+
+def test_second_requests_change_nothing_but_their_queries_text_and_tags(demo, monkeypatch):
+    """They are drawn from a stream of their own: without them every other figure is equal."""
+    monkeypatch.setattr(V, "MULTI_INTENT_SHARE", 0.0)
+    single = D.generate(n_docs=N_DOCS, n_queries=800, seed=7)
+    for name in ("documents", "ground_truth", "must_not_return"):
+        pd.testing.assert_frame_equal(getattr(demo, name), getattr(single, name))
+    changed = [S.TEXT, S.TAGS]
+    pd.testing.assert_frame_equal(demo.queries.drop(columns=changed),
+                                  single.queries.drop(columns=changed))
+    multi = demo.queries[S.TAGS].map(lambda t: S.MULTI_INTENT_TAG in t)
+    assert (demo.queries[S.TEXT].str.partition(V.MULTI_INTENT_JOIN)[0]
+            == single.queries[S.TEXT]).all()
+    assert demo.queries.loc[~multi, S.TAGS].equals(single.queries.loc[~multi, S.TAGS])

@@ -57,3 +57,25 @@ def test_padding_is_the_querys_tenant_published_by_then_ignoring_acls(demo, run)
     assert (rows[S.SCORE] <= 0.5).all() and (rows[S.SCORE] >= -3).all()
     hidden = forbidden_reasons(run[[S.QUERY_ID, S.DOC_ID]], demo.queries, demo.documents)
     assert np.count_nonzero(hidden != "") > 0  # status and ACLs deliberately ignored
+
+
+def test_the_retrained_run_has_a_tag_per_seed_and_a_status_per_query(demo):
+    from releval.demo.team_run import SEEDS, simulate_retrained_run
+
+    run = simulate_retrained_run(demo, seed=5, depth=DEPTH)
+    assert set(run[S.SYSTEM]) == {f"prod_v3@seed{k}" for k in SEEDS}
+    per_query = run.groupby([S.SYSTEM, S.QUERY_ID])["status"].nunique()
+    assert (per_query == 1).all()  # one serving status per query and seed
+    assert set(run["status"]) <= {"ok", "timeout", "partial", "fallback"}
+    assert (run["status"] == "ok").mean() > 0.9
+    sizes = run.groupby([S.SYSTEM, S.QUERY_ID]).size()
+    statuses = run.groupby([S.SYSTEM, S.QUERY_ID])["status"].first()
+    assert (sizes[statuses == "timeout"] <= 10).all()
+    seeds = [set(map(tuple, g[[S.QUERY_ID, S.DOC_ID]].values)) for _, g in run.groupby(S.SYSTEM)]
+    assert seeds[0] != seeds[1]  # each seed drew its own model
+    truth = demo.ground_truth
+    found = {s: truth.merge(g, on=[S.QUERY_ID, S.DOC_ID]).shape[0] / len(truth)
+             for s, g in run.groupby(S.SYSTEM)}
+    v2 = truth.merge(simulate_external_run(demo, seed=5, depth=DEPTH),
+                     on=[S.QUERY_ID, S.DOC_ID]).shape[0] / len(truth)
+    assert all(f > v2 for f in found.values())  # retrained: it finds more answers

@@ -6,6 +6,7 @@ import pytest
 
 from flows.validation import SUITES, ValidationFailed, ValidationReport, check, validate
 from releval.data import contracts as S
+from releval.decision.health import COLUMNS as HEALTH_COLUMNS
 
 T0 = pd.Timestamp("2024-01-01", tz="UTC")
 
@@ -136,6 +137,31 @@ def reliability() -> pd.DataFrame:
                          "observed": [0.1, 1.0, 0.25]})
 
 
+def seeds() -> pd.DataFrame:
+    """Two seeds' windows of one system: the same query's ranks restart per seed."""
+    return pd.concat([run().assign(**{S.SEED: 1}), run().assign(**{S.SEED: 2})],
+                     ignore_index=True)
+
+
+def seed_metrics() -> pd.DataFrame:
+    return pd.concat([metrics().assign(**{S.SEED: 1}), metrics().assign(**{S.SEED: 2})],
+                     ignore_index=True)
+
+
+def health() -> pd.DataFrame:
+    """Two systems' health: the team run measured no latency and recorded no status (NaN)."""
+    row = dict.fromkeys(HEALTH_COLUMNS, 0.5) | {
+        S.SYSTEM: "bm25", S.ROUTE: "bm25", "n_queries": 10, "status_recorded": 10,
+        "cost_unit": "USD", "freshness_eligible": 4, "freshness_appeared": 3,
+        "deleted_eligible": 2, "deleted_still_appearing": 0}
+    undefined = dict.fromkeys(("latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+                               "error_rate", "timeout_rate", "partial_rate", "fallback_rate"),
+                              np.nan)
+    return pd.DataFrame([row, row | undefined | {S.SYSTEM: "team", S.ROUTE: "external",
+                                                 "status_recorded": 0}],
+                        columns=list(HEALTH_COLUMNS))
+
+
 def probability_run() -> pd.DataFrame:
     return run().assign(**{S.PROBABILITY: 0.5})
 
@@ -144,7 +170,7 @@ GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
         "slices": slices, "violations": violations, "failures": failures,
         "interactions": interactions, "team_runs": team_runs, "reliability": reliability,
-        "selftest": selftest}
+        "selftest": selftest, "seeds": seeds, "seed_metrics": seed_metrics, "health": health}
 
 
 def test_every_suite_has_a_good_frame():
@@ -229,6 +255,12 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      "expect_column_values_to_be_between", [S.PROBABILITY], 2, 1.5),
     ("reliability", lambda f: _set(f, "observed", 0, -0.1), {},
      "expect_column_values_to_be_between", ["observed"], 0, -0.1),
+    ("health", lambda f: _set(f, "error_rate", 0, 1.5), {},
+     "expect_column_values_to_be_between", ["error_rate"], 0, 1.5),
+    ("health", lambda f: _set(f, "freshness_appeared", 1, 5), {},
+     "expect_column_pair_values_a_to_be_greater_than_b",
+     ["freshness_eligible", "freshness_appeared"], 1,
+     {"freshness_eligible": 4, "freshness_appeared": 5}),
 ]
 
 
@@ -323,3 +355,13 @@ def test_unknown_suite_and_parameter_are_rejected():
 def test_pool_suite_names_a_repeated_blind_id():
     with pytest.raises(ValidationFailed, match="expect_column_values_to_be_unique.*blind_id"):
         check("pool", pool().assign(blind_id=["B1", "B1", "B3"]))
+
+
+def test_a_seed_window_is_one_list_per_seed():
+    gap = seeds()
+    gap.loc[7, S.RANK] = 8  # seed 2's bm25 list: 1, 2, 8
+    assert _counts(validate("seeds", gap)) == {"_rank_contiguous": 1}
+    twice = pd.concat([seeds(), seeds().tail(1)], ignore_index=True)
+    assert not validate("seeds", twice).success
+    assert not validate("seed_metrics", pd.concat([seed_metrics(), seed_metrics().tail(1)],
+                                                  ignore_index=True)).success

@@ -127,3 +127,27 @@ def test_a_team_rec_table_keeps_its_probability_after_the_run_columns(tmp_path, 
     assert list(got.columns) == [*S.RUN_COLUMNS, S.PROBABILITY]
     assert got[["query_id", "doc_id", S.PROBABILITY]].values.tolist() == [
         ["u1@test", "c", 0.7], ["u1@test", "a", 0.2], ["u2@test", "b", 0.4]]
+
+
+def test_a_seeded_team_run_keeps_every_seed_and_ships_the_first(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u1"],
+                  "item_id": ["c", "a", "b", "b", "a"],
+                  "score": [2.0, 1.0, 3.0, 0.5, 1.0],
+                  "system": ["v3@seed1", "v3@seed1", "v3@seed2", "v3@seed2", "v3@seed7"]}
+                 ).to_parquet(tmp_path / "data" / "team.parquet")
+    seeded = REC | {"candidates": {"depth": 2, "systems": {
+        **REC["candidates"]["systems"],
+        "v3": {"route": "external", "path": "data/team.parquet", "seeds": [1, 2]}}}}
+    got = run(Params.model_validate(seeded), "v3", ITEMS, USERS, LOG)
+    assert got.run[["query_id", "doc_id"]].values.tolist() == [["u1@test", "c"],
+                                                               ["u1@test", "a"]]
+    assert list(got.seeds.columns) == [*S.RUN_COLUMNS, S.SEED]
+    assert (got.seeds[S.SYSTEM] == "v3").all()
+    assert got.seeds[[S.SEED, "query_id", "doc_id"]].values.tolist() == [
+        [1, "u1@test", "c"], [1, "u1@test", "a"], [2, "u1@test", "b"], [2, "u2@test", "b"]]
+    assert got.stats["seeds"] == {"seeds": [1, 2], "shipped": 1,
+                                  "candidates": {"1": 2, "2": 2}}
+    unseeded = run(Params.model_validate(REC), "popularity", ITEMS, USERS, LOG)
+    assert unseeded.seeds.empty and S.SEED in unseeded.seeds.columns

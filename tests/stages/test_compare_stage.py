@@ -54,6 +54,31 @@ def stats(hybrid_depth=100):
             "prod_v2": {"route": "external", "depth": 100, "visibility": {"forbidden": 7}}}
 
 
+def window(system, lists):
+    return pd.DataFrame([(system, system, q, d, i + 1, float(10 - i))
+                         for q, docs in lists.items() for i, d in enumerate(docs)],
+                        columns=["system", "route", "query_id", "doc_id", "rank", "score"])
+
+
+def runs():
+    lexical = {"q1": ["d1", "d3"], "q2": ["d1", "d5"], "q3": ["d2"], "q4": ["d2", "d3"]}
+    return {"bm25": window("bm25", lexical),
+            "hybrid": window("hybrid", {**lexical, "q2": ["d1", "d2", "d3"]}),
+            "dense": window("dense", {q: docs[::-1] for q, docs in lexical.items()})}
+
+
+NO_SEEDS = pd.DataFrame({"system": pd.Series([], dtype=str), "seed": pd.Series([], dtype=int),
+                         "query_id": pd.Series([], dtype=str),
+                         "measure": pd.Series([], dtype=str), "value": pd.Series([], dtype=float)})
+
+
+def more(seeds=NO_SEEDS):
+    """The runs, the pool's identity, the split, its report and evaluate's seeds.parquet."""
+    pool = {"pool_id": "pool-1", "depth": 10, "systems": ["bm25", "dense"], "guideline": "g"}
+    split = pd.DataFrame({"query_id": IDS, "split": "test"})
+    return runs(), pool, split, {"leakage": {"duplicate_texts": {"count": 2}}}, seeds
+
+
 def params(**compare):
     return Params.model_validate({
         "candidates": {"systems": {"bm25": {"route": "bm25"}, "dense": {"route": "dense"},
@@ -63,7 +88,8 @@ def params(**compare):
 
 
 def test_controlled_comparison_pairs_aggregates_and_diffs():
-    result = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats())
+    result = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
+                 *more())
     doc, diff = result.comparison, result.diff
     assert doc["controlled"] and doc["differences"] == []
     assert {r["measure"]: r["mean_diff"] for r in doc["paired"]} == pytest.approx(
@@ -85,12 +111,12 @@ def test_controlled_comparison_pairs_aggregates_and_diffs():
 def test_different_budget_is_refused_with_the_difference_listed():
     with pytest.raises(Uncontrolled, match=r"refused: budget: baseline 100 ≠ candidate 50"):
         run(params(), per_query(), labels(), queries(), documents(), judgments(),
-            stats(hybrid_depth=50))
+            stats(hybrid_depth=50), *more())
 
 
 def test_allow_uncontrolled_labels_every_output():
     doc = run(params(allow_uncontrolled=True), per_query(), labels(), queries(),
-              documents(), judgments(), stats(hybrid_depth=50)).comparison
+              documents(), judgments(), stats(hybrid_depth=50), *more()).comparison
     assert doc["controlled"] is False
     assert doc["differences"] == ["budget: baseline 100 ≠ candidate 50"]
     assert doc["note"].startswith("UNCONTROLLED")
@@ -100,21 +126,70 @@ def test_allow_uncontrolled_labels_every_output():
 def test_a_run_that_ignores_visibility_is_not_controlled_against_one_that_enforces_it():
     pq = per_query().replace({"system": {"hybrid": "prod_v2"}})
     with pytest.raises(Uncontrolled, match=r"visibility: baseline 'enforced by the route' ≠ "
-                                           r"candidate 'not enforced \(7 forbidden"):
+                                           r"candidate 'not enforced \(flagged, not dropped\)'"):
         run(params(candidate="prod_v2"), pq, labels(), queries(), documents(), judgments(),
-            stats())
+            stats(), *more())
 
 
 def test_different_query_sets_differ_in_the_queries_condition():
     pq = per_query()
     pq = pq[~((pq["system"] == "hybrid") & (pq["query_id"] == "q4"))]
     with pytest.raises(Uncontrolled, match=r"queries: baseline '4 queries"):
-        run(params(), pq, labels(), queries(), documents(), judgments(), stats())
+        run(params(), pq, labels(), queries(), documents(), judgments(), stats(), *more())
 
 
 def test_clusters_resample_users():
     doc = run(params(cluster="user_id"), per_query(), labels(), queries(), documents(),
-              judgments(), stats()).comparison
+              judgments(), stats(), *more()).comparison
     assert {r["unit"] for r in doc["paired"]} == {"cluster"}
     assert {r["units"] for r in doc["paired"]} == {3}
     assert np.isfinite(doc["paired"][0]["ci_low"])
+
+
+def test_the_declared_kind_is_checked_and_inspected_for_every_comparison():
+    pq = per_query()
+    pq = pd.concat([pq, pq[pq["system"] == "bm25"].assign(system="dense")], ignore_index=True)
+    st = stats()
+    st["dense"]["params"] = {"doc_fields": ["title", "text"]}  # as bm25 reads them
+    doc = run(params(change="route", also=[{"baseline": "bm25", "candidate": "dense",
+                                            "change": "ranker", "measures": ["nDCG@10"]}]),
+              pq, labels(), queries(), documents(), judgments(), st, *more()).comparison
+    change = doc["change"]
+    assert (change["kind"], [f["condition"] for f in change["holds_fixed"]]) == (
+        "route", ["budget", "time_window", "labelling"])
+    assert doc["conditions"]["hybrid"]["labelling"].endswith("; pooled")  # through bm25, dense
+    added = change["inspections"]["unique_relevant"]["rows"][0]
+    assert (added["count"], added["queries"]) == (2, 1)  # q2: d2 and d3 added by hybrid
+    assert set(doc) >= {"figures", "also", "paired", "aggregates"}
+    also = doc["also"][0]
+    assert (also["baseline"], also["candidate"], also["measures"]) == ("bm25", "dense",
+                                                                       ["nDCG@10"])
+    assert also["controlled"] and also["change"]["kind"] == "ranker"  # the same sets, reversed
+    assert list(also["change"]["inspections"]) == ["ordering", "calibration", "cost"]
+    assert also["change"]["inspections"]["cost"]["rows"][0]["cost per query"] == "not given"
+    assert "figures" not in also and "also" not in also
+
+
+def test_an_also_comparison_that_breaks_its_kind_is_refused():
+    with pytest.raises(Uncontrolled, match=r"hybrid vs bm25 is not a controlled comparison for "
+                                           r"a ranker change .*candidate_set: .*\(1 of 4 "
+                                           r"queries' candidate sets differ\)"):
+        run(params(also=[{"baseline": "bm25", "candidate": "hybrid", "change": "ranker"}]),
+            per_query(), labels(), queries(), documents(), judgments(), stats(), *more())
+
+
+def test_a_candidate_trained_with_seeds_gets_its_training_variance():
+    hybrid = per_query().query("system == 'hybrid'")
+    seeds = pd.concat([hybrid.assign(seed=k, value=hybrid["value"] + shift)
+                       for k, shift in ((1, 0.0), (2, -0.1), (3, 0.1))], ignore_index=True)
+    doc = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
+              *more(seeds)).comparison
+    rows = {r["measure"]: r for r in doc["training"]}
+    assert set(rows) == {"nDCG@10", "R@100"} and rows["nDCG@10"]["n_seeds"] == 3
+    paired = {r["measure"]: r for r in doc["paired"]}
+    assert rows["nDCG@10"]["mean_diff"] == pytest.approx(paired["nDCG@10"]["mean_diff"])
+    assert [s["mean_diff"] - rows["nDCG@10"]["mean_diff"] for s in rows["nDCG@10"]["seeds"]
+            ] == pytest.approx([0.0, -0.1, 0.1])
+    assert rows["nDCG@10"]["training_sd"] == pytest.approx(0.1)
+    assert run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
+               *more()).comparison["training"] == []

@@ -286,3 +286,19 @@ def test_main_in_recommendation_mode_reads_the_log_and_writes_the_reliability_di
     assert summary["recommendation"]["probabilities"] == ["team"]
     diagram = pd.read_parquet(out / "reliability.parquet")
     assert set(diagram[S.SYSTEM]) == {"team"} and diagram["n"].sum() == 8  # 4 pairs × 2
+
+
+def test_every_seed_is_evaluated_like_the_systems():
+    from stages.evaluate import SEED_COLUMNS, seed_values
+
+    qrels = pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q2"], S.DOC_ID: ["a", "b", "c"],
+                          S.GRADE: [1, 0, 2]})
+    window = pd.DataFrame({S.SYSTEM: "v3", S.ROUTE: "external", S.QUERY_ID: ["q1", "q2", "q1"],
+                           S.DOC_ID: ["a", "c", "b"], S.RANK: [1, 1, 1],
+                           S.SCORE: [1.0, 1.0, 1.0], S.SEED: [1, 1, 2]})
+    got = seed_values({"v3": window}, qrels, ["P@1"], queries=["q1", "q2"])
+    assert list(got.columns) == SEED_COLUMNS
+    values = got.set_index([S.SEED, S.QUERY_ID])[S.VALUE].to_dict()
+    assert values == {(1, "q1"): 1.0, (1, "q2"): 1.0, (2, "q1"): 0.0, (2, "q2"): 0.0}
+    assert (got[S.SYSTEM] == "v3").all()
+    assert seed_values({}, qrels, ["P@1"]).empty

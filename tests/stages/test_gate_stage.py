@@ -99,7 +99,9 @@ def project(tmp_path, monkeypatch):
     """The stage's inputs, as the other stages write them, under tmp_path."""
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": GATE}))
     files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
-             "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY}
+             "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY,
+             "data/health/health.json": {"systems": {}},
+             "data/split/split_report.json": {"query_set": {"categories": {}}}}
     for path, doc in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(json.dumps(doc))

@@ -13,7 +13,7 @@ from releval.data.interactions import cuts_of, user_queries
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import TEAM_COLUMNS, generate_recsys
-from releval.demo.team_run import simulate_external_run
+from releval.demo.team_run import simulate_external_run, simulate_retrained_run
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import pin
@@ -57,12 +57,14 @@ def test_demo_tables_are_the_generators_with_its_team_run_and_answer_map():
     pd.testing.assert_frame_equal(result.judgments, data.ground_truth)  # with its marks
     assert result.judgments[S.HARD_NEGATIVE].any()
     pd.testing.assert_frame_equal(result.external_run, simulate_external_run(data, 4, 7))
+    pd.testing.assert_frame_equal(result.retrained_run, simulate_retrained_run(data, 4, 7))
     pd.testing.assert_frame_equal(result.answers, answer_map(data.ground_truth, data.documents))
     assert result.given_split.empty and list(result.given_split.columns) == [S.QUERY_ID, S.SPLIT]
     empty_of_rec_mode(result)
     assert result.source == {
         "source": "demo generator", "seed": 4, "qrels": "generator ground truth",
         "external_run": "simulated team system prod_v2 (demo only)",
+        "retrained_run": "simulated team system prod_v3, trained with seeds 1, 2, 3 (demo only)",
         "documents": len(data.documents), "queries": 20, "judgments": len(data.ground_truth),
         "hard_negatives": int(data.ground_truth[S.HARD_NEGATIVE].sum()),
         "must_not_return": len(data.must_not_return)}
@@ -79,6 +81,7 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
     assert result.given_split.sort_values(S.QUERY_ID).to_dict("list") == {
         S.QUERY_ID: ["q1", "q2", "q9"], S.SPLIT: ["train", "test", "test"]}
     assert result.external_run.empty and result.answers.empty and result.must_not_return.empty
+    assert result.retrained_run.empty
     assert list(result.answers.columns) == list(S.ANSWER_COLUMNS)
     empty_of_rec_mode(result)
     assert result.source == {
@@ -111,6 +114,7 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
     assert result.interactions[S.LABEL].tolist() == [1, 1, 1, 0]
     assert result.team_runs.empty and list(result.team_runs.columns) == list(TEAM_COLUMNS)
     assert result.must_not_return.empty and result.answers.empty and result.external_run.empty
+    assert result.retrained_run.empty
     source = result.source
     assert source["source"] == f"interactions {tmp_path / 'log'}"
     assert source["qrels"] == "label-1 interactions within 30 days of each cut"
@@ -138,6 +142,7 @@ def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
     assert runs.groupby([S.SYSTEM, S.SPLIT, S.USER_ID]).size().max() == 20  # candidates.depth
     assert result.source["seed"] == 5 and result.source["recommendation"] == data.report
     assert result.external_run.empty and result.must_not_return.empty
+    assert result.retrained_run.empty
 
 
 def tables(folder, judgments: pd.DataFrame):

@@ -202,7 +202,8 @@ def project(tmp_path, monkeypatch):
             "candidates/bm25/run_stats.json": stats["bm25"],
             "candidates/dense/run_stats.json": stats["dense"],
             "fused/hybrid/run_stats.json": stats["hybrid"],
-            "selftest/selftest.json": sample.SELFTEST}
+            "selftest/selftest.json": sample.SELFTEST,
+            "health/health.json": {"systems": {}, "definitions": {}}}
     tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
               "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
               "evaluate/curves.parquet": rename(sample.CURVES),

@@ -111,3 +111,21 @@ def test_the_random_split_names_systems_of_the_candidates():
     with pytest.raises(InputError, match="recommend.random_split names lightgcn, not in "
                                          "candidates.systems \\(pop, cooc\\)"):
         run(p, USER_QUERIES, catalogue("o0", "o1", "z"), POSITIVES, GIVEN, {}, SHOP)
+
+
+def test_the_report_describes_the_evaluated_query_set_against_its_minimums():
+    tagged = LOG.assign(**{S.TAGS: [["head"], ["head"], [], ["no_answer"], ["no_answer"],
+                                     ["tail"]]})
+    p = Params.model_validate(DATES | {"evaluate": {"splits": ["validation", "test"]},
+                                       "query_set": {"min_per_category": {"no_answer": 3}}})
+    query_set = run(p, tagged, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG).report["query_set"]
+    assert query_set["splits"] == ["validation", "test"] and query_set["queries"] == 4
+    assert query_set["sources"]["logged"]["count"] == 4 and query_set["source_given"] is False
+    no_answer = query_set["categories"]["no_answer"]
+    assert (no_answer["count"], no_answer["minimum"], no_answer["covered"]) == (2, 3, False)
+    assert query_set["undercovered"] == ["no_answer"]
+    assert query_set["categories"]["head"]["count"] == 0  # q0, q1 are train queries
+    bad = Params.model_validate(DATES | {"query_set": {"min_per_category": {"refusal": 3}}})
+    with pytest.raises(InputError, match="query_set.min_per_category.refusal: unknown "
+                                         "query-set category 'refusal'"):
+        run(bad, LOG, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG)

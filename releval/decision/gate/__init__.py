@@ -22,15 +22,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from releval.decision.gate import (
+    coverage,
     guarded,
+    health,
     judged,
     latency,
     no_answer,
     no_regression,
     not_worse,
     safety,
+    seeds,
 )
 from releval.decision.gate.evidence import Evidence, Outcome
+from releval.decision.gate.rollback import thresholds
 from releval.errors import InputError
 from releval.section import Section
 
@@ -55,11 +59,15 @@ RULES: dict[str, GateRule] = {
     "safety": GateRule(safety.SafetyRule, safety.check, default=True),
     "no_answer": GateRule(no_answer.NoAnswerRule, no_answer.check, default=True),
     "judged": GateRule(judged.JudgedRule, judged.check, default=True),
+    "coverage": GateRule(coverage.CoverageRule, coverage.check, default=True),
     "latency": GateRule(latency.LatencyRule, latency.check, default=False),  # needs max_ms
     "not_worse": GateRule(not_worse.NotWorse, not_worse.check, default=False,  # a measure
                           measures=lambda rule: [rule.measure]),
     "guarded": GateRule(guarded.Guarded, guarded.check, default=False,  # primary and guards
                         measures=guarded.measures),
+    "health": GateRule(health.HealthRule, health.check, default=False),  # needs bounds
+    "seeds": GateRule(seeds.SeedsRule, seeds.check, default=False,  # needs a seeded candidate
+                      measures=seeds.measures),
 }
 
 
@@ -76,8 +84,10 @@ def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
     return result
 
 
-def decide(rules: Iterable, evidence: Evidence) -> dict:
-    """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules)."""
+def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict:
+    """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules);
+    ``rollback``: the ``gate.rollback`` thresholds with the candidate's offline values
+    (``rollback.thresholds``: a monitoring contract, not a rule)."""
     checked = outcomes(rules, evidence)
     return {
         "passed": all(o.passed for o in checked),
@@ -88,4 +98,5 @@ def decide(rules: Iterable, evidence: Evidence) -> dict:
         "rules": [o.as_dict() for o in checked],
         "failed": [o.name for o in checked if not o.passed],
         "note": None if checked else NO_RULES,
+        "rollback": thresholds(rollback, evidence),
     }

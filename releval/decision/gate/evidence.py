@@ -17,10 +17,12 @@ class Evidence:
     """Everything the rules read. ``comparison``: comparison.json; ``slices``:
     slices.parquet; ``safety``: safety.json; ``metrics``: system -> measure -> mean (or
     None); ``latency``: system -> {"p50", "p95", "p99"} in ms (None = not measured);
-    ``summary``: system -> measure -> {value, n, undefined, applicable, level, …} (the
-    "systems" of evaluate/summary.json: a system-level value or a mean; an entry without
-    ``applicable`` is applicable); ``better``: measure -> "higher" | "lower", the direction
-    in which the measure improves (the measure registry's)."""
+    ``health``: data/health/health.json (``systems``: system -> figure -> value, and why one
+    is ``undefined``); ``summary``: system -> measure -> {value, n, undefined, applicable,
+    level, …} (the "systems" of evaluate/summary.json: a system-level value or a mean; an
+    entry without ``applicable`` is applicable); ``better``: measure -> "higher" | "lower",
+    the direction in which the measure improves (the measure registry's); ``query_set``:
+    split_report.json's ``query_set`` (``releval.data.query_set.describe``)."""
 
     baseline: str
     candidate: str
@@ -31,6 +33,8 @@ class Evidence:
     latency: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
     better: dict = field(default_factory=dict)
+    health: dict = field(default_factory=dict)
+    query_set: dict = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:

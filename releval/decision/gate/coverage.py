@@ -1,0 +1,56 @@
+"""Gate rule ``coverage``: the evaluated query set holds enough queries of each risk category
+that ``query_set.min_per_category`` sets a minimum for, as the split stage described it
+(``Evidence.query_set``: ``releval.data.query_set.describe``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from releval.decision.gate.evidence import Evidence, Outcome
+from releval.section import Section
+
+# what becomes untrustworthy, per gate rule a category underwrites (Category.underwrites)
+UNTRUSTWORTHY = {"no_answer": "the no_answer rule's refusal figures are untrustworthy",
+                 "safety": "the safety rule's violation count is untrustworthy"}
+
+
+class CoverageRule(Section):
+    """Every risk category with a minimum (``query_set.min_per_category``) has at least that
+    many evaluated queries."""
+
+    rule: Literal["coverage"] = "coverage"
+
+
+def _consequence(label: str, rules: list[str]) -> str:
+    """What too few queries of a category leave untrustworthy: the figures of each rule it
+    underwrites, else the figures read on its own queries."""
+    if not rules:
+        return f"figures on {label} queries rest on too few queries"
+    return "; ".join(UNTRUSTWORTHY.get(r, f"the {r} rule's figures are untrustworthy")
+                     for r in rules)
+
+
+def check(rule: CoverageRule, ev: Evidence) -> list[Outcome]:
+    """One outcome per category with a minimum: pass iff count ≥ minimum; a failure names
+    the rules the category underwrites (its ``underwrites``; its queries named by its
+    ``label``). No query-set description fails; no minimum set passes as not applicable,
+    and says so."""
+    categories = ev.query_set.get("categories")
+    if categories is None:
+        return [Outcome(rule.rule, rule.rule, False, None, None,
+                        "no query-set description (split_report.json's query_set): rerun "
+                        "the split stage")]
+    bounded = {name: c for name, c in categories.items() if c.get("minimum") is not None}
+    if not bounded:
+        return [Outcome(rule.rule, rule.rule, True, None, None,
+                        "not applicable: query_set.min_per_category sets no minimum")]
+    result = []
+    for name, c in bounded.items():
+        count, minimum, rules = int(c["count"]), int(c["minimum"]), list(c.get("underwrites", []))
+        label, passed = c.get("label") or name, count >= minimum
+        reason = (f"{count} {label} queries ≥ {minimum}"
+                  + (f" (underwrites the {', '.join(rules)} rule)" if rules else "")
+                  if passed else
+                  f"only {count} {label} queries < {minimum}: {_consequence(label, rules)}")
+        result.append(Outcome(rule.rule, f"{rule.rule} {name}", passed, count, minimum, reason))
+    return result

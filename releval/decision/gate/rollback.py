@@ -1,0 +1,67 @@
+"""Rollback thresholds (``gate.rollback``): the values at which a deployed candidate (shadow or
+canary) must be rolled back, written into the decision beside the candidate's offline value.
+
+Not a release rule: nothing here passes or fails the gate. It is the monitoring contract the
+decision hands to the deployment: watch ``metric``, roll back when it crosses ``threshold``.
+``headroom`` says how far the offline value lies inside the threshold (< 0: the candidate
+already crosses it offline).
+"""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from releval.decision.gate.evidence import Evidence, number
+from releval.decision.gate.health import BOUNDS, METRICS, record
+from releval.errors import InputError
+from releval.section import Section
+
+
+class Rollback(Section):
+    """Roll back when ``metric`` (a health figure of ``health.METRICS``, or an evaluated
+    relevance measure, e.g. nDCG@10) rises above ``max`` or falls below ``min``: exactly one
+    of the two."""
+
+    metric: str
+    max: float | None = None
+    min: float | None = None
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Rollback:
+        if (self.max is None) == (self.min is None):
+            raise ValueError(f"rollback {self.metric}: give exactly one of max and min")
+        return self
+
+    @property
+    def bound(self) -> str:
+        """"max" or "min": the one given."""
+        return "max" if self.max is not None else "min"
+
+
+def offline(metric: str, ev: Evidence) -> tuple[float | None, str]:
+    """The candidate's offline value of ``metric`` and where it comes from: its health record
+    for a health figure ("health"), else its evaluated mean ("metrics"); None where
+    undefined. InputError for a metric that is neither a health figure nor evaluated."""
+    if metric in METRICS:
+        return number((record(ev.health, ev.candidate) or {}).get(metric)), "health"
+    measures = ev.metrics.get(ev.candidate) or {}
+    if metric not in measures:
+        raise InputError(f"rollback metric {metric!r} is neither a health figure "
+                         f"({', '.join(METRICS)}) nor a measure evaluated for {ev.candidate}",
+                         "params.yaml", "gate.rollback")
+    return number(measures[metric]), "metrics"
+
+
+def thresholds(rollback, ev: Evidence) -> list[dict]:
+    """Per threshold: {metric, bound ("max" | "min"), threshold, offline (the candidate's
+    offline value, None where undefined), source ("health" | "metrics"), headroom (max:
+    threshold − offline; min: offline − threshold; None where offline is)}."""
+    rows = []
+    for entry in rollback:
+        value, source = offline(entry.metric, ev)
+        threshold = getattr(entry, entry.bound)
+        rows.append({"metric": entry.metric, "bound": entry.bound, "threshold": threshold,
+                     "offline": value, "source": source,
+                     "headroom": None if value is None
+                     else BOUNDS[entry.bound].headroom(value, threshold)})
+    return rows

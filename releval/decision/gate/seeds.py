@@ -1,0 +1,91 @@
+"""Gate rule ``seeds``: an improvement that holds across training seeds, both intervals stated
+(``releval.decision.seeds``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.section import Section
+
+
+class SeedsRule(Section):
+    """The ``candidate`` (default ``compare.candidate``; or the candidate of a
+    ``compare.also`` comparison), trained with several seeds, improves ``measure`` over its
+    baseline by more than ``min_diff`` — ``every``: every seed's paired bootstrap CI lies
+    above it; ``mean``: the seeds' mean's CI and its training interval both do. In the
+    measure's direction: where lower is better, the CI must lie below −``min_diff``."""
+
+    rule: Literal["seeds"] = "seeds"
+    measure: str = "nDCG@10"
+    require: Literal["every", "mean"] = "every"
+    min_diff: float = 0.0
+    candidate: str | None = None
+
+
+def measures(rule: SeedsRule) -> list[str]:
+    return [rule.measure]
+
+
+def _comparison(ev: Evidence, candidate: str) -> dict | None:
+    """The comparison (primary, or one of ``also``) whose candidate is ``candidate``."""
+    found = [c for c in [ev.comparison, *ev.comparison.get("also", [])]
+             if c.get("candidate") == candidate]
+    return found[0] if found else None
+
+
+def _interval(low, high) -> str:
+    return f"[{low:+.4f}, {high:+.4f}]"
+
+
+def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
+    """One outcome. Missing evidence fails and says what is missing: no comparison of the
+    candidate, a candidate without seeds, a measure not compared, or an interval that is
+    undefined (e.g. a training interval of one seed)."""
+    candidate = rule.candidate or ev.candidate
+    name = f"{rule.rule} {rule.require} {rule.measure} ({candidate})"
+
+    def fail(reason: str) -> list[Outcome]:
+        return [Outcome(rule.rule, name, False, None, rule.min_diff, reason)]
+
+    comparison = _comparison(ev, candidate)
+    if comparison is None:
+        return fail(f"no comparison has {candidate} as its candidate")
+    rows = {r["measure"]: r for r in comparison.get("training") or []}
+    if not rows:
+        return fail(f"{candidate} was not trained with several seeds (no seeds evaluated)")
+    if rule.measure not in rows:
+        return fail(f"{rule.measure} is not among the measures compared over {candidate}'s "
+                    f"seeds ({', '.join(rows)})")
+    row = rows[rule.measure]
+    sign = -1.0 if ev.better.get(rule.measure) == "lower" else 1.0
+    base = comparison["baseline"]
+
+    def low(lo, hi) -> float | None:  # the interval's bound nearest no improvement
+        lo, hi = number(lo), number(hi)
+        return None if lo is None or hi is None else min(sign * lo, sign * hi)
+
+    both = (f"seeds' mean Δ {row['mean_diff']:+.4f}, bootstrap CI "
+            f"{_interval(row['ci_low'], row['ci_high'])}, training interval "
+            f"{_interval(row['training_low'], row['training_high'])} over "
+            f"{row['n_seeds']} seeds (sd {row['training_sd']:.4f})")
+    if rule.require == "every":
+        bounds = {s["seed"]: low(s["ci_low"], s["ci_high"]) for s in row["seeds"]}
+        if any(b is None for b in bounds.values()):
+            return fail(f"a seed's CI is undefined; {both}")
+        worst = min(bounds, key=bounds.get)
+        passed = bounds[worst] > rule.min_diff
+        return [Outcome(rule.rule, name, passed, sign * bounds[worst], rule.min_diff,
+                        f"{'every' if passed else 'not every'} seed of {candidate} improves "
+                        f"{rule.measure} over {base} by more than {rule.min_diff:g} (weakest: "
+                        f"seed {worst}, CI bound {sign * bounds[worst]:+.4f}); {both}")]
+    ci, training = low(row["ci_low"], row["ci_high"]), low(row["training_low"],
+                                                          row["training_high"])
+    if ci is None or training is None:
+        return fail(f"an interval is undefined (a training interval needs two seeds); {both}")
+    value = min(ci, training)
+    passed = value > rule.min_diff
+    verb = "improves" if passed else "does not clearly improve"
+    return [Outcome(rule.rule, name, passed, sign * value, rule.min_diff,
+                    f"the seeds' mean of {candidate} {verb} {rule.measure} over {base} by more "
+                    f"than {rule.min_diff:g}: {both}")]

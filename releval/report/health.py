@@ -1,0 +1,98 @@
+"""The "System health" section of the reports, from data/health/health.json and the gate's
+decision.json: the per-system health table, the freshness table, the health rule's outcomes
+and the rollback thresholds, as the markdown lines of decision.md (the page renders the
+same lines, ``releval.report.html.markdown``).
+"""
+
+from __future__ import annotations
+
+from releval.report.formats import UNDEFINED, mark, markdown_table, number, significant
+
+TITLE = "System health"
+HEALTH_HEADER = ["system", "route", "p50 ms", "p95 ms", "p99 ms", "status recorded", "error",
+                 "timeout", "partial", "fallback", "candidates/query", "empty",
+                 "near-duplicates", "cache hits", "cost/query"]
+FRESHNESS_HEADER = ["system", "published in span", "appeared", "median days", "p95 days",
+                    "deleted", "still appearing", "propagation p95 days",
+                    "propagation max days"]
+RULES_HEADER = ["", "rule", "value", "threshold", "reason"]
+ROLLBACK_HEADER = ["metric", "roll back when", "offline", "headroom"]
+SIGNS = {"max": ">", "min": "<"}
+UNDEFINED_NOTE = f"{UNDEFINED} = undefined (never zero), by system:"
+
+
+def _cost(entry: dict) -> str:
+    value = number(entry.get("cost_per_query"), ".3g")
+    return value if entry.get("cost_per_query") is None else f"{value} {entry['cost_unit']}"
+
+
+def _health_rows(health: dict) -> list[list[str]]:
+    return [[name, str(e.get("route")), *(number(e.get(k), ".2f") for k in (
+        "latency_p50_ms", "latency_p95_ms", "latency_p99_ms")),
+        f"{e['status_recorded']} of {e['n_queries']}",
+        *(number(e.get(k), ".2%") for k in ("error_rate", "timeout_rate", "partial_rate",
+                                            "fallback_rate")),
+        number(e.get("candidates_per_query"), ".1f"), number(e.get("empty_share"), ".1%"),
+        number(e.get("near_duplicate_ratio"), ".1%"),
+        number(e.get("embedding_cache_hit_rate"), ".1%"), _cost(e)]
+        for name, e in (health.get("systems") or {}).items()]
+
+
+def _freshness_rows(health: dict) -> list[list[str]]:
+    return [[name, str(e["freshness_eligible"]), str(e["freshness_appeared"]),
+             number(e.get("freshness_median_days"), ".1f"),
+             number(e.get("freshness_p95_days"), ".1f"), str(e["deleted_eligible"]),
+             str(e["deleted_still_appearing"]),
+             number(e.get("deletion_propagation_p95_days"), ".1f"),
+             number(e.get("deletion_propagation_max_days"), ".1f")]
+            for name, e in (health.get("systems") or {}).items()]
+
+
+def _rule_rows(decision: dict) -> list[list[str]]:
+    return [[mark(o["passed"]), o["name"], significant(o["value"]),
+             significant(o["threshold"]), o["reason"]]
+            for o in decision.get("rules") or [] if o.get("rule") == "health"]
+
+
+def _rollback_rows(decision: dict) -> list[list[str]]:
+    return [[r["metric"], f"{SIGNS[r['bound']]} {significant(r['threshold'])}",
+             significant(r["offline"]), number(r["headroom"], "+.4g")]
+            for r in decision.get("rollback") or []]
+
+
+def _undefined(health: dict) -> list[str]:
+    """One line per system with undefined figures: "<system>: figure (why); …"."""
+    return [f"{name}: " + "; ".join(f"{k} ({why})" for k, why in e["undefined"].items())
+            for name, e in (health.get("systems") or {}).items() if e.get("undefined")]
+
+
+def _parts(health: dict, decision: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
+    """(heading, note, header, rows) of each table the section shows, in order; a table
+    without rows is left out."""
+    candidate = decision.get("candidate", "the candidate")
+    parts = [
+        ("Per system", "Latency percentiles over the measured queries; status rates over the "
+         "queries with a recorded status; near-duplicates: window entries whose document "
+         "repeats a higher-ranked one's source or text.", HEALTH_HEADER, _health_rows(health)),
+        ("Freshness", "Days from publication to the first window holding a new document, and "
+         "from deletion to the last window still holding a deleted one.", FRESHNESS_HEADER,
+         _freshness_rows(health)),
+        ("Health rules", f"The gate's health bounds on {candidate}.", RULES_HEADER,
+         _rule_rows(decision)),
+        ("Rollback thresholds", f"A deployed {candidate} (shadow, canary) is rolled back when "
+         "a figure crosses its threshold; headroom = how far the offline value lies inside it.",
+         ROLLBACK_HEADER, _rollback_rows(decision)),
+    ]
+    return [part for part in parts if part[3]]
+
+
+def markdown(health: dict, decision: dict) -> list[str]:
+    """The "## System health" section's lines: each table with its heading and note, then
+    what is undefined and why."""
+    lines = ["", f"## {TITLE}"]
+    for heading, note, header, rows in _parts(health, decision):
+        lines += ["", f"### {heading}", "", note, "", *markdown_table(header, rows)]
+    undefined = _undefined(health)
+    if undefined:
+        lines += ["", UNDEFINED_NOTE, "", *(f"- {line}" for line in undefined)]
+    return lines

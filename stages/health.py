@@ -1,0 +1,93 @@
+"""Stage ``health``: every system's health beside its relevance.
+
+Per system (candidate systems, then fused ones): latency percentiles and the error, timeout,
+partial and fallback rates (latency.parquet), candidates per query, the near-duplicate ratio
+of its windows, the embedding cache's hit rate (run_stats.json), its cost per query under
+``health.cost`` and the freshness of its windows (new documents' first appearance, deleted
+documents' propagation), each defined in ``releval.decision.health``.
+
+Outputs (data/health/): health.parquet (one row per system, ``releval.decision.health.COLUMNS``;
+NaN where undefined) and health.json ({"systems": {name: the same figures (null where
+undefined), "undefined": {figure: why}, "status", "near_duplicates", "cost_model",
+"revisions"}, "definitions": {figure: text}, "qrels": {"path", "sha256"}}).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from releval.data.readers import existing
+from releval.decision.health import health
+from releval.errors import InputError
+from releval.params import Params
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_table,
+    system_dirs,
+    system_runs,
+    system_stats,
+    write_json,
+    write_parquet,
+)
+
+
+@dataclass(frozen=True)
+class Outputs:
+    table: pd.DataFrame  # health.parquet
+    report: dict  # health.json
+
+
+def run(p: Params, runs: dict[str, pd.DataFrame], latencies: dict[str, pd.DataFrame],
+        stats: dict[str, dict], documents: pd.DataFrame, queries: pd.DataFrame,
+        qrels: dict | None = None) -> Outputs:
+    """Every system's health (``releval.decision.health.health``) with ``health.cost``;
+    ``qrels``: the judgments' revision ({"path", "sha256"}) the decision was made on. A cost
+    model for a system that is not evaluated is an InputError."""
+    unknown = sorted(set(p.health.cost) - set(runs))
+    if unknown:
+        raise InputError(f"health.cost names {', '.join(unknown)}, not evaluated systems "
+                         f"({', '.join(runs)})", "params.yaml", "health.cost")
+    table, report = health(runs, latencies, stats, documents, queries, p.health.cost,
+                           {name: p.sources(name) for name in runs})
+    return Outputs(table, report | {"qrels": qrels})
+
+
+def revision(path: str | Path) -> dict:
+    """A file's revision: its path and the sha256 of its bytes (InputError when missing)."""
+    with existing(path).open("rb") as handle:
+        return {"path": str(path), "sha256": hashlib.file_digest(handle, "sha256").hexdigest()}
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
+    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--fused", default="data/fused")
+    ap.add_argument("--out", default="data/health")
+    args = ap.parse_args()
+    p = params_of(args)
+    raw, out = Path(args.raw), Path(args.out)
+    folders = system_dirs(p, args.candidates, args.fused)
+    result = run(p, system_runs(p, args.candidates, args.fused),
+                 {name: read_table(folder / "latency.parquet") for name, folder in folders.items()},
+                 system_stats(p, args.candidates, args.fused),
+                 read_table(raw / "documents.parquet"), read_table(raw / "queries.parquet"),
+                 revision(args.qrels))
+    write_parquet(out / "health.parquet", result.table)
+    write_json(out / "health.json", result.report)
+    undefined = {name: len(s["undefined"]) for name, s in result.report["systems"].items()
+                 if s["undefined"]}
+    print(f"health: {len(result.table)} system(s)"
+          + (f"; undefined figures: {', '.join(f'{n} {k}' for n, k in undefined.items())}"
+             if undefined else ""))
+
+
+if __name__ == "__main__":
+    guarded(main)

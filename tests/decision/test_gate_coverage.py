@@ -1,0 +1,99 @@
+"""Gate rule coverage: one outcome per risk category with a minimum, read from the split
+stage's description of the evaluated query set."""
+
+import json
+import sys
+
+import pandas as pd
+import yaml
+
+from releval.decision.gate import RULES, decide
+from releval.decision.gate.coverage import CoverageRule, check
+from releval.decision.gate.evidence import Evidence
+from releval.params import Params
+from stages.gate import main, run
+
+RULE = CoverageRule()
+
+
+def category(count, minimum=None, underwrites=(), label=None):
+    return {"label": label, "count": count, "from_text": 0, "share": None,
+            "weight_share": None, "minimum": minimum,
+            "covered": None if minimum is None else count >= minimum,
+            "underwrites": list(underwrites)}
+
+
+QUERY_SET = {"splits": ["test"], "queries": 150, "categories": {
+    "head": category(90, 30, label="head"),
+    "no_answer": category(12, 30, ["no_answer"], "no-answer"),
+    "authorization_boundary": category(31, 30, ["safety"], "authorization-boundary"),
+    "high_risk": category(4, 20, ["safety"], "high-risk"),
+    "negation": category(2, 10, label="negation"),
+    "typo": category(5, label="typo")}}
+
+
+def evidence(query_set=QUERY_SET) -> Evidence:
+    return Evidence(baseline="bm25", candidate="hybrid", query_set=query_set)
+
+
+def test_one_outcome_per_category_with_a_minimum():
+    outcomes = check(RULE, evidence())
+    assert [(o.name, o.passed, o.value, o.threshold) for o in outcomes] == [
+        ("coverage head", True, 90, 30), ("coverage no_answer", False, 12, 30),
+        ("coverage authorization_boundary", True, 31, 30),
+        ("coverage high_risk", False, 4, 20), ("coverage negation", False, 2, 10)]
+    reasons = [o.reason for o in outcomes]
+    assert reasons[0] == "90 head queries ≥ 30"
+    assert reasons[1] == ("only 12 no-answer queries < 30: the no_answer rule's refusal figures "
+                          "are untrustworthy")
+    assert reasons[2] == "31 authorization-boundary queries ≥ 30 (underwrites the safety rule)"
+    assert reasons[3] == ("only 4 high-risk queries < 20: the safety rule's violation count is "
+                          "untrustworthy")
+    assert reasons[4] == ("only 2 negation queries < 10: figures on negation queries rest on too "
+                          "few queries")
+
+
+def test_the_count_decides_not_a_stale_covered_flag():
+    stale = {"categories": {"no_answer": category(12, 30, ["no_answer"]) | {"covered": True}}}
+    (outcome,) = check(RULE, evidence(stale))
+    assert outcome.passed is False and outcome.reason.startswith("only 12 no_answer queries")
+
+
+def test_missing_description_fails_and_no_minimum_passes_as_not_applicable():
+    (missing,) = check(RULE, evidence({}))
+    assert missing.passed is False and missing.name == "coverage"
+    assert missing.reason == ("no query-set description (split_report.json's query_set): "
+                              "rerun the split stage")
+    (free,) = check(RULE, evidence({"categories": {"typo": category(5)}}))
+    assert free.passed is True
+    assert free.reason == "not applicable: query_set.min_per_category sets no minimum"
+
+
+def test_coverage_is_a_default_rule_and_fails_the_decision():
+    assert RULES["coverage"].default and CoverageRule() in Params().gate.rules
+    decision = decide([RULE], evidence())
+    assert decision["passed"] is False
+    assert decision["failed"] == ["coverage no_answer", "coverage high_risk", "coverage negation"]
+
+
+def test_the_gate_stage_reads_the_split_reports_query_set(tmp_path, monkeypatch):
+    p = Params.model_validate({"gate": {"rules": [{"rule": "coverage"}]}})
+    decision = run(p, {}, pd.DataFrame(), {}, {}, {}, {}, query_set=QUERY_SET).decision
+    assert [r["name"] for r in decision["rules"]][:2] == ["coverage head", "coverage no_answer"]
+    assert run(p, {}, pd.DataFrame(), {}, {}, {}, {}).decision["failed"] == ["coverage"]
+    # main(): --split-report names the file whose query_set the rule reads
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": {"rules": [
+        {"rule": "coverage"}]}}))
+    for name in ("comparison", "safety", "metrics", "summary", "health"):
+        (tmp_path / f"{name}.json").write_text("{}")
+    (tmp_path / "split_report.json").write_text(json.dumps({"query_set": QUERY_SET}))
+    pd.DataFrame({"dimension": ["all"]}).to_parquet(tmp_path / "slices.parquet")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [
+        "stages.gate", "--compare", "comparison.json", "--slices", "slices.parquet",
+        "--safety", "safety.json", "--metrics", "metrics.json", "--summary", "summary.json",
+        "--health", "health.json", "--split-report", "split_report.json",
+        "--candidates", "candidates", "--fused", "fused", "--out", "gate"])
+    main()
+    written = json.loads((tmp_path / "gate/decision.json").read_text())
+    assert written["failed"] == ["coverage no_answer", "coverage high_risk", "coverage negation"]

@@ -1,0 +1,57 @@
+"""The "System health" section: the health and freshness tables, the health rule's outcomes
+and the rollback thresholds, in markdown and as an escaped HTML fragment."""
+
+from releval.report.health import markdown
+from releval.report.html import markdown as page_of
+
+ENTRY = {"route": "hybrid", "n_queries": 100, "latency_p50_ms": 1.0, "latency_p95_ms": 2.5,
+         "latency_p99_ms": 4.0, "status_recorded": 100, "error_rate": 0.01,
+         "timeout_rate": 0.0, "partial_rate": 0.02, "fallback_rate": 0.0,
+         "candidates_per_query": 74.5, "empty_share": 0.05, "near_duplicate_ratio": 0.25,
+         "embedding_cache_hit_rate": 1.0, "cost_per_query": 0.0003, "cost_unit": "USD",
+         "freshness_eligible": 40, "freshness_appeared": 30, "freshness_median_days": 7.25,
+         "freshness_p95_days": 50.0, "deleted_eligible": 5, "deleted_still_appearing": 0,
+         "deletion_propagation_p95_days": 0.0, "deletion_propagation_max_days": 0.0,
+         "undefined": {}}
+TEAM = ENTRY | {"route": "external", "latency_p50_ms": None, "latency_p95_ms": None,
+                "latency_p99_ms": None, "cost_per_query": None, "cost_unit": None,
+                "undefined": {"latency_p99_ms": "latency not measured for any query",
+                              "cost_per_query": "no cost model in health.cost for <team>"}}
+HEALTH = {"systems": {"hybrid": ENTRY, "<team>": TEAM}}
+DECISION = {"candidate": "hybrid", "rules": [
+    {"rule": "safety", "name": "safety hybrid", "passed": True, "value": 0, "threshold": 0,
+     "reason": "0 violation(s)"},
+    {"rule": "health", "name": "health hybrid error_rate max", "passed": False, "value": 0.01,
+     "threshold": 0.005, "reason": "error_rate of hybrid 0.01 > 0.005"}],
+    "rollback": [{"metric": "nDCG@10", "bound": "min", "threshold": 0.55, "offline": 0.6,
+                  "source": "metrics", "headroom": 0.05}]}
+
+
+def test_markdown_shows_every_table_and_what_is_undefined():
+    lines = markdown(HEALTH, DECISION)
+    assert lines[:2] == ["", "## System health"]
+    text = "\n".join(lines)
+    assert ("| hybrid | hybrid | 1.00 | 2.50 | 4.00 | 100 of 100 | 1.00% | 0.00% | 2.00% | "
+            "0.00% | 74.5 | 5.0% | 25.0% | 100.0% | 0.0003 USD |") in lines
+    assert "| <team> | external | — | — | — |" in text
+    assert "| hybrid | 40 | 30 | 7.2 | 50.0 | 5 | 0 | 0.0 | 0.0 |" in lines
+    assert "| ✗ | health hybrid error_rate max | 0.01 | 0.005 | error_rate of hybrid 0.01 > " \
+           "0.005 |" in lines
+    assert "safety hybrid" not in text  # only the health rule's outcomes
+    assert "| nDCG@10 | < 0.55 | 0.6 | +0.05 |" in lines
+    assert ("- <team>: latency_p99_ms (latency not measured for any query); cost_per_query "
+            "(no cost model in health.cost for <team>)") in lines
+
+
+def test_tables_without_rows_are_left_out():
+    text = "\n".join(markdown(HEALTH, {"candidate": "hybrid", "rules": []}))
+    assert "### Per system" in text and "### Freshness" in text
+    assert "### Health rules" not in text and "### Rollback thresholds" not in text
+
+
+def test_the_page_escapes_every_string():
+    fragment = str(page_of(markdown(HEALTH, DECISION)))
+    assert fragment.startswith("<h2>System health</h2>")
+    assert "<team>" not in fragment and "&lt;team&gt;" in fragment
+    assert fragment.count("<table>") == 4
+    assert "<td>health hybrid error_rate max</td>" in fragment
