@@ -46,6 +46,21 @@ def tiny_beir(folder: Path, n_queries: int = 30, extra_docs: int = 150) -> Path:
     return folder
 
 
+def lexical_only(params: dict) -> dict:
+    """The repo's params with two lexical routes (no model to load) fused as hybrid, and
+    nothing that names the demo's other systems (the team runs' comparison, seed rules and
+    cost models)."""
+    params["candidates"] = {"depth": params["candidates"]["depth"], "systems": {
+        "bm25": {"route": "bm25", "k1": 1.2},
+        "bm25_plain": {"route": "bm25", "stemmer": None, "stopwords": None}}}
+    params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
+    params["pool"]["systems"] = ["bm25", "bm25_plain"]
+    params["compare"]["also"] = []
+    params["health"]["cost"] = {}
+    params["gate"]["rules"] = [r for r in params["gate"]["rules"] if r["rule"] != "seeds"]
+    return params
+
+
 def git_project(base: Path, params: dict) -> Path:
     """releval's code with ``params`` in a fresh git + DVC repository with the project's
     default local remote, committed."""

@@ -320,20 +320,27 @@ def _read_decision(path: Path) -> dict:
     return doc
 
 
-def print_decision(doc: dict, controlled: bool, out: Console | None = None) -> None:
-    """The gate's rules as a table, then the verdict."""
+def print_decision(doc: dict, controlled: bool, out: Console | None = None,
+                   failed_only: bool = False) -> None:
+    """The gate's rules as a table (``failed_only``: the failed ones, the others counted in
+    the title; no table when none failed), then the verdict."""
     out = out or Console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
+    rules = [r for r in doc["rules"] if not failed_only or r.get("passed") is not True]
+    if failed_only:
+        title += (f" — {len(rules)} of {len(doc['rules'])} rules failed (every rule: "
+                  "reports/decision.md)")
     table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
     for col in ("rule", "passed", "value", "threshold", "reason"):
         table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
-    for r in doc["rules"]:
+    for r in rules:
         passed = bool(r.get("passed"))
         table.add_row(escape(str(r.get("name", r.get("rule", "?")))),
                       f"[{'green' if passed else 'red'}]{mark(passed)}[/]",
                       rule_value(r.get("value")), rule_value(r.get("threshold")),
                       escape(str(r.get("reason", ""))))
-    out.print(table)
+    if rules or not failed_only:
+        out.print(table)
     if doc.get("note"):
         out.print(f"note: {escape(str(doc['note']))}", highlight=False, soft_wrap=True)
     if not controlled:

@@ -366,7 +366,7 @@ def _show_run(root: Path, title: str) -> None:
     decision = root / "data" / "gate" / "decision.json"
     if decision.exists():
         doc = json.loads(decision.read_text())
-        print_decision(doc, doc.get("controlled", True) is not False, wide)
+        print_decision(doc, doc.get("controlled", True) is not False, wide, failed_only=True)
     reports = root / "reports"
     page = reports / "index.html"
     out.print(f"report: {(page if page.exists() else reports / 'summary.md').relative_to(root)}"

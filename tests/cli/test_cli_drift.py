@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from releval.cli import app
 from releval.project.receipt import digest, lock_digests
-from tests.projects import SELFTEST, copy_code
+from tests.projects import SELFTEST, copy_code, lexical_only
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.email=ci@releval", "-c", "user.name=releval"]
@@ -89,11 +89,8 @@ def project(tmp_path_factory):
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare"] |= {"source": "beir", "path": str(data)}
     params["split"]["method"] = "given"
-    params["candidates"] = {"depth": 10, "systems": {  # two lexical routes: no model to load
-        "bm25": {"route": "bm25", "k1": 1.2},
-        "bm25_plain": {"route": "bm25", "stemmer": None, "stopwords": None}}}
-    params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
-    params["pool"]["systems"] = ["bm25", "bm25_plain"]
+    params = lexical_only(params)  # two lexical routes: no model to load
+    params["candidates"]["depth"] = 10
     params["selftest"] = SELFTEST | {"trials": 10}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh("git", "init", "-q", cwd=root)

@@ -89,3 +89,25 @@ def test_missing_or_invalid_decision_exits_2_with_one_line(tmp_path, content, me
     err = result.stderr.strip()
     assert message in err and len(err.splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+def test_the_run_console_lists_the_failed_rules_and_counts_the_rest():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from releval.cli.files import print_decision
+
+    doc = {"passed": False, "candidate": "hybrid", "baseline": "bm25", "failed": ["b"],
+           "rules": [{"rule": "x", "name": "a", "passed": True, "value": 1, "threshold": 0,
+                      "reason": "fine reason"},
+                     {"rule": "x", "name": "b", "passed": False, "value": 0, "threshold": 1,
+                      "reason": "broken reason"}]}
+    out = StringIO()
+    print_decision(doc, True, Console(file=out, width=200), failed_only=True)
+    text = " ".join(out.getvalue().split())  # the title wraps with the table's width
+    assert "1 of 2 rules failed (every rule: reports/decision.md)" in text
+    assert "broken reason" in text and "fine reason" not in text
+    full = StringIO()
+    print_decision(doc, True, Console(file=full, width=200))
+    assert "fine reason" in full.getvalue() and "broken reason" in full.getvalue()

@@ -66,14 +66,14 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates",
                                          "selftest", "pool", "judgments", "fuse", "fixture",
                                          "evaluate", "compare", "slices", "safety",
-                                         "failures", "gate", "report")}
+                                         "health", "failures", "gate", "report")}
     fixture = json.loads((root / "data/fixture/fixture.json").read_text())
     assert set(fixture["systems"]) == {"bm25", "dense", "hybrid"}  # examples/fixture
     assert "replays a run file" in fixture["not_applicable"]["prod_v2"]
     checked = json.loads((root / "data/selftest/selftest.json").read_text())
     assert checked["ok"] and checked["reached"] > 0 and checked["failed"] == 0
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
-    assert set(metrics) == {"bm25", "dense", "prod_v2", "hybrid"}
+    assert set(metrics) == {"bm25", "dense", "prod_v2", "prod_v3", "hybrid"}
     assert all(0 < metrics[s]["nDCG@10"] <= 1 for s in metrics)
     stats = json.loads((root / "data/fused/hybrid/run_stats.json").read_text())
     assert stats["fusion"]["method"] in {"rrf", "linear"} and stats["depth"] == 20
@@ -107,6 +107,34 @@ def test_flow_compares_slices_counts_safety_and_decides(project):
     decision = json.loads((root / "data/gate/decision.json").read_text())
     assert decision["passed"] == (first.result()["decision"] == "PASS")
     assert "## Release gate: " in (root / "reports/decision.md").read_text()
+
+
+def test_the_decision_shows_the_change_seeds_health_rollback_and_query_set(project):
+    root = project[0]
+    comparison = json.loads((root / "data/compare/comparison.json").read_text())
+    assert comparison["change"]["kind"] == "route"
+    assert [f["condition"] for f in comparison["change"]["holds_fixed"]] == [
+        "budget", "time_window", "labelling"]
+    [also] = comparison["also"]
+    assert (also["candidate"], also["change"]["kind"]) == ("prod_v3", "training_signal")
+    training = {r["measure"]: r for r in also["training"]}
+    assert [s["seed"] for s in training["nDCG@10"]["seeds"]] == [1, 2, 3]
+    seeds = pd.read_parquet(root / "data/evaluate/seeds.parquet")
+    assert set(seeds["seed"]) == {1, 2, 3} and set(seeds["system"]) == {"prod_v3"}
+    health = json.loads((root / "data/health/health.json").read_text())["systems"]
+    assert health["hybrid"]["error_rate"] == 0 and health["prod_v2"]["error_rate"] is None
+    assert health["prod_v3"]["deletion_propagation_max_days"] > 0  # it ignores deletions
+    decision = json.loads((root / "data/gate/decision.json").read_text())
+    rules = {o["rule"] for o in decision["rules"]}
+    assert {"seeds", "health", "coverage"} <= rules
+    assert {r["metric"] for r in decision["rollback"]} >= {"error_rate", "nDCG@10"}
+    split = json.loads((root / "data/split/split_report.json").read_text())
+    assert split["query_set"]["categories"]["no_answer"]["count"] > 0
+    page = (root / "reports/decision.md").read_text()
+    for part in ("## Change: route", "## Training variance: prod_v3 vs prod_v2 (3 seeds)",
+                 "## System health", "### Freshness", "### Rollback thresholds",
+                 "## Query set"):
+        assert part in page, part
 
 
 def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_path):
@@ -181,7 +209,8 @@ def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     done = subprocess.run(  # as `releval run` starts it: the flow module as __main__
         [sys.executable, "-m", "flows.pipeline", "--params", "params.yaml",
-         *(f"--skip={s}" for s in ("fixture", "slices", "safety", "failures", "gate"))],
+         *(f"--skip={s}" for s in ("fixture", "slices", "safety", "health", "failures",
+                                   "gate"))],
         cwd=copy, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
                                    f"{os.environ['PATH']}"})
@@ -297,7 +326,7 @@ def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project,
     state = run_changed(root, lambda p: p["compare"].update(candidate="prod_v2"))
     assert state.is_failed()
     err = capfd.readouterr().err
-    assert "not a controlled comparison, refused" in err
+    assert "is not a controlled comparison for a route change" in err and "refused: " in err
     assert "visibility: baseline 'enforced by the route' ≠ candidate 'not enforced" in err
 
 
@@ -310,8 +339,9 @@ def test_releval_run_is_a_quiet_console(project):
     assert done.returncode == 0, done.stderr[-2000:]
     console = done.stdout + done.stderr
     for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",
-                   "release gate: hybrid against bm25", "no_regression", "FAIL"):
-        assert column in done.stdout
+                   "release gate: hybrid against bm25", "rules failed (every rule: "
+                   "reports/decision.md)", "coverage", "FAIL"):
+        assert column in " ".join(done.stdout.split())  # a long title wraps
     lines = console.splitlines()
     for stage in dvc_stages(root):
         marked = [line for line in lines if line[:1] in "✓·✗" and line.split()[1:2] == [stage]]

@@ -19,7 +19,7 @@ import yaml
 
 from flows.reproduce import reproduce
 from tests.flows.windows import window
-from tests.projects import SELFTEST, git_project, tiny_beir
+from tests.projects import SELFTEST, git_project, lexical_only, tiny_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_S, RUN_S = 90, 600  # bounds: the server's start, and the two runs together
@@ -50,11 +50,8 @@ def project(base: Path) -> Path:
     gate of the safety rule alone."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare"] |= {"source": "tables", "path": None}
-    params["candidates"] = {"depth": 20, "systems": {
-        "bm25": {"route": "bm25"}, "bm25_plain": {"route": "bm25", "stemmer": None,
-                                                  "stopwords": None}}}
-    params["fusion"]["systems"]["hybrid"] |= {"lexical": "bm25", "dense": "bm25_plain"}
-    params["pool"]["systems"] = ["bm25", "bm25_plain"]
+    params = lexical_only(params)
+    params["candidates"]["depth"] = 20
     params["evaluate"]["splits"] = ["train", "validation", "test"]
     params["compare"] |= {"measures": ["RR@10", "nDCG@10"], "resamples": 500,
                           "cluster": None, "strata": "kind"}
