@@ -12,7 +12,9 @@ k (rank ≤ ``Settings.top_k``).
 - unique_relevant: |R ∩ W_c \\ W_b| (added by the candidate) and |R ∩ W_b \\ W_c| (lost),
   with the queries they fall in;
 - coverage: |R ∩ W_b| / |R|, |R ∩ W_c| / |R| and |R ∩ (W_b ∪ W_c)| / |R|;
-- latency: each side's p50 / p95 / p99 in ms (run_stats; None: not measured);
+- latency: each side's p50 / p95 / p99 in ms, named here and read from the health stage's
+  measurement when shown (a measured figure stays out of comparison.json, which a rerun of
+  the same inputs reproduces byte for byte);
 - ordering: the paired rows of the ordering measures, those a reordering of a fixed window
   can change (every measure but a set measure, ``SET_FAMILIES``, cut at or beyond the
   smaller window depth);
@@ -187,12 +189,11 @@ def coverage(sub: Subject) -> dict:
 
 
 def latency(sub: Subject) -> dict:
-    """Each side's p50 / p95 / p99 (ms) from its run_stats."""
-    rows = [{"system": s, **{f"{p} ms": _plain((sub.evidence.stats[s].get("latency_ms") or {})
-                                               .get(p)) for p in ("p50", "p95", "p99")}}
-            for s in sub.sides]
-    return {"definition": "latency percentiles per query (run_stats; — not measured)",
-            "rows": rows}
+    """The sides whose p50 / p95 / p99 the report shows from data/health/health.json
+    (``measured``); no numbers here: measured latencies are not reproducible."""
+    return {"definition": "latency percentiles per query in ms, as measured by this run "
+                          "(data/health/health.json; — not measured)",
+            "measured": list(sub.sides), "rows": []}
 
 
 def is_ordering(measure: str, depth: int) -> bool:

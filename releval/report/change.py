@@ -45,7 +45,16 @@ def _table(records: list[dict]) -> Block:
                                   else cell(r.get(h)) for h in header) for r in records))
 
 
-def _change(c: dict, level: int) -> list[Block]:
+def _measured(found: dict, health: dict) -> list[dict]:
+    """An inspection's rows, or for one that names ``measured`` systems their latency
+    percentiles from health.json (— where not measured)."""
+    systems = health.get("systems") or {}
+    return found["rows"] or [
+        {"system": s, **{f"{p} ms": (systems.get(s) or {}).get(f"latency_{p}_ms")
+                         for p in ("p50", "p95", "p99")}} for s in found.get("measured", [])]
+
+
+def _change(c: dict, level: int, health: dict) -> list[Block]:
     """The kind, what it holds fixed on both sides, and each inspection."""
     ch = c.get("change") or {}
     base, cand = c["baseline"], c["candidate"]
@@ -60,13 +69,14 @@ def _change(c: dict, level: int) -> list[Block]:
                                for f in ch["holds_fixed"]))]
     for name, found in ch.get("inspections", {}).items():
         blocks += [Block("h", name.replace("_", " "), level + 1), Block("p", found["definition"])]
-        blocks.append(_table(found["rows"]) if found["rows"] else Block("p", "None."))
+        rows = _measured(found, health)
+        blocks.append(_table(rows) if rows else Block("p", "None."))
         if "delta" in found:
             blocks.append(Block("p", f"Δ ({cand} − {base}): {number(found['delta'], '+.4g')}"))
     return blocks
 
 
-def _also(c: dict, level: int) -> list[Block]:
+def _also(c: dict, level: int, health: dict) -> list[Block]:
     """One further comparison: heading, differences when uncontrolled, paired rows, change."""
     state = "controlled" if c["controlled"] else "UNCONTROLLED"
     kind = (c.get("change") or {}).get("kind") or "no kind declared"
@@ -78,23 +88,25 @@ def _also(c: dict, level: int) -> list[Block]:
                  for r in c.get("paired", []))
     blocks.append(Block("table", header=tuple(PAIRED_HEADER), rows=rows) if rows
                   else Block("p", "No paired rows."))
-    return blocks + _change(c, level + 1)
+    return blocks + _change(c, level + 1, health)
 
 
-def blocks(comparison: dict) -> list[Block]:
-    """The primary comparison's change, then every ``also`` comparison."""
-    out = _change(comparison, 2)
+def blocks(comparison: dict, health: dict) -> list[Block]:
+    """The primary comparison's change, then every ``also`` comparison; ``health``:
+    health.json, the measured latencies an inspection names."""
+    out = _change(comparison, 2, health)
     also = comparison.get("also") or []
     if also:
         out.append(Block("h", "Also compared", 2))
-        out += [b for c in also for b in _also(c, 3)]
+        out += [b for c in also for b in _also(c, 3, health)]
     return out
 
 
-def markdown(comparison: dict) -> list[str]:
-    """The section as markdown lines (cells' pipes escaped)."""
+def markdown(comparison: dict, health: dict | None = None) -> list[str]:
+    """The section as markdown lines (cells' pipes escaped); ``health``: health.json (the
+    measured latencies; none: shown as not measured)."""
     lines: list[str] = []
-    for b in blocks(comparison):
+    for b in blocks(comparison, health or {}):
         if b.kind == "h":
             lines += [*([""] if lines and lines[-1] else []), "#" * b.level + " " + b.text, ""]
         elif b.kind == "p":

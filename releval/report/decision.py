@@ -148,7 +148,7 @@ def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failur
     failures.json with its worksheet.csv, health.json (``system_health``) and the gate's
     decision.json; ``min_n`` is the slice size below which a slice is too small to test;
     ``query_set``: the query set's section lines (``releval.report.summary``)."""
-    lines = [*_comparison_section(comparison), "", *change.markdown(comparison),
+    lines = [*_comparison_section(comparison), "", *change.markdown(comparison, system_health),
              *training.markdown(comparison), *_slices_section(slices, comparison, min_n),
              *_safety_section(safety), *_failures_section(failures, sheet),
              *health.markdown(system_health, decision), *query_set, *_gate_section(decision)]

@@ -214,7 +214,7 @@ def decision_section(inputs: ReportInputs) -> Raw:
     if gate.get("note"):
         parts.append(_tag("p", gate["note"], class_="note"))
     parts += [_conditions(c), _paired(c),
-              markdown([*change.markdown(c), *training.markdown(c)]),
+              markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
               markdown(health.markdown(inputs.health or {}, gate)), _receipt(inputs.receipt)]
     return Raw("".join(parts))
 

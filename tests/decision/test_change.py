@@ -222,9 +222,14 @@ def test_unique_relevant_and_coverage():
 def test_latency_and_cost():
     sub = subject("base", "wide", costs={"base": Cost(per_query=0.5, per_candidate=0.2,
                                                       unit="EUR")})
-    assert look.latency(sub)["rows"] == [
+    found = look.latency(sub)  # measured: shown from health.json, never in comparison.json
+    assert found["rows"] == [] and found["measured"] == ["base", "wide"]
+    from releval.report.change import _measured
+    health = {"systems": {"base": {"latency_p50_ms": 1.0, "latency_p95_ms": 2.0,
+                                   "latency_p99_ms": 3.0}}}
+    assert _measured(found, health) == [
         {"system": "base", "p50 ms": 1.0, "p95 ms": 2.0, "p99 ms": 3.0},
-        {"system": "wide", "p50 ms": 4.0, "p95 ms": 5.0, "p99 ms": None}]
+        {"system": "wide", "p50 ms": None, "p95 ms": None, "p99 ms": None}]
     found = look.cost(sub)
     assert found["rows"][0] == {"system": "base", "candidates per query": 2.5,
                                 "cost per query": pytest.approx(1.0), "unit": "EUR"}
