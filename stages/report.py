@@ -69,7 +69,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
     (``releval.project.history.entries`` rows; None: no history section content) and
     health/health.json (``health``; None: none measured)."""
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
-                               p.slices.min_n, health or {}, query_set_section(split_report))
+                               p.slices.min_n, health or {}, query_set_section(split_report),
+                               receipt)
     page = render_summary(summary, split_report, source, stats, ingest, agreement, history)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:

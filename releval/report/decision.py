@@ -143,13 +143,16 @@ def _gate_section(decision: dict) -> list[str]:
 
 def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,
                     sheet: pd.DataFrame, decision: dict, min_n: int, system_health: dict,
-                    query_set: list[str]) -> str:
+                    query_set: list[str], receipt: dict | None = None) -> str:
     """The decision document, from comparison.json, slices.parquet, safety.json,
     failures.json with its worksheet.csv, health.json (``system_health``) and the gate's
     decision.json; ``min_n`` is the slice size below which a slice is too small to test;
-    ``query_set``: the query set's section lines (``releval.report.summary``)."""
+    ``query_set``: the query set's section lines (``releval.report.summary``); ``receipt``:
+    the run's receipt (the model digests of the revisions table), None when none describes
+    these outputs."""
     lines = [*_comparison_section(comparison), "", *change.markdown(comparison, system_health),
              *training.markdown(comparison), *_slices_section(slices, comparison, min_n),
              *_safety_section(safety), *_failures_section(failures, sheet),
-             *health.markdown(system_health, decision), *query_set, *_gate_section(decision)]
+             *health.markdown(system_health, decision, receipt), *query_set,
+             *_gate_section(decision)]
     return "\n".join(lines) + "\n"

@@ -38,6 +38,42 @@ def _health_rows(health: dict) -> list[list[str]]:
         for name, e in (health.get("systems") or {}).items()]
 
 
+REVISIONS_HEADER = ["system", "index", "model", "analyzer", "run file", "qrels"]
+DIGEST = 12  # hex characters of a digest shown
+
+
+def _short(digest: str | None) -> str:
+    return digest[:DIGEST] if digest else UNDEFINED
+
+
+def _revision_rows(health: dict, receipt: dict | None) -> list[list[str]]:
+    """Per system what it ran with: its index (the route's index settings, a fusion's
+    method), its model with the receipt's model digest (where a receipt describes the run),
+    its analyzer (a lexical route's stemmer and stopwords; a dense route's model tokenizer)
+    and a team run's file digest; the qrels' digest is the same for all. Systems without
+    recorded revisions are left out."""
+    routes = ((receipt or {}).get("receipt") or {}).get("routes") or {}
+    qrels = _short((health.get("qrels") or {}).get("sha256"))
+    rows = []
+    for name, e in (health.get("systems") or {}).items():
+        r = e.get("revisions")
+        if r is None:  # recorded by the health stage for every system it measured
+            continue
+        params, fusion = r.get("params") or {}, r.get("fusion") or {}
+        index = (", ".join(f"{k} {v}" for k, v in fusion.items()) if fusion
+                 else r.get("index") or ", ".join(f"{k} {params[k]}" for k in ("method", "k1", "b")
+                                                   if k in params) or UNDEFINED)
+        digest = (routes.get(name) or {}).get("model_digest")
+        model = (f"{r['model']} ({_short(digest)})" if r.get("model") and digest
+                 else r.get("model") or UNDEFINED)
+        analyzer = (f"stemmer {params.get('stemmer')}, stopwords {params.get('stopwords')}"
+                    if "stemmer" in params else
+                    f"the model's tokenizer, max {params['max_length']} tokens"
+                    if "max_length" in params else UNDEFINED)
+        rows.append([name, str(index), model, analyzer, _short(r.get("run_sha256")), qrels])
+    return rows
+
+
 def _freshness_rows(health: dict) -> list[list[str]]:
     return [[name, str(e["freshness_eligible"]), str(e["freshness_appeared"]),
              number(e.get("freshness_median_days"), ".1f"),
@@ -66,7 +102,8 @@ def _undefined(health: dict) -> list[str]:
             for name, e in (health.get("systems") or {}).items() if e.get("undefined")]
 
 
-def _parts(health: dict, decision: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
+def _parts(health: dict, decision: dict,
+           receipt: dict | None) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(heading, note, header, rows) of each table the section shows, in order; a table
     without rows is left out."""
     candidate = decision.get("candidate", "the candidate")
@@ -74,6 +111,9 @@ def _parts(health: dict, decision: dict) -> list[tuple[str, str, list[str], list
         ("Per system", "Latency percentiles over the measured queries; status rates over the "
          "queries with a recorded status; near-duplicates: window entries whose document "
          "repeats a higher-ranked one's source or text.", HEALTH_HEADER, _health_rows(health)),
+        ("Revisions", "What each system ran with (digests: the first 12 hex characters of "
+         "sha256; model digests from the run's receipt).", REVISIONS_HEADER,
+         _revision_rows(health, receipt)),
         ("Freshness", "Days from publication to the first window holding a new document, and "
          "from deletion to the last window still holding a deleted one.", FRESHNESS_HEADER,
          _freshness_rows(health)),
@@ -86,11 +126,12 @@ def _parts(health: dict, decision: dict) -> list[tuple[str, str, list[str], list
     return [part for part in parts if part[3]]
 
 
-def markdown(health: dict, decision: dict) -> list[str]:
-    """The "## System health" section's lines: each table with its heading and note, then
-    what is undefined and why."""
+def markdown(health: dict, decision: dict, receipt: dict | None = None) -> list[str]:
+    """The "## System health" section's lines: each table with its heading and note (the
+    revisions with the model digests of ``receipt``, the run's receipt.json, where given),
+    then what is undefined and why."""
     lines = ["", f"## {TITLE}"]
-    for heading, note, header, rows in _parts(health, decision):
+    for heading, note, header, rows in _parts(health, decision, receipt):
         lines += ["", f"### {heading}", "", note, "", *markdown_table(header, rows)]
     undefined = _undefined(health)
     if undefined:

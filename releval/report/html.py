@@ -215,7 +215,8 @@ def decision_section(inputs: ReportInputs) -> Raw:
         parts.append(_tag("p", gate["note"], class_="note"))
     parts += [_conditions(c), _paired(c),
               markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
-              markdown(health.markdown(inputs.health or {}, gate)), _receipt(inputs.receipt)]
+              markdown(health.markdown(inputs.health or {}, gate, inputs.receipt)),
+              _receipt(inputs.receipt)]
     return Raw("".join(parts))
 
 

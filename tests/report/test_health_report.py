@@ -55,3 +55,24 @@ def test_the_page_escapes_every_string():
     assert "<team>" not in fragment and "&lt;team&gt;" in fragment
     assert fragment.count("<table>") == 4
     assert "<td>health hybrid error_rate max</td>" in fragment
+
+
+def test_revisions_name_index_model_analyzer_run_file_and_qrels():
+    revisions = {
+        "bm25": ENTRY | {"route": "bm25", "revisions": {
+            "params": {"method": "lucene", "k1": 1.2, "b": 0.75, "stemmer": "english",
+                       "stopwords": "en"}}},
+        "dense": ENTRY | {"route": "dense", "revisions": {
+            "model": "mini", "index": "hnsw", "params": {"max_length": 256}}},
+        "team": ENTRY | {"route": "external", "revisions": {"run_sha256": "ab" * 32}}}
+    health = {"systems": revisions, "qrels": {"sha256": "cd" * 32}}
+    receipt = {"receipt": {"routes": {"dense": {"model_digest": "ef" * 32}}}}
+    lines = markdown(health, {"candidate": "dense", "rules": []}, receipt)
+    assert ("| bm25 | method lucene, k1 1.2, b 0.75 | — | stemmer english, stopwords en | — | "
+            "cdcdcdcdcdcd |") in lines
+    assert ("| dense | hnsw | mini (efefefefefef) | the model's tokenizer, max 256 tokens | — | "
+            "cdcdcdcdcdcd |") in lines
+    assert "| team | — | — | — | abababababab | cdcdcdcdcdcd |" in lines
+    without = markdown(health, {"candidate": "dense", "rules": []})  # no receipt yet
+    assert "| dense | hnsw | mini | the model's tokenizer, max 256 tokens | — |" \
+           " cdcdcdcdcdcd |" in without
