@@ -377,6 +377,14 @@ def _set_text(lines: list[str], tree, dotted: str, text: str) -> None:
         node = node[key]
         first = next(iter(node), None) if hasattr(node, "lc") else None
         indent = node.lc.key(first)[1] if first is not None else indent + 2
+    if parents and node.fa.flow_style():  # {a: 1, b: 2}: write the whole mapping back
+        plain = yaml.safe_load("\n".join(lines))
+        for key in parents:
+            plain = plain[key]
+        flow = yaml.safe_dump(plain | {leaf: yaml.safe_load(text)}, default_flow_style=True,
+                              sort_keys=False, width=1 << 16).strip()
+        _set_text(lines, tree, ".".join(parents), flow)
+        return
     if leaf not in node:
         lines.insert(after + 1, " " * indent + f"{leaf}: {text}")
         return
@@ -417,7 +425,11 @@ def write_overrides(path: str | Path, overrides: list[str]) -> None:
         lines = text.splitlines()
         _set_text(lines, tree, key.strip(), _inline(raw, yaml.safe_load(raw)))
         text = "\n".join(lines) + "\n"
-    if (yaml.safe_load(text) or {}) != expected:
+    try:
+        written = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        written = None
+    if written != expected:
         raise InputError("could not set the overrides in place (unusual layout); edit the "
                          "file by hand", str(path))
     path.write_text(text)

@@ -88,3 +88,24 @@ def test_every_shipped_params_file_parses_and_names_every_key_dvc_yaml_lists(pat
                     break
                 node = node[part]
     assert missing == []
+
+
+def test_set_overrides_reach_into_a_flow_mapping_and_keep_its_comment(tmp_path):
+    from releval.params import read_raw, write_overrides
+
+    path = tmp_path / "params.yaml"
+    path.write_text("health:\n  cost:\n    bm25: {per_query: 0.00002, unit: USD}  # a lookup\n")
+    write_overrides(path, ["health.cost.bm25.per_query=0.00003"])
+    assert path.read_text().endswith("  # a lookup\n")
+    assert read_raw(path)["health"]["cost"]["bm25"] == {"per_query": 0.00003, "unit": "USD"}
+
+
+def test_an_override_that_cannot_be_written_in_place_is_one_line_and_writes_nothing(tmp_path):
+    from releval.params import write_overrides
+
+    path = tmp_path / "params.yaml"
+    text = "split:\n  quantiles: [0.7,  # a flow sequence over two lines\n    0.85]\n"
+    path.write_text(text)
+    with pytest.raises(InputError, match="could not set the overrides in place"):
+        write_overrides(path, ["split.quantiles=[0.6, 0.8]"])
+    assert path.read_text() == text
