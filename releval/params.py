@@ -141,7 +141,8 @@ class Evaluate(Section):
 
 class Also(Section):
     """A further comparison reported beside the primary one (``compare.also``), treated alike
-    (paired rows, conditions, inspections); the gate's rules read the primary pair only."""
+    (paired rows, conditions, inspections, training variance); the gate's rules read the
+    primary pair, but for a rule that names the candidate it reads (``seeds``)."""
 
     baseline: str
     candidate: str
