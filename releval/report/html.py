@@ -103,7 +103,8 @@ def _inline(text: str) -> str:
 
 
 def markdown(lines: list[str]) -> Raw:
-    """The markdown the reports write (## headings, tables, - lists, plain lines) as HTML."""
+    """The markdown the reports write (# to ###### headings, tables, - lists, plain lines) as
+    HTML."""
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -128,7 +129,7 @@ def markdown(lines: list[str]) -> Raw:
                 i += 1
             out.append("<ul>" + "".join(items) + "</ul>")
             continue
-        heading = re.match(r"^(#{1,4}) (.*)$", line)
+        heading = re.match(r"^(#{1,6}) (.*)$", line)
         if heading:
             level = len(heading[1])
             out.append(f"<h{level}>{_inline(heading[2])}</h{level}>")

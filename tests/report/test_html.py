@@ -166,6 +166,7 @@ def test_markdown_lines_become_html():
                    "</thead><tbody><tr><td>1</td><td><code>c</code></td></tr></tbody></table>"
                    "</div>\n<ul><li>one</li><li><strong>two</strong></li></ul>\n"
                    "<p>plain &amp; text</p>")
+    assert markdown(["##### deep", "#######"]) == "<h5>deep</h5>\n<p>#######</p>"
 
 
 # --- a recommendation evaluation ---------------------------------------------------------
