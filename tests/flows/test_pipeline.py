@@ -194,6 +194,9 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     assert f"<code>{receipt}</code>" in page  # the page shows the receipt of this run
 
 
+@pytest.mark.slow  # the whole pipeline again on a LocalCluster; in `make test-all` (the
+# executor, the sharded searches, the blocked evaluation and bootstrap are in the default
+# suite: tests/test_executor.py, tests/retrieval/test_*_shards.py, tests/decision/)
 def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project, tmp_path):
     """executor: dask on a LocalCluster of 2 workers, documents in shards of 150 and queries
     in blocks of 25 (the tiny corpus needs small shards to have several): the sharded
