@@ -135,4 +135,5 @@ def test_sharded_on_a_dask_cluster_equals_the_single_index(demo, expected, clust
     with using(cluster):
         got = search_sharded(config, docs, qs, DEPTH, Shards(documents=170, queries=90))
     pd.testing.assert_frame_equal(got.run, expected[config.method], check_exact=True)
-    assert got.stats["shards"]["workers"] == 2
+    # the workers the cluster had (2, less one a loaded machine's nanny is restarting)
+    assert 1 <= got.stats["shards"]["workers"] == cluster.workers <= 2
