@@ -14,13 +14,12 @@ undefined), "undefined": {figure: why}, "status", "near_duplicates", "cost_model
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from releval.data.readers import existing
+from releval.data.readers import sha256_of
 from releval.decision.health import health
 from releval.errors import InputError
 from releval.params import Params
@@ -60,8 +59,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], latencies: dict[str, pd.DataFr
 
 def revision(path: str | Path) -> dict:
     """A file's revision: its path and the sha256 of its bytes (InputError when missing)."""
-    with existing(path).open("rb") as handle:
-        return {"path": str(path), "sha256": hashlib.file_digest(handle, "sha256").hexdigest()}
+    return {"path": str(path), "sha256": sha256_of(path)}
 
 
 def main() -> None:

@@ -30,7 +30,15 @@ from releval.judging.pooling import (
     write_label_studio,
 )
 from releval.params import Params
-from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_table,
+    system_seeds,
+    write_json,
+    write_parquet,
+)
 
 
 @dataclass(frozen=True)
@@ -62,12 +70,12 @@ def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
 def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
     """Each ``pool.systems`` entry's run.parquet, and for a system trained with several seeds
     each seed's window from its seeds.parquet as ``<system>@seed<k>``."""
+    seeds = system_seeds(p, candidates)
     runs = {}
     for system in p.pool.systems:
         runs[system] = read_table(candidates / system / "run.parquet")
-        seeds = candidates / system / "seeds.parquet"
-        if seeds.exists():
-            for k, window in read_table(seeds).groupby(S.SEED, sort=True):
+        if system in seeds:
+            for k, window in seeds[system].groupby(S.SEED, sort=True):
                 runs[f"{system}@seed{k}"] = window.drop(columns=S.SEED)
     return runs
 

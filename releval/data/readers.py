@@ -14,6 +14,7 @@ as trec_eval does, fields after the last one are ignored.
 
 from __future__ import annotations
 
+import hashlib
 import io
 from pathlib import Path
 
@@ -44,6 +45,12 @@ def existing(path: str | Path) -> Path:
     if not path.exists():
         raise InputError("file not found", str(path))
     return path
+
+
+def sha256_of(path: str | Path) -> str:
+    """The sha256 (hex) of a file's bytes; InputError when it is missing (``existing``)."""
+    with existing(path).open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def text_of(path: str | Path) -> str:

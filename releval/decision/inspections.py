@@ -28,10 +28,9 @@ k (rank ≤ ``Settings.top_k``).
 - relevance_cost: the paired rows of every compared measure (Δ = candidate − baseline; a
   negative Δ is what diversity costs in relevance);
 - topic_coverage: mean over Q of the distinct source_ids in T_s (an empty list: 0);
-- repetition: the share of the entries of T_s that repeat the source_id or the
-  near-identical text (title and text equal once casefolded, every run of non-word
-  characters a single space) of a higher-ranked entry of the same query; undefined
-  without entries (a document missing from the corpus is its own source and text);
+- repetition: the near-duplicate ratio of T_s (``releval.decision.health.near_duplicates``:
+  entries repeating the source_id or the normalised text of a higher-ranked entry of the
+  same query, the health stage's definition over the top k); undefined without entries;
 - slices: the ``releval.decision.slices.slice_table`` rows of the ``Settings.strata``
   dimension (Holm over the table of every dimension below);
 - leakage: the evaluated queries in the training split, and the split report's leakage
@@ -52,6 +51,7 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.decision.change import GENERAL_ONLY, KINDS
 from releval.decision.conditions import HELD, MEANING, Evidence, in_training
+from releval.decision.health import near_duplicates
 from releval.decision.slices import slice_table
 from releval.metrics.calibration import bin_edges, bin_of
 from releval.metrics.names import parse_measure
@@ -271,21 +271,18 @@ def relevance_cost(sub: Subject) -> dict:
                           "is what the change costs in relevance", "rows": _paired_rows(sub.paired)}
 
 
-def _documents(sub: Subject, top: pd.DataFrame) -> pd.DataFrame:
-    """``top`` with each document's source and near-identical text key (module docstring)."""
+def _sources(sub: Subject, top: pd.DataFrame) -> pd.DataFrame:
+    """``top`` with each document's source (a document missing from the corpus is its own)."""
     docs = sub.evidence.documents.drop_duplicates(S.DOC_ID).set_index(S.DOC_ID)
-    text = (docs[S.TITLE].fillna("").astype(str) + " " + docs[S.TEXT].fillna("").astype(str))
-    key = text.str.casefold().str.replace(r"\W+", " ", regex=True).str.strip()
     ids = top[S.DOC_ID]
-    return top.assign(_source=ids.map(docs[S.SOURCE_ID]).fillna(ids),
-                      _text=ids.map(key).fillna(ids))
+    return top.assign(_source=ids.map(docs[S.SOURCE_ID]).fillna(ids))
 
 
 def topic_coverage(sub: Subject) -> dict:
     """Mean over Q of the distinct source_ids in T_s."""
     values, rows = {}, []
     for s in sub.sides:
-        top = _documents(sub, sub.top(s))
+        top = _sources(sub, sub.top(s))
         distinct = top.groupby(S.QUERY_ID)["_source"].nunique().reindex(sub.queries,
                                                                        fill_value=0)
         values[s] = float(distinct.mean()) if len(sub.queries) else None
@@ -298,11 +295,9 @@ def repetition(sub: Subject) -> dict:
     """The share of T_s's entries repeating a higher-ranked entry's source or text."""
     values, rows = {}, []
     for s in sub.sides:
-        top = _documents(sub, sub.top(s))
-        repeats = (top.duplicated([S.QUERY_ID, "_source"])
-                   | top.duplicated([S.QUERY_ID, "_text"]))
-        values[s] = float(repeats.mean()) if len(top) else None
-        rows.append({"system": s, "entries": len(top), "repeats": int(repeats.sum()),
+        found = near_duplicates(sub.top(s), sub.evidence.documents)
+        values[s] = found["near_duplicate_ratio"] if found["entries"] else None
+        rows.append({"system": s, "entries": found["entries"], "repeats": found["duplicates"],
                      "share": values[s]})
     return {"definition": f"share of the top-{sub.settings.top_k} entries repeating the "
                           "source_id or near-identical text of a higher-ranked one",

@@ -35,7 +35,6 @@ recorded.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 from pathlib import Path
@@ -48,7 +47,7 @@ import pyarrow.parquet as pq
 
 from releval.data import contracts as S
 from releval.data.history import user_query_id
-from releval.data.readers import existing, read_parquet, read_run, text_of
+from releval.data.readers import existing, read_parquet, read_run, sha256_of, text_of
 from releval.data.visibility import REASONS, Visibility, forbidden_reasons
 from releval.errors import InputError
 from releval.retrieval.base import Candidates
@@ -61,11 +60,6 @@ LATENCY = "not measured (external run)"
 _POSITION = "_position"  # the query's row in the queries table; -1 when unknown
 REC_IDS = (S.USER_ID, S.ITEM_ID)
 DELIMITERS = {".csv": ",", ".tsv": "\t"}
-
-
-def _sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _columns(path: Path) -> list[str]:
@@ -280,7 +274,7 @@ class ExternalRetriever:
         stats = {
             "latency": LATENCY,
             "source": {
-                "path": self.path, "sha256": _sha256(self.path), "system": self.system,
+                "path": self.path, "sha256": sha256_of(self.path), "system": self.system,
                 "rows_in": len(table), "rows_other_systems": len(table) - len(run),
                 "rows_unknown_queries": len(run) - len(known),
                 "truncated_to_depth": len(known) - len(kept), "rows_out": len(out),
