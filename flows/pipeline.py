@@ -38,6 +38,7 @@ from flows.validation import ValidationFailed, check
 from releval import executor
 from releval.errors import InputError
 from releval.params import load_params
+from releval.project import template
 
 VALIDATION_DIR = Path("data/validation")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
@@ -293,6 +294,7 @@ def main() -> None:
                     help="show DVC's, Prefect's and the stages' own output too")
     args = ap.parse_args()
     offline_env()
+    template.refresh()  # an initialised project: the installed code's digest per stage
     start = LOG.stat().st_size if LOG.exists() else 0
     problem = None
     with quiet(LOG, verbose=args.verbose) as board:

@@ -59,7 +59,7 @@ class Recommend(Section):
     horizon_days: int = Field(30, ge=1)
     exclude_seen: bool = True  # items bought before t are neither candidates nor positives
     holdout_users: float = Field(0.0, ge=0, lt=1)  # share of users kept out of all fitting
-    context: list[str] = ["country"]  # log columns carried onto the user-queries (slices)
+    context: list[str] = []  # log columns carried onto the user-queries (slices)
     negatives: Literal["sample", "window"] = "sample"  # AUC negatives: a seeded sample of
     # visible items the user never bought, or the non-positives of the window
     n_negatives: int = Field(100, ge=1)  # seeded sample of never-bought items (sample)
@@ -111,7 +111,7 @@ class Selftest(Section):
 class Pool(Section):
     """Which systems' top candidates are pooled for judging, and how deep."""
 
-    systems: list[str] = ["bm25", "dense", "prod_v2"]
+    systems: list[str] | None = None  # None: every system of candidates.systems
     depth: int = Field(10, ge=1)
     splits: list[Literal["train", "validation", "test"]] = ["validation", "test"]
     guideline: str = "relevance-v1"
@@ -281,6 +281,10 @@ class Params(Section):
         """The two systems a fused ``system`` is built from (lexical, dense); () otherwise."""
         f = self.fusion.systems.get(system)
         return (f.lexical, f.dense) if f else ()
+
+    def pooled(self) -> list[str]:
+        """The systems whose top candidates are pooled (``pool.systems``, None: all)."""
+        return list(self.candidates.systems) if self.pool.systems is None else self.pool.systems
 
     def windows(self, system: str) -> list[str]:
         """The candidate windows ``system`` answers for: its own, then its sources'."""

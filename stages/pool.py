@@ -72,7 +72,7 @@ def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
     each seed's window from its seeds.parquet as ``<system>@seed<k>``."""
     seeds = system_seeds(p, candidates)
     runs = {}
-    for system in p.pool.systems:
+    for system in p.pooled():
         runs[system] = read_table(candidates / system / "run.parquet")
         if system in seeds:
             for k, window in seeds[system].groupby(S.SEED, sort=True):

@@ -12,6 +12,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 COMMANDS = {  # in the order ``releval --help`` lists them
     "metrics": files.metrics,
+    "init": project.init,
     "run": project.run_pipeline,
     "reproduce": project.reproduce,
     "history": project.history,

@@ -8,6 +8,7 @@ the flows."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -28,16 +29,74 @@ from releval.report.summary import SHOWN
 if TYPE_CHECKING:
     from releval.project.drift import Diagnosis
 
-RECSYS_DEMO = Path("examples/recsys-demo.yaml")
+RECSYS_DEMO = Path("examples/recsys-demo.yaml")  # in a source checkout
 RECOMMENDATION_SOURCES = ("interactions", "recsys_demo")
+
+
+def _is_project(root: Path) -> bool:
+    """A source checkout (its own flows/) or a project made by ``releval init``."""
+    from releval.project.template import CODE_FILE
+
+    return (root / "dvc.yaml").is_file() and ((root / "flows").is_dir()
+                                              or (root / CODE_FILE).is_file())
 
 
 def _project_root() -> Path:
     root = Path.cwd()
-    if not (root / "dvc.yaml").exists() or not (root / "flows").is_dir():
-        fail(f"{root}: not a releval project (no dvc.yaml and flows/ here); run from the "
-             "project root")
+    if not _is_project(root):
+        fail(f"{root}: not a releval project (no dvc.yaml here); run from the project root, "
+             "or make one: releval init DIR --corpus … | --interactions …")
+    from releval.extras import require
+
+    try:
+        require("pipeline", "this command")
+    except InputError as exc:
+        fail(str(exc))
     return root
+
+
+def _team_runs(values: list[str]) -> dict[str, Path]:
+    runs = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            fail(f"--run {value}: expected NAME=PATH (a TREC run file or a run table)")
+        if name in runs:
+            fail(f"--run {value}: {name} is given twice")
+        runs[name] = Path(path)
+    return runs
+
+
+def init(
+    directory: Annotated[Path, typer.Argument(help="the project folder (created)")],
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or a folder of "
+        "tables (documents, queries, judgments .parquet)")] = None,
+    interactions: Annotated[Path | None, typer.Option(
+        "--interactions", help="recommendation mode: a folder with interactions.csv|parquet "
+        "and items.csv|parquet")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        "--run", help="NAME=PATH: a team's run (TREC or table; seeds tagged "
+        "<name>@seed<k>); repeat for each")] = None,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="the system compared against (default: bm25 | popularity)")] = None,
+    candidate: Annotated[str | None, typer.Option(
+        "--candidate", help="the system that may ship (default: hybrid | cooccurrence)")]
+    = None,
+) -> None:
+    """Create a releval project around your data: dvc.yaml, params.yaml written from the
+    data (each choice with its reason), DVC with a local remote, git. Then: cd DIRECTORY &&
+    releval run --gate."""
+    from releval.project.scaffold import init as scaffold
+
+    try:
+        lines = scaffold(directory, corpus=corpus, interactions=interactions,
+                         runs=_team_runs(run or []), baseline=baseline, candidate=candidate)
+    except InputError as exc:
+        fail(str(exc))
+    for line in lines:
+        err.print(line, highlight=False)
+    err.print(f"next: cd {directory} && releval run --gate", highlight=False)
 
 
 def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
@@ -261,6 +320,8 @@ def _print_drift(found: Diagnosis) -> int:
 
 
 def demo(
+    directory: Annotated[Path, typer.Argument(
+        help="where to make the demo project when not run in one")] = Path("releval-demo"),
     params: Annotated[Path, typer.Option("--params", help="params file")] = Path("params.yaml"),
     recsys: Annotated[bool, typer.Option(
         "--recsys", help="the recommendation demo (users as queries over a generated "
@@ -270,7 +331,25 @@ def demo(
         "in reports/run.log)")] = False,
 ) -> None:
     """Generate the demo data, run the whole pipeline on it and print the summary
-    (``--recsys``: the recommendation demo of examples/recsys-demo.yaml)."""
+    (``--recsys``: the recommendation demo of examples/recsys-demo.yaml). Outside a project,
+    first make one at DIRECTORY from the example (releval init) and run there."""
+    if not _is_project(Path.cwd()):
+        from releval.project.scaffold import init as scaffold
+
+        example = "recsys-demo.yaml" if recsys else "demo.yaml"
+        try:
+            lines = scaffold(directory, example=example)
+        except InputError as exc:
+            fail(str(exc))
+        for line in lines:
+            err.print(line, highlight=False)
+        os.chdir(directory)
+        root = _project_root()
+        code = _run_flow(Path("params.yaml"), [], verbose)
+        if code:
+            raise typer.Exit(code)
+        _show_run(root, "releval demo")
+        return
     root = _project_root()
     from releval.params import read_raw
 

@@ -219,13 +219,17 @@ def read_beir(folder: str | Path) -> RealData:
     published, no deletion, tenant ``default``, acl [] and source_id = doc_id. Queries:
     ``issued_at`` = the latest ``published_at`` (every document visible; the data has no
     query times), user_id = query_id (no user data: clustering by user is per query), tenant
-    ``default``, groups [], role employee, tags [], weight 1. Splits come from the qrels file names.
+    ``default``, groups [], role employee, tags [], weight 1. Splits come from the qrels file
+    names; a folder with test qrels only is a test collection: every query is a test query
+    (one without judgments is undefined in every measure, counted).
     """
     folder = Path(folder)
     documents = _read_corpus(folder / "corpus.jsonl")
     latest = documents[S.PUBLISHED_AT].max() if len(documents) else EPOCH
     queries = _read_queries(folder / "queries.jsonl", latest)
     qrels, splits = _read_qrels(folder / "qrels")
+    if len(splits) and set(splits[S.SPLIT]) == {"test"}:  # a test collection: every topic
+        splits = pd.DataFrame({S.QUERY_ID: queries[S.QUERY_ID], S.SPLIT: "test"})
     return RealData(documents, queries, qrels, splits, has_query_times=False,
                     must_not_return=no_must_not_return())
 

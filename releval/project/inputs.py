@@ -128,10 +128,17 @@ def _sync(source: Path, target: Path) -> tuple[int, int]:
 def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict]:
     """Copy every given input into its slot under ``out`` (relative paths resolve from
     ``base``, else ``$RELEVAL_INPUT_BASE``, else the working directory); an absent path is a
-    one-line error naming its params key. Returns one line of report per input."""
+    one-line error naming its params key, and so is a path inside data/ (the demo's simulated
+runs) under a source that does not generate it. Returns one line of report per input."""
     base = Path(base or os.environ.get(BASE_ENV) or ".")
     report = []
     slots = {item.slot: item for item in inputs(p)}
+    generated = p.prepare.source in GENERATED_SOURCES
+    for item in slots.values():
+        if item.path is not None and not item.external and not generated:
+            raise InputError(f"{item.path} is a pipeline output that only a generated source "
+                             f"({' | '.join(GENERATED_SOURCES)}) writes; prepare.source is "
+                             f"{p.prepare.source}: give the run's own file", "params", item.key)
     for stray in [d for d in out.glob(f"{RUNS}/*") if d.is_dir()
                   and f"{RUNS}/{d.name}" not in slots]:
         shutil.rmtree(stray)

@@ -36,6 +36,7 @@ from releval.errors import InputError
 from releval.metrics import MEASURES
 from releval.metrics.ranking import TIE_POLICY
 from releval.params import Params
+from releval.project import template
 
 SCHEMA = "releval.project.receipt/1"
 PACKAGES = ("releval", "numpy", "pandas", "pyarrow", "bm25s", "PyStemmer",
@@ -73,10 +74,13 @@ def _git(root: Path, *args: str) -> str | None:
 
 def code_state(root: Path) -> dict:
     """Commit, whether tracked or untracked files differ from it (the lock file and params
-    aside), and a sha256 over that difference (the diff plus untracked files' content)."""
+    aside), and a sha256 over that difference (the diff plus untracked files' content); and
+    the releval that ran: its version and the digest of its code (``template``)."""
+    ran = {"releval": {"version": template.version(),
+                       "sha256": template.code_digests()["code"]}}
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
-        return {"commit": None, "dirty": None, "diff_sha256": None}
+        return {"commit": None, "dirty": None, "diff_sha256": None} | ran
     excludes = [f":(exclude){p}" for p in UNTRACKED_BY_CODE]
     diff = _git(root, "diff", "HEAD", "--binary", "--", ".", *excludes) or ""
     untracked = sorted((_git(root, "ls-files", "--others", "--exclude-standard", "--", ".",
@@ -86,7 +90,7 @@ def code_state(root: Path) -> dict:
         h.update(f"\0{name}\0".encode() + (root / name).read_bytes())
     dirty = bool(diff or untracked)
     return {"commit": commit.strip(), "dirty": dirty,
-            "diff_sha256": h.hexdigest() if dirty else None}
+            "diff_sha256": h.hexdigest() if dirty else None} | ran
 
 
 def packages() -> dict[str, str | None]:

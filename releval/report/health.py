@@ -91,7 +91,8 @@ def _rule_rows(decision: dict) -> list[list[str]]:
 
 
 def _rollback_rows(decision: dict) -> list[list[str]]:
-    return [[r["metric"], f"{SIGNS[r['bound']]} {significant(r['threshold'])}",
+    return [[r["metric"], f"{SIGNS[r['bound']]} {significant(r['threshold'])}"
+             + (f" ({r['of']}'s)" if r.get("of") else ""),
              significant(r["offline"]), number(r["headroom"], "+.4g")]
             for r in decision.get("rollback") or []]
 

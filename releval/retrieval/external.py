@@ -121,7 +121,7 @@ def _rec_table(path: Path) -> pd.DataFrame:
     return out
 
 
-def _read(path: str) -> pd.DataFrame:
+def read_team_run(path: str) -> pd.DataFrame:
     """The run as ``read_run`` gives it, or a recommendation table mapped to one."""
     columns = _columns(existing(path))
     if set(REC_IDS) <= set(columns) and S.QUERY_ID not in columns:
@@ -245,7 +245,7 @@ class ExternalRetriever:
             raise InputError("visibility was built from a different documents table than the "
                              "one indexed", "visibility")
         S.require_unique(queries, S.QUERY_ID, "queries")
-        table = _read(self.path)
+        table = read_team_run(self.path)
         run = _select(table, self.system)
         if S.PROBABILITY in run.columns:
             run = run.copy()

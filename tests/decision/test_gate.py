@@ -140,8 +140,21 @@ def test_no_regression_per_slice_missing_and_too_small_slices_fail():
     assert got[1].value == -0.05 and "n=40" in got[1].reason  # exactly -max_drop: passes
     assert got[2].value is None and "n=8 below min n" in got[2].reason
     assert "cannot show non-inferiority" in got[2].reason
-    assert "no such slice" in got[3].reason
+    assert got[3].reason == ("you asked for slice kind=nope; the queries carry no kind nope "
+                             "(present: error_code, typo)")
     assert "dimension=value" in got[4].reason
+
+
+def test_no_regression_names_a_tag_or_a_dimension_the_data_lacks():
+    rule = NoRegression(max_drop=0.05, slices=["tag=error_code", "tenant=acme"])
+    ev = evidence(slices=SLICES.assign(dimension=["all", "tag", "tag", "tag"],
+                                       slice=["all", "untagged", "typo", "untagged"]))
+    got = outcomes([rule], ev)[1:]
+    assert [o.passed for o in got] == [False, False]
+    assert got[0].reason == ("you asked for slice tag=error_code; the queries carry no tag "
+                             "error_code (present: typo, untagged)")
+    assert got[1].reason == ("you asked for slice tenant=acme; no query is labelled by tenant "
+                             "(slices.dimensions)")
 
 
 def test_no_regression_slice_fails_just_below_the_bound():

@@ -15,9 +15,7 @@ def params(tmp_path, **extra) -> Params:
     raw = {"prepare": {"source": "beir", "path": str(tmp_path / "cacm")},
            "candidates": {"systems": {"bm25": {"route": "bm25"},
                                       "team": {"route": "external",
-                                               "path": str(tmp_path / "team.trec")},
-                                      "demo_run": {"route": "external",
-                                                   "path": "data/raw/external_run.trec"}}},
+                                               "path": str(tmp_path / "team.trec")}}},
            "fusion": {"systems": {}}, "compare": {"baseline": "bm25", "candidate": "team"},
            "pool": {"systems": ["bm25"]}}
     for section, values in extra.items():
@@ -42,14 +40,33 @@ def test_every_given_input_is_copied_into_its_slot_and_outputs_are_read_in_place
     assert (out / "prepare/cacm/qrels/test.tsv").read_text().endswith("q\td1\t1\n")
     assert pinned(p, "prepare.path", out) == out / "prepare" / "cacm"
     assert pinned(p, "candidates.systems.team.path", out) == out / "runs/team/team.trec"
-    assert str(pinned(p, "candidates.systems.demo_run.path", out)) == \
-        "data/raw/external_run.trec"  # a pipeline output: DVC pins it already
     assert pinned(p, "failures.review", out) is None
     slots = sorted(str(d.relative_to(out)) for d in out.rglob("*") if (d / "pinned.json").exists())
     assert slots == ["adjudicator", "fixture", "judgments", "prepare", "review", "runs/bm25",
-                     "runs/demo_run", "runs/team"]  # every slot exists, none is empty
+                     "runs/team"]  # every slot exists, none is empty
     assert json.loads((out / "review/pinned.json").read_text()) == {
         "key": "failures.review", "given": False}
+
+
+def demo_run(**prepare) -> Params:
+    return Params.model_validate({
+        "prepare": prepare, "fusion": {"systems": {}},
+        "candidates": {"systems": {"bm25": {"route": "bm25"}, "demo_run": {
+            "route": "external", "path": "data/raw/external_run.trec"}}},
+        "compare": {"baseline": "bm25", "candidate": "demo_run"}})
+
+
+def test_the_demos_simulated_run_is_read_in_place_and_refused_under_real_data(sources):
+    p = demo_run(source="demo")
+    assert pin(p, sources / "input") == []
+    assert str(pinned(p, "candidates.systems.demo_run.path", sources / "input")) == \
+        "data/raw/external_run.trec"  # a pipeline output: DVC pins it already
+    with pytest.raises(InputError) as info:
+        pin(demo_run(source="beir", path=str(sources / "cacm")), sources / "input")
+    assert str(info.value) == (
+        "params:candidates.systems.demo_run.path: data/raw/external_run.trec is a "
+        "pipeline output that only a generated source (demo | recsys_demo) writes; "
+        "prepare.source is beir: give the run's own file")
 
 
 def test_a_change_in_place_is_copied_and_a_deleted_file_leaves_the_copy(sources):

@@ -49,6 +49,22 @@ def _slice_row(rule: NoRegression, ev: Evidence, dimension: str, value: str) -> 
     return None if hit.empty else hit.iloc[0].to_dict()
 
 
+def _missing_slice(rule: NoRegression, ev: Evidence, dimension: str, value: str) -> str:
+    """Why the asked slice has no row: the dimension is not labelled, or no query holds the
+    value (naming the values that are there)."""
+    asked = f"you asked for slice {dimension}={value}"
+    frame = ev.slices
+    rows = frame[frame[S.DIMENSION].astype(str) == dimension] if len(frame) else frame
+    if rows.empty:
+        return f"{asked}; no query is labelled by {dimension} (slices.dimensions)"
+    if not (rows[S.SLICE].astype(str) == value).any():
+        present = sorted(rows[S.SLICE].astype(str).unique())
+        holder = f"no tag {value}" if dimension == "tag" else f"no {dimension} {value}"
+        return (f"{asked}; the queries carry {holder} (present: "
+                f"{', '.join(present[:8])}{', …' if len(present) > 8 else ''})")
+    return f"{asked}; it has no {rule.measure} row (measures compared: compare.measures)"
+
+
 def _non_inferior(rule: NoRegression, name: str, row: dict) -> Outcome:
     """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop."""
     threshold = -rule.max_drop
@@ -93,8 +109,7 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
         found = _slice_row(rule, ev, dimension, value)
         if found is None:
             outcomes.append(Outcome(rule.rule, name, False, None, threshold,
-                                    f"no such slice: {spec} has no {rule.measure} row in the "
-                                    "slices table"))
+                                    _missing_slice(rule, ev, dimension, value)))
         elif bool(found["too_small"]):
             outcomes.append(Outcome(rule.rule, name, False, None, threshold,
                                     f"too small: n={int(found['n'])} below min n; cannot show "

@@ -1,0 +1,147 @@
+"""What a team's data holds, read once by ``releval init`` to write params that fit it.
+
+``of_collection`` reads a BEIR folder or a folder of contract tables with the pipeline's own
+readers (so a bad file is refused here as it would be by ``prepare``); ``of_log`` reads an
+interaction log; ``of_run`` a team's run file. Each returns the facts the params are written
+from: the grade scale, the splits the data defines, which fields carry information (times,
+deletions, ACLs, tenants, tags, hard negatives, chunks, users), the risk categories present
+(tagged, or recognised from the text) and a run's seed tags and statuses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.data.adapters import EPOCH, read_beir, read_tables
+from releval.data.interactions import read_interactions
+from releval.data.query_set import RISK_CATEGORIES, memberships
+from releval.errors import InputError
+from releval.retrieval.external import read_team_run
+
+MAX_CONTEXT_VALUES = 100  # a log column with more distinct values is an id, not a context
+SEED_TAG = re.compile(r"^(?P<system>.+)@seed(?P<seed>\d+)$")
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A corpus with queries and qrels (``source``: beir | tables)."""
+
+    source: str
+    documents: int
+    queries: int
+    judged_queries: int
+    max_grade: int
+    splits: dict[str, int]  # split -> queries the data puts there ({}: it defines none)
+    query_times: bool  # the queries carry real issue times
+    published: bool  # documents carry publication dates
+    deleted: bool  # some document has a deletion time
+    acl: bool  # some document is restricted to groups
+    tenants: int
+    roles: int
+    restricted_status: bool  # some document is not plainly published (draft, archived, …)
+    must_not_return: bool
+    hard_negatives: bool
+    chunks: bool  # several documents share a source_id
+    users: bool  # queries come from users who issue several
+    tags: dict[str, int]  # tag -> queries carrying it
+    tagged: dict[str, int]  # risk category -> queries in it by their tags
+    by_text: dict[str, int]  # risk category -> untagged queries recognised from the text
+
+
+@dataclass(frozen=True)
+class Log:
+    """An interaction log with its items."""
+
+    interactions: int
+    users: int
+    items: int
+    start: pd.Timestamp
+    end: pd.Timestamp
+    context: list[str]  # categorical columns beside the contract's (e.g. country)
+    titles: bool  # items have titles (the content route embeds them)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A team's run file: its system tag (None: one untagged system), its seeds, statuses."""
+
+    path: str
+    system: str | None
+    seeds: list[int] = field(default_factory=list)
+    statuses: bool = False
+    queries: int = 0
+
+
+def _counts(frame: pd.DataFrame) -> dict[str, int]:
+    return {name: int(n) for name, n in frame.sum().items() if n}
+
+
+def of_collection(path: Path) -> Collection:
+    """A BEIR folder (``corpus.jsonl``) or a folder of tables (``documents.parquet``)."""
+    if (path / "corpus.jsonl").is_file():
+        source, data = "beir", read_beir(path)
+    elif (path / "documents.parquet").is_file():
+        source, data = "tables", read_tables(path)
+    else:
+        raise InputError("expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or a "
+                         "folder of tables (documents.parquet, queries.parquet, "
+                         "judgments.parquet)", str(path))
+    docs, queries, qrels = data.documents, data.queries, data.qrels
+    if not len(qrels):
+        raise InputError("no judgments: releval init needs the qrels the systems are "
+                         "evaluated on", str(path))
+    member, text = memberships(queries.reset_index(drop=True), RISK_CATEGORIES)
+    tags = queries[S.TAGS].explode().dropna().astype(str)
+    return Collection(
+        source=source, documents=len(docs), queries=len(queries),
+        judged_queries=int(qrels[S.QUERY_ID].nunique()),
+        max_grade=int(qrels[S.GRADE].max()),
+        splits={str(k): int(v) for k, v in data.splits[S.SPLIT].value_counts().items()},
+        query_times=bool(data.has_query_times),
+        published=bool((docs[S.PUBLISHED_AT] != EPOCH).any()),
+        deleted=bool(docs[S.DELETED_AT].notna().any()),
+        acl=bool(docs[S.ACL].map(len).gt(0).any()),
+        tenants=int(docs[S.TENANT].nunique()), roles=int(queries[S.ROLE].nunique()),
+        restricted_status=bool((docs[S.STATUS] != "published").any()),
+        must_not_return=bool(len(data.must_not_return)),
+        hard_negatives=bool(S.hard_negative_marks(qrels, str(path)).any()),
+        chunks=bool(docs[S.SOURCE_ID].duplicated().any()),
+        users=bool(queries[S.USER_ID].duplicated().any()),
+        tags={str(k): int(v) for k, v in tags.value_counts().items()},
+        tagged=_counts(member & ~text), by_text=_counts(text))
+
+
+def of_log(path: Path) -> Log:
+    """A folder with interactions.{csv,parquet} and items.{csv,parquet}."""
+    log, items = read_interactions(path)
+    extra = [c for c in log.columns if c not in S.INTERACTION_COLUMNS
+             and not pd.api.types.is_numeric_dtype(log[c])
+             and 1 < log[c].nunique() <= MAX_CONTEXT_VALUES]
+    return Log(interactions=len(log), users=int(log[S.USER_ID].nunique()), items=len(items),
+               start=log[S.TIMESTAMP].min(), end=log[S.TIMESTAMP].max(), context=extra,
+               titles=S.TITLE in items.columns and bool(items[S.TITLE].astype(str)
+                                                         .str.strip().ne("").any()))
+
+
+def of_run(name: str, path: Path) -> Run:
+    """A run file's tags: one system, or one system's seeds ``<system>@seed<k>``."""
+    run = read_team_run(str(path))
+    tags = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
+    seeded = [m for m in map(SEED_TAG.match, tags) if m]
+    statuses = S.RUN_STATUS in run.columns
+    queries = int(run[S.QUERY_ID].nunique())
+    if seeded and len(seeded) == len(tags) and len({m["system"] for m in seeded}) == 1:
+        system = seeded[0]["system"]
+        return Run(str(path), None if system == name else system,
+                   sorted(int(m["seed"]) for m in seeded), statuses, queries)
+    if len(tags) > 1:
+        raise InputError(f"run {name!r} holds {len(tags)} systems ({', '.join(tags[:5])}); "
+                         "give one file per system, or one system's seeds tagged "
+                         "<system>@seed<k>", str(path))
+    return Run(str(path), None, [], statuses, queries)
+

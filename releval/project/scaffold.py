@@ -1,0 +1,151 @@
+"""``releval init``: a project of a team's own, around its data.
+
+The project holds what is the team's (params.yaml written from its data, its git history,
+its DVC cache and remote) and what ties the outputs to the code (dvc.yaml, the code digest
+``.releval/code.yaml``: ``releval.project.template``); the stages, flows and validation suites
+run from the installed package. The data is read and checked before anything is written, so
+a bad file leaves no half-made project.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from releval.errors import InputError
+from releval.params import parse_params
+from releval.project import params_writer, profile, template
+
+WRITES = ("dvc.yaml", "params.yaml", ".releval", ".dvc", ".gitignore", ".dvcignore",
+          "README.md")
+GIT = ["git", "-c", "user.email=releval@localhost", "-c", "user.name=releval"]
+DVC_CONFIG = """[core]
+    analytics = false
+    remote = local
+['remote "local"']
+    url = ../.dvcstore
+"""
+GITIGNORE = """# pipeline outputs: pinned by dvc.lock, reproduced by `releval run`
+/data/
+/reports/
+# the default DVC remote: a local folder (`dvc remote add -d <name> <url>` for a shared one)
+/.dvcstore/
+"""
+DVCIGNORE = "# paths DVC should not see (as .gitignore)\n"
+README = """# {name}
+
+A releval project: {what}
+
+```bash
+releval run --gate      # the pipeline; exit 1 when the release gate fails
+releval gate            # the recorded decision again
+releval history         # every kept run
+```
+
+`params.yaml` was written from the data by `releval init`; each choice says why, and what
+was left out (rules the data cannot answer) is said in its comments. The report is
+`reports/index.html`; the receipt of each run is `reports/receipt.json` (`releval reproduce
+reports/receipt.json` re-runs it from its pinned inputs). Commit `params.yaml`, `dvc.yaml`,
+`dvc.lock` and `.releval/` after a run you keep.
+"""
+
+
+def _relative(path: Path, dest: Path) -> str:
+    """``path`` as params name it: relative to the project (kept portable with the data)."""
+    return Path(os.path.relpath(path.resolve(), dest.resolve())).as_posix()
+
+
+def _runs(runs: dict[str, Path], dest: Path) -> dict[str, profile.Run]:
+    out = {}
+    for name, path in runs.items():
+        run = profile.of_run(name, path)
+        out[name] = profile.Run(_relative(path, dest), run.system, run.seeds, run.statuses,
+                                run.queries)
+    return out
+
+
+def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
+               runs: dict[str, Path], baseline: str | None, candidate: str | None) -> str:
+    """params.yaml's text for the data (read and checked here), validated as params."""
+    if (corpus is None) == (interactions is None):
+        raise InputError("give the data: --corpus (a BEIR folder or a folder of tables) or "
+                         "--interactions (a folder with interactions and items)", "releval init")
+    team = _runs(runs, dest)
+    if corpus is not None:
+        choices = params_writer.Choices(_relative(corpus, dest), team, baseline, candidate)
+        text = params_writer.retrieval(profile.of_collection(corpus), choices)
+    else:
+        choices = params_writer.Choices(_relative(interactions, dest), team, baseline,
+                                        candidate)
+        text = params_writer.recommendation(profile.of_log(interactions), choices)
+    parse_params(yaml.safe_load(text), "params.yaml")
+    return text
+
+
+def _git(dest: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*GIT, *args], cwd=dest, capture_output=True, text=True)
+
+
+def _scm(dest: Path) -> list[str]:
+    """git and DVC around the project: a new repository (committed) unless ``dest`` is in
+    one already (then left for the team to commit); DVC with its local default remote."""
+    inside = _git(dest, "rev-parse", "--show-toplevel")
+    created = inside.returncode != 0
+    if created:
+        _git(dest, "init", "-q")
+    top = Path(_git(dest, "rev-parse", "--show-toplevel").stdout.strip())
+    subdir = [] if top.resolve() == dest.resolve() else ["--subdir"]
+    done = subprocess.run([sys.executable, "-m", "dvc", "init", "-q", *subdir], cwd=dest,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise InputError(f"dvc init failed: {(done.stderr or done.stdout).strip()}", str(dest))
+    (dest / ".dvc" / "config").write_text(DVC_CONFIG)
+    if not created:
+        return [f"{dest}: inside the git repository {top}: commit the project when ready"]
+    _git(dest, "add", "-A")
+    commit = _git(dest, "commit", "-qm", "releval init")
+    if commit.returncode:
+        return [f"git commit failed ({commit.stderr.strip()}): commit the project yourself"]
+    return [f"{dest}: a new git repository, committed"]
+
+
+def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = None,
+         runs: dict[str, Path] | None = None, baseline: str | None = None,
+         candidate: str | None = None, example: str | None = None) -> list[str]:
+    """Create the project at ``dest`` (module docstring) from the data, or from one of the
+    shipped examples that generate their own (``example``: demo.yaml, recsys-demo.yaml);
+    one line per thing done."""
+    from releval.extras import require
+
+    require("pipeline", "releval init")
+    taken = [name for name in WRITES if (dest / name).exists()]
+    if taken:
+        raise InputError(f"already holds {', '.join(taken)}: releval init writes a new "
+                         "project", str(dest))
+    if example:
+        params = (template.root() / "examples" / example).read_text()
+    else:
+        params = params_for(dest, corpus=corpus, interactions=interactions, runs=runs or {},
+                            baseline=baseline, candidate=candidate)
+    dest.mkdir(parents=True, exist_ok=True)
+    if example:  # the demo's params name its pinned fixture
+        shutil.copytree(template.root() / "examples" / "fixture", dest / "examples" / "fixture")
+    header = "# The pipeline's stages (shipped with releval; `releval init` wrote this copy).\n"
+    (dest / "dvc.yaml").write_text(header + yaml.safe_dump(template.project_dag(),
+                                                           sort_keys=False, width=100))
+    (dest / "params.yaml").write_text(params)
+    (dest / template.CODE_FILE).parent.mkdir()
+    (dest / template.CODE_FILE).write_text("")
+    template.refresh(dest)
+    (dest / ".gitignore").write_text(GITIGNORE)
+    (dest / ".dvcignore").write_text(DVCIGNORE)
+    what = (f"the generated data of examples/{example}" if example else
+            f"{corpus or interactions} evaluated with releval {template.version()}")
+    (dest / "README.md").write_text(README.format(name=dest.resolve().name, what=what))
+    return [f"{dest}: dvc.yaml, params.yaml (from {example or 'the data'}), "
+            ".releval/code.yaml, .gitignore, README.md", *_scm(dest)]
