@@ -24,6 +24,7 @@ from releval.report.formats import (
     interval,
     mark,
     number,
+    rule_mark,
     rule_value,
     verdict,
     wins_ties_losses,
@@ -335,8 +336,9 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
         table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
     for r in rules:
         passed = bool(r.get("passed"))
+        color = "yellow" if r.get("applicable") is False else "green" if passed else "red"
         table.add_row(escape(str(r.get("name", r.get("rule", "?")))),
-                      f"[{'green' if passed else 'red'}]{mark(passed)}[/]",
+                      f"[{color}]{rule_mark({'passed': passed} | r)}[/]",
                       rule_value(r.get("value")), rule_value(r.get("threshold")),
                       escape(str(r.get("reason", ""))))
     if rules or not failed_only:

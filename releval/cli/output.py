@@ -8,6 +8,7 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 err = Console(stderr=True)
 
@@ -19,5 +20,5 @@ class TableOrJson(StrEnum):
 
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on stderr and exit with status 2."""
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)

@@ -41,17 +41,23 @@ def _is_project(root: Path) -> bool:
                                               or (root / CODE_FILE).is_file())
 
 
-def _project_root() -> Path:
+def _require(extras: list[str], command: str) -> None:
+    """One line, exit 2, when an extra ``command`` needs is not installed."""
+    from releval.extras import require
+
+    try:
+        for extra in extras:
+            require(extra, command)
+    except InputError as exc:
+        fail(str(exc))
+
+
+def _project_root(command: str) -> Path:
     root = Path.cwd()
     if not _is_project(root):
         fail(f"{root}: not a releval project (no dvc.yaml here); run from the project root, "
              "or make one: releval init DIR --corpus … | --interactions …")
-    from releval.extras import require
-
-    try:
-        require("pipeline", "this command")
-    except InputError as exc:
-        fail(str(exc))
+    _require(["pipeline"], command)
     return root
 
 
@@ -87,6 +93,7 @@ def init(
     """Create a releval project around your data: dvc.yaml, params.yaml written from the
     data (each choice with its reason), DVC with a local remote, git. Then: cd DIRECTORY &&
     releval run --gate."""
+    _require(["pipeline"], "releval init")
     from releval.project.scaffold import init as scaffold
 
     try:
@@ -99,8 +106,10 @@ def init(
     err.print(f"next: cd {directory} && releval run --gate", highlight=False)
 
 
-def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
-    """Validate the params file with the -S overrides applied; make it params.yaml (the file
+def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
+              command: str = "releval run") -> int:
+    """Validate the params file with the -S overrides applied (refused in one line when an
+    extra it needs is not installed: ``releval.extras.needed``); make it params.yaml (the file
     DVC's stages read: ``releval.project.params_file``), write the overrides into it (as
     ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
     imports the flows)."""
@@ -109,9 +118,13 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False) -> int:
 
     try:
         raw = apply_overrides(read_raw(params), overrides)
-        if not parse_params(raw, str(params)).fusion.systems:  # dvc.yaml reads data/fused/
+        parsed = parse_params(raw, str(params))
+        if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
             raise InputError("fusion.systems is empty: the pipeline's later stages read the "
                              "fused runs; fuse at least one pair of systems", str(params))
+        from releval.extras import needed
+
+        _require(needed(parsed), command)
         params, adopted = adopt(params, Path.cwd())
     except InputError as exc:
         fail(str(exc))
@@ -162,7 +175,7 @@ def run_pipeline(
     """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
     summary, the decision and where the report is. Exit 0 when it ran (with ``--gate``: and
     the gate passed), 1 when the gate failed under ``--gate``, else the flow's status."""
-    root = _project_root()
+    root = _project_root("releval run")
     code = _run_flow(params, overrides or [], verbose)
     if code:
         raise typer.Exit(code)
@@ -181,7 +194,7 @@ def reproduce(
 ) -> None:
     """Re-run a past run in a clean worktree at its commit, from its pinned inputs, and
     compare every digest and metric: exit 0 when identical, 1 when anything differs."""
-    _project_root()
+    _project_root("releval reproduce")
     code = _child([sys.executable, "-m", "flows.reproduce", str(receipt),
                    *(["--pinned"] if pinned else []), *(["--keep"] if keep else [])])
     if code:
@@ -232,7 +245,7 @@ def serve(
     from releval.project.params_file import adopt
     from releval.project.runner import Stopped, run_child
 
-    root = _project_root()
+    root = _project_root("releval serve")
     try:
         params, adopted = adopt(params, root)  # the file DVC's stages read
     except InputError as exc:
@@ -271,7 +284,7 @@ def drift(
     restores it, 1 when none does."""
     from releval.project.drift import diagnose_revisions
 
-    root = _project_root()
+    root = _project_root("releval drift")
     try:
         found = diagnose_revisions(root, rev_a, rev_b, system=system, measure=measure,
                                    split=split, tol=tol)
@@ -334,6 +347,7 @@ def demo(
     (``--recsys``: the recommendation demo of examples/recsys-demo.yaml). Outside a project,
     first make one at DIRECTORY from the example (releval init) and run there."""
     if not _is_project(Path.cwd()):
+        _require(["pipeline", "dense", "report"], "releval demo")  # the demos' routes
         from releval.project.scaffold import init as scaffold
 
         example = "recsys-demo.yaml" if recsys else "demo.yaml"
@@ -344,24 +358,25 @@ def demo(
         for line in lines:
             err.print(line, highlight=False)
         os.chdir(directory)
-        root = _project_root()
-        code = _run_flow(Path("params.yaml"), [], verbose)
+        root = _project_root("releval demo")
+        code = _run_flow(Path("params.yaml"), [], verbose, "releval demo")
         if code:
             raise typer.Exit(code)
         _show_run(root, "releval demo")
         return
-    root = _project_root()
+    root = _project_root("releval demo")
     from releval.params import read_raw
 
     if recsys:
-        code = _run_flow(root / RECSYS_DEMO, [], verbose)
+        code = _run_flow(root / RECSYS_DEMO, [], verbose, "releval demo")
     else:
         source = (read_raw(params).get("prepare") or {}).get("source", "demo")
         if source in RECOMMENDATION_SOURCES:
             fail(f"{params} is in recommendation mode (prepare.source: {source}); run "
                  "`releval demo --recsys`, or restore the retrieval params (`git checkout "
                  "params.yaml`)")
-        code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"], verbose)
+        code = _run_flow(params, [] if source == "demo" else ["prepare.source=demo"], verbose,
+                         "releval demo")
     if code:
         raise typer.Exit(code)
     _show_run(root, "releval demo")

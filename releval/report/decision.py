@@ -137,8 +137,12 @@ def _gate_section(decision: dict) -> list[str]:
     lines = ["", f"## Release gate: {verdict(decision['passed'])}{label}", "",
              f"{decision['candidate']} against {decision['baseline']}.", ""]
     rows = [[mark(o["passed"]), o["name"], significant(o["value"]), significant(o["threshold"]),
-             o["reason"]] for o in decision["rules"]]
-    return lines + markdown_table(["", "rule", "value", "threshold", "reason"], rows)
+             o["reason"]] for o in decision["rules"] if o.get("applicable", True)]
+    apart = [f"- n/a {o['name']}: {o['reason']}" for o in decision["rules"]
+             if not o.get("applicable", True)]
+    return lines + markdown_table(["", "rule", "value", "threshold", "reason"], rows) + (
+        ["", "Not applicable (nothing in this data for them to check):", "", *apart]
+        if apart else [])
 
 
 def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,

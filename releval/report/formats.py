@@ -103,6 +103,11 @@ def mark(passed: bool) -> str:
     return "✓" if passed else "✗"
 
 
+def rule_mark(outcome: dict) -> str:
+    """A gate outcome's mark: n/a where the data has nothing for it to check, else ``mark``."""
+    return "n/a" if outcome.get("applicable") is False else mark(outcome["passed"])
+
+
 def verdict(passed: bool) -> str:
     """The release decision: PASS or FAIL."""
     return "PASS" if passed else "FAIL"

@@ -206,12 +206,19 @@ def decision_section(inputs: ReportInputs) -> Raw:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
                          "number as indicative only.</p><ul>"
                          + "".join(f"<li>{esc(d)}</li>" for d in differences) + "</ul>"))
+    checked = [o for o in gate.get("rules", []) if o.get("applicable", True)]
     rules = [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
                   f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
-              significant(o["threshold"]), o["reason"]] for o in gate.get("rules", [])]
+              significant(o["threshold"]), o["reason"]] for o in checked]
     parts.append(Raw("<h3>Release rules</h3>"))
     parts.append(_table(["", "rule", "value", "threshold", "reason"], rules, class_="rules")
                  if rules else Raw("<p>No rules configured.</p>"))
+    apart = [o for o in gate.get("rules", []) if not o.get("applicable", True)]
+    if apart:
+        parts.append(Raw("<p class=\"note\">Not applicable (nothing in this data for them to "
+                         "check):</p><ul class=\"na\">" + "".join(
+                             f"<li>{esc(o['name'])}: {esc(o['reason'])}</li>" for o in apart)
+                         + "</ul>"))
     if gate.get("note"):
         parts.append(_tag("p", gate["note"], class_="note"))
     parts += [_conditions(c), _paired(c),

@@ -50,7 +50,8 @@ class Route:
     approximate index's settings, which do not change an exact search; ``needs_history``:
     it learns from the interaction log (``index(documents, history)``); ``sharded``: its
     sharded search over document shards on the active executor (``shards.py``), equal to
-    the single-index search, or None when it has none.
+    the single-index search, or None when it has none; ``extra``: the install extra its
+    scorer needs beyond the pipeline's (``releval.extras``), or None.
     """
 
     params: type[Section]
@@ -60,6 +61,7 @@ class Route:
     ann_knobs: tuple[str, ...] = ()
     needs_history: bool = False
     sharded: Callable | None = None
+    extra: str | None = None
 
 
 ROUTES: dict[str, Route] = {
@@ -69,14 +71,14 @@ ROUTES: dict[str, Route] = {
                    exact={"index": "exact"},
                    ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction", "nlist",
                               "nprobe", "ann_sample"),
-                   sharded=dense_sharded),
+                   sharded=dense_sharded, extra="dense"),
     "external": Route(ExternalSystem, ExternalRetriever, enforces_visibility=False, exact=None),
     "popularity": Route(PopularitySystem, PopularityRetriever, enforces_visibility=True,
                         exact={}, needs_history=True),
     "cooccurrence": Route(CooccurrenceSystem, CooccurrenceRetriever, enforces_visibility=True,
                           exact={}, needs_history=True),
     "content": Route(ContentSystem, ContentRetriever, enforces_visibility=True, exact={},
-                     needs_history=True),
+                     needs_history=True, extra="dense"),
 }
 
 System = Annotated[Union[tuple(r.params for r in ROUTES.values())],  # noqa: UP007

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from releval.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["metrics", "run", "reproduce", "history", "serve", "drift", "demo", "compare", "gate"]
+COMMANDS = ["metrics", "init", "run", "reproduce", "history", "serve", "drift", "demo", "compare",
+            "gate"]
 
 
 def test_help_lists_every_command_in_order():
@@ -32,11 +33,20 @@ def test_module_entry_point_runs_the_app():
 
 def test_project_commands_outside_a_project_exit_2_with_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for args in (["run"], ["demo"], ["reproduce", "receipt.json"]):
+    for args in (["run"], ["reproduce", "receipt.json"]):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert "not a releval project" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_init_without_data_exits_2_with_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (`releval demo` outside a project makes one: test_init)
+    result = CliRunner().invoke(app, ["init", "proj"])
+    assert result.exit_code == 2, result.output
+    assert "give the data" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "proj").exists()
 
 
 def test_history_of_an_empty_ledger_says_so(tmp_path):

@@ -83,13 +83,13 @@ def test_the_decision_holds_the_rollback_thresholds_with_offline_values_and_head
     decision = decide([HealthRule(max={"error_rate": 0.01})], evidence(), rollback)
     assert decision["passed"] is True  # the thresholds are no rule
     assert decision["rollback"] == [
-        {"metric": "error_rate", "bound": "max", "threshold": 0.02, "offline": 0.004,
+        {"metric": "error_rate", "bound": "max", "threshold": 0.02, "of": None, "offline": 0.004,
          "source": "health", "headroom": pytest.approx(0.016)},
-        {"metric": "nDCG@10", "bound": "min", "threshold": 0.55, "offline": 0.6,
+        {"metric": "nDCG@10", "bound": "min", "threshold": 0.55, "of": None, "offline": 0.6,
          "source": "metrics", "headroom": pytest.approx(0.05)},
-        {"metric": "timeout_rate", "bound": "max", "threshold": 0.05, "offline": None,
+        {"metric": "timeout_rate", "bound": "max", "threshold": 0.05, "of": None, "offline": None,
          "source": "health", "headroom": None},
-        {"metric": "RR@10", "bound": "min", "threshold": 0.5, "offline": None,
+        {"metric": "RR@10", "bound": "min", "threshold": 0.5, "of": None, "offline": None,
          "source": "metrics", "headroom": None}]
     assert decide([], evidence())["rollback"] == []
 

@@ -240,8 +240,10 @@ def test_an_if_applicable_guard_passes_only_where_its_measure_does_not_apply_to_
     (outcome,) = check(optional, ev)
     assert outcome.passed and outcome.reason.endswith(
         "the guard HardNeg@10 does not apply to this data (if_applicable)")
+    assert not outcome.applicable  # listed apart as n/a, never as a pass
     undefined = evidence({"R@100": 0.6, "HardNeg@10": entry(math.nan, n=0, undefined=50)},
                          {"R@100": 0.7, "HardNeg@10": 0.1})
     assert not check(optional, undefined)[0].passed  # undefined is missing evidence: fails
     worse = evidence({"R@100": 0.6, "HardNeg@10": 0.01}, {"R@100": 0.7, "HardNeg@10": 0.05})
     assert not check(optional, worse)[0].passed  # where it applies, it guards as any other
+    assert check(optional, worse)[0].applicable

@@ -31,7 +31,7 @@ LOG = ("user_id,item_id,timestamp,label,country,quantity\n"
        "u2,A,2025-01-22T10:00:00Z,1,DE,4\nu2,A,2025-01-23T10:00:00Z,0,DE,-4\n")
 ITEMS = "item_id,title,category\nA,Red mug,kitchen\na,Blue mug,kitchen\n"
 REC = {"split": {"method": "dates", "cuts": ["2025-01-10", "2025-01-20"]},
-       "recommend": {"horizon_days": 30}}
+       "recommend": {"horizon_days": 30, "context": ["country"]}}
 
 
 def empty_of_rec_mode(result) -> None:

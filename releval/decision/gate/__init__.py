@@ -86,6 +86,7 @@ def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
 
 def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict:
     """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules);
+    ``not_applicable``: the outcomes the data has nothing to check for (listed apart);
     ``rollback``: the ``gate.rollback`` thresholds with the candidate's offline values
     (``rollback.thresholds``: a monitoring contract, not a rule)."""
     checked = outcomes(rules, evidence)
@@ -97,6 +98,7 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict
         "differences": evidence.comparison.get("differences", []),
         "rules": [o.as_dict() for o in checked],
         "failed": [o.name for o in checked if not o.passed],
+        "not_applicable": [o.name for o in checked if not o.applicable],
         "note": None if checked else NO_RULES,
         "rollback": thresholds(rollback, evidence),
     }

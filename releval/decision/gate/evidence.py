@@ -44,7 +44,9 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One checked condition: ``passed`` iff ``value`` meets ``threshold`` (per the rule)."""
+    """One checked condition: ``passed`` iff ``value`` meets ``threshold`` (per the rule);
+    ``applicable`` False: the data has nothing for it to check (it passes, listed apart as
+    n/a, with the reason)."""
 
     rule: str
     name: str
@@ -52,6 +54,7 @@ class Outcome:
     value: float | int | None
     threshold: float | int | None
     reason: str
+    applicable: bool = True
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -139,7 +139,7 @@ def _outcome(rule: Guarded, guard: Guard, primary: Reading, ev: Evidence) -> Out
     if watched.missing and guard.if_applicable and _inapplicable(ev, guard.measure):
         return Outcome(rule.rule, name, True, None, None,
                        f"{watched.missing}: the guard {guard.measure} does not apply to this "
-                       "data (if_applicable)")
+                       "data (if_applicable)", applicable=False)
     if watched.missing:
         return Outcome(rule.rule, name, False, None, None,
                        f"{watched.missing}: cannot check the guard {guard.measure}")
