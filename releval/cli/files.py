@@ -323,14 +323,16 @@ def _read_decision(path: Path) -> dict:
 
 def print_decision(doc: dict, controlled: bool, out: Console | None = None,
                    failed_only: bool = False) -> None:
-    """The gate's rules as a table (``failed_only``: the failed ones, the others counted in
-    the title; no table when none failed), then the verdict."""
+    """The gate's rules as a table (``failed_only``: the failed and the n/a ones, the others
+    counted in the title; no table when there are none), then the verdict."""
     out = out or Console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
-    rules = [r for r in doc["rules"] if not failed_only or r.get("passed") is not True]
+    na = [r for r in doc["rules"] if r.get("applicable") is False]
+    rules = [r for r in doc["rules"] if not failed_only or r.get("passed") is not True
+             or r.get("applicable") is False]
     if failed_only:
-        title += (f" — {len(rules)} of {len(doc['rules'])} rules failed (every rule: "
-                  "reports/decision.md)")
+        title += (f" — {len(rules) - len(na)} of {len(doc['rules'])} rules failed"
+                  + (f", {len(na)} n/a" if na else "") + " (every rule: reports/decision.md)")
     table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
     for col in ("rule", "passed", "value", "threshold", "reason"):
         table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
@@ -354,7 +356,9 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
     out.print(f"[{'green' if doc['passed'] else 'red'}]{verdict(doc['passed'])}[/]"
               + ("" if controlled else " UNCONTROLLED")
               + (f" ({len(failed)} failed: {escape(', '.join(map(str, failed)))})" if failed
-                 else ""), highlight=False, soft_wrap=True)
+                 else "")
+              + (f" · n/a, nothing in the data to check: {len(na)}" if na else ""),
+              highlight=False, soft_wrap=True)
 
 
 def print_changed_slices(doc: dict, out: Console | None = None) -> None:

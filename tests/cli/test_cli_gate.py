@@ -111,3 +111,24 @@ def test_the_run_console_lists_the_failed_rules_and_counts_the_rest():
     full = StringIO()
     print_decision(doc, True, Console(file=full, width=200))
     assert "fine reason" in full.getvalue() and "broken reason" in full.getvalue()
+
+
+def test_the_run_console_shows_the_not_applicable_rules_apart():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from releval.cli.files import print_decision
+
+    doc = {"passed": True, "candidate": "hybrid", "baseline": "bm25", "failed": [],
+           "rules": [{"rule": "x", "name": "a", "passed": True, "value": 1, "threshold": 0,
+                      "reason": "fine reason"},
+                     {"rule": "coverage", "name": "coverage", "passed": True, "value": None,
+                      "threshold": None, "reason": "not applicable: no minimum",
+                      "applicable": False}]}
+    out = StringIO()
+    print_decision(doc, True, Console(file=out, width=200), failed_only=True)
+    text = " ".join(out.getvalue().split())
+    assert "0 of 2 rules failed, 1 n/a (every rule: reports/decision.md)" in text
+    assert "n/a" in text and "not applicable: no minimum" in text and "fine reason" not in text
+    assert "PASS · n/a, nothing in the data to check: 1" in text

@@ -214,6 +214,7 @@ def test_no_answer_with_null_rates_is_not_applicable_and_passes():
                "correct_refusal_rate": None} for name, rec in SAFETY["no_answer"].items()}}
     result = one(NoAnswerRule(), evidence(safety=safety))
     assert result.passed and result.reason == "not applicable: no no-answer queries"
+    assert not result.applicable
     assert result.value is None and result.threshold is None
 
 

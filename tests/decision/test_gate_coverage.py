@@ -67,6 +67,7 @@ def test_missing_description_fails_and_no_minimum_passes_as_not_applicable():
     (free,) = check(RULE, evidence({"categories": {"typo": category(5)}}))
     assert free.passed is True
     assert free.reason == "not applicable: query_set.min_per_category sets no minimum"
+    assert not free.applicable  # listed apart as n/a
 
 
 def test_coverage_is_a_default_rule_and_fails_the_decision():

@@ -55,6 +55,7 @@ def test_run_passes_when_every_rule_holds():
     assert decision["passed"] is True and decision["failed"] == []
     assert [r["passed"] for r in decision["rules"]] == [True] * 5
     assert decision["rules"][2]["reason"] == "not applicable: no no-answer queries"
+    assert decision["not_applicable"] == [decision["rules"][2]["name"]]
     assert summary(decision) == "gate: PASS"
 
 

@@ -43,7 +43,8 @@ def check(rule: CoverageRule, ev: Evidence) -> list[Outcome]:
     bounded = {name: c for name, c in categories.items() if c.get("minimum") is not None}
     if not bounded:
         return [Outcome(rule.rule, rule.rule, True, None, None,
-                        "not applicable: query_set.min_per_category sets no minimum")]
+                        "not applicable: query_set.min_per_category sets no minimum",
+                        applicable=False)]
     result = []
     for name, c in bounded.items():
         count, minimum, rules = int(c["count"]), int(c["minimum"]), list(c.get("underwrites", []))

@@ -31,7 +31,7 @@ def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:
     base = number(records[ev.baseline].get("correct_refusal_rate"))
     if cand is None or base is None:
         return [Outcome(rule.rule, name, True, cand, None,
-                        "not applicable: no no-answer queries")]
+                        "not applicable: no no-answer queries", applicable=False)]
     threshold = base - rule.max_drop
     passed = cand >= threshold
     return [Outcome(rule.rule, name, passed, cand, threshold,
