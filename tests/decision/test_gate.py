@@ -128,6 +128,11 @@ def test_no_regression_on_the_mean_uses_mean_diff(max_drop, passed):
     assert result.passed is passed and result.value == -0.005
 
 
+def test_a_zero_max_drop_is_a_threshold_of_plus_zero():
+    result = one(NoRegression(max_drop=0.0), evidence())
+    assert math.copysign(1.0, result.threshold) == 1.0 and "-0.0000" not in result.reason
+
+
 def test_no_regression_per_slice_missing_and_too_small_slices_fail():
     rule = NoRegression(max_drop=0.05, slices=["kind=error_code", "kind=typo", "kind=nope",
                                                 "error_code"])

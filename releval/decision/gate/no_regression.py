@@ -67,7 +67,7 @@ def _missing_slice(rule: NoRegression, ev: Evidence, dimension: str, value: str)
 
 def _non_inferior(rule: NoRegression, name: str, row: dict) -> Outcome:
     """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop."""
-    threshold = -rule.max_drop
+    threshold = 0.0 - rule.max_drop  # (never -0.0)
     column, label = (("ci_low", "CI lower bound of") if rule.evidence == "ci"
                      else ("mean_diff", "mean"))
     n = row.get("n")
@@ -90,7 +90,7 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
     ``mean``: pass iff mean_diff ≥ −max_drop. A missing measure or slice fails, and so does
     a too-small slice (its CI is not computed, so non-inferiority cannot be shown)."""
     base = f"{rule.rule} {rule.measure} @ "
-    threshold = -rule.max_drop
+    threshold = 0.0 - rule.max_drop  # (never -0.0)
     row = _overall_row(rule, ev)
     if row is None:
         compared = sorted({str(r.get(S.MEASURE)) for r in ev.comparison.get("paired") or []})
