@@ -97,3 +97,20 @@ def test_hard_negatives_in_words_from_the_ingest_counts():
         "relevant grade.")
     assert "mark 1 judgment as" in hard_negatives(
         {"marked": 1, "kept": 1, "added": 0, "overruled": 0})
+
+
+def test_not_applicable_rules_are_listed_apart_in_the_decision_markdown():
+    from releval.report.decision import _gate_section
+    from releval.report.formats import rule_mark
+
+    gate = {"passed": True, "baseline": "bm25", "candidate": "hybrid", "rules": [
+        {"name": "judged Judged@10", "passed": True, "value": 0.9, "threshold": 0.8,
+         "reason": "covered", "applicable": True},
+        {"name": "coverage", "passed": True, "value": None, "threshold": None,
+         "reason": "not applicable: no minimum", "applicable": False}]}
+    lines = _gate_section(gate)
+    table = [line for line in lines if line.startswith("|")]
+    assert any("judged Judged@10" in line for line in table)
+    assert not any("coverage" in line for line in table)  # never a pass in the table
+    assert "- n/a coverage: not applicable: no minimum" in lines
+    assert [rule_mark(r) for r in gate["rules"]] == ["✓", "n/a"]
