@@ -134,3 +134,14 @@ def test_a_changed_stage_file_changes_only_the_digests_of_the_stages_running_it(
     (copy / "stages" / "gate.py").write_text((copy / "stages/gate.py").read_text() + "# x\n")
     assert template.digest(deps["gate"], copy) != before
     assert json.dumps(template.code_digests())  # plain data, written as YAML
+
+
+def test_the_demo_project_is_the_shipped_example_with_its_fixture(tmp_path):
+    dest = tmp_path / "demo"
+    lines = init(dest, example="demo.yaml")
+    assert "from demo.yaml" in lines[0]
+    shipped = template.root() / "examples"
+    assert (dest / "params.yaml").read_text() == (shipped / "demo.yaml").read_text()
+    p = parse_params(yaml.safe_load((dest / "params.yaml").read_text()), "params.yaml")
+    assert (dest / p.fixture.path / "qrels" / "test.tsv").is_file()  # its pinned fixture
+    assert (dest / ".releval" / "code.yaml").is_file() and not (dest / "stages").exists()
