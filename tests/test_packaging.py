@@ -40,8 +40,8 @@ print(json.dumps(codes))
 """
 
 
-def core(tmp_path: Path, commands: dict) -> dict:
-    done = subprocess.run([sys.executable, "-c", CORE, json.dumps(BLOCKED),
+def core(tmp_path: Path, commands: dict, blocked: list[str] = BLOCKED) -> dict:
+    done = subprocess.run([sys.executable, "-c", CORE, json.dumps(blocked),
                            json.dumps(commands)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=os.environ | {"PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
@@ -76,6 +76,14 @@ def test_a_command_needing_a_missing_extra_says_which_in_one_line(tmp_path):
         assert stderr.strip() == f"error: {command}: needs the 'pipeline' extra: pip install " \
             "'releval[pipeline]'", stderr
     assert not (project / "new").exists()
+
+
+def test_the_demo_asks_for_the_extras_its_example_uses_before_writing(tmp_path):
+    out = core(tmp_path, {"demo": ["demo", "here"]}, blocked=list(EXTRAS["dense"]))
+    code, _, stderr, _ = out["demo"]
+    assert code == 2 and stderr.strip() == ("error: releval demo: needs the 'dense' extra: "
+                                            "pip install 'releval[dense]'"), out["demo"]
+    assert not (tmp_path / "here").exists()
 
 
 def test_a_run_needs_the_extras_of_its_routes():

@@ -21,11 +21,14 @@ from releval.data.readers import read_qrels, read_run
 from releval.errors import InputError
 from releval.metrics import DEFAULT_MEASURES, MEASURES, compiled, evaluate, resolve
 from releval.report.formats import (
+    NOT_APPLICABLE,
+    applicable,
     interval,
     mark,
     number,
     rule_mark,
     rule_value,
+    split_applicable,
     verdict,
     wins_ties_losses,
 )
@@ -327,20 +330,22 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
     counted in the title; no table when there are none), then the verdict."""
     out = out or Console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
-    na = [r for r in doc["rules"] if r.get("applicable") is False]
-    rules = [r for r in doc["rules"] if not failed_only or r.get("passed") is not True
-             or r.get("applicable") is False]
+    checked, na = split_applicable(doc["rules"])
+    failing = [r for r in checked if r.get("passed") is not True]
+    rules = [r for r in doc["rules"] if not failed_only or not applicable(r)
+             or r.get("passed") is not True]
     if failed_only:
-        title += (f" — {len(rules) - len(na)} of {len(doc['rules'])} rules failed"
-                  + (f", {len(na)} n/a" if na else "") + " (every rule: reports/decision.md)")
+        title += (f" — {len(failing)} of {len(doc['rules'])} rules failed"
+                  + (f", {len(na)} {NOT_APPLICABLE}" if na else "")
+                  + " (every rule: reports/decision.md)")
     table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))
     for col in ("rule", "passed", "value", "threshold", "reason"):
         table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
     for r in rules:
-        passed = bool(r.get("passed"))
-        color = "yellow" if r.get("applicable") is False else "green" if passed else "red"
+        color = ("yellow" if not applicable(r) else "green" if r.get("passed") is True
+                 else "red")
         table.add_row(escape(str(r.get("name", r.get("rule", "?")))),
-                      f"[{color}]{rule_mark({'passed': passed} | r)}[/]",
+                      f"[{color}]{rule_mark(r)}[/]",
                       rule_value(r.get("value")), rule_value(r.get("threshold")),
                       escape(str(r.get("reason", ""))))
     if rules or not failed_only:
@@ -357,7 +362,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
               + ("" if controlled else " UNCONTROLLED")
               + (f" ({len(failed)} failed: {escape(', '.join(map(str, failed)))})" if failed
                  else "")
-              + (f" · n/a, nothing in the data to check: {len(na)}" if na else ""),
+              + (f" · {NOT_APPLICABLE}, nothing in the data to check: {len(na)}" if na else ""),
               highlight=False, soft_wrap=True)
 
 

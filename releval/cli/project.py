@@ -347,10 +347,14 @@ def demo(
     (``--recsys``: the recommendation demo of examples/recsys-demo.yaml). Outside a project,
     first make one at DIRECTORY from the example (releval init) and run there."""
     if not _is_project(Path.cwd()):
-        _require(["pipeline", "dense", "report"], "releval demo")  # the demos' routes
+        example = "recsys-demo.yaml" if recsys else "demo.yaml"
+        _require(["pipeline"], "releval demo")  # then what the example's params need
+        from releval.extras import needed
+        from releval.params import load_params
+        from releval.project import template
         from releval.project.scaffold import init as scaffold
 
-        example = "recsys-demo.yaml" if recsys else "demo.yaml"
+        _require(needed(load_params(template.root() / "examples" / example)), "releval demo")
         try:
             lines = scaffold(directory, example=example)
         except InputError as exc:

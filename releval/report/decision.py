@@ -11,11 +11,14 @@ import pandas as pd
 from releval.diagnosis import worksheet
 from releval.report import change, health, training
 from releval.report.formats import (
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_HEADING,
     interval,
     mark,
     markdown_table,
     number,
     significant,
+    split_applicable,
     verdict,
     wins_ties_losses,
 )
@@ -136,13 +139,12 @@ def _gate_section(decision: dict) -> list[str]:
     label = "" if decision.get("controlled", True) else " (UNCONTROLLED)"
     lines = ["", f"## Release gate: {verdict(decision['passed'])}{label}", "",
              f"{decision['candidate']} against {decision['baseline']}.", ""]
+    checked, apart = split_applicable(decision["rules"])
     rows = [[mark(o["passed"]), o["name"], significant(o["value"]), significant(o["threshold"]),
-             o["reason"]] for o in decision["rules"] if o.get("applicable", True)]
-    apart = [f"- n/a {o['name']}: {o['reason']}" for o in decision["rules"]
-             if not o.get("applicable", True)]
+             o["reason"]] for o in checked]
     return lines + markdown_table(["", "rule", "value", "threshold", "reason"], rows) + (
-        ["", "Not applicable (nothing in this data for them to check):", "", *apart]
-        if apart else [])
+        ["", f"{NOT_APPLICABLE_HEADING}:", "",
+         *(f"- {NOT_APPLICABLE} {o['name']}: {o['reason']}" for o in apart)] if apart else [])
 
 
 def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,

@@ -103,9 +103,23 @@ def mark(passed: bool) -> str:
     return "✓" if passed else "✗"
 
 
+NOT_APPLICABLE = "n/a"  # a figure or a rule with nothing in the data to measure or check
+NOT_APPLICABLE_HEADING = "Not applicable (nothing in this data for them to check)"
+
+
+def applicable(outcome: dict) -> bool:
+    """Whether a gate outcome checked anything (``applicable`` absent: it did)."""
+    return outcome.get("applicable") is not False
+
+
+def split_applicable(outcomes: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A decision's outcomes as (the checked ones, the n/a ones), each in rule order."""
+    return ([o for o in outcomes if applicable(o)], [o for o in outcomes if not applicable(o)])
+
+
 def rule_mark(outcome: dict) -> str:
     """A gate outcome's mark: n/a where the data has nothing for it to check, else ``mark``."""
-    return "n/a" if outcome.get("applicable") is False else mark(outcome["passed"])
+    return mark(bool(outcome.get("passed"))) if applicable(outcome) else NOT_APPLICABLE
 
 
 def verdict(passed: bool) -> str:

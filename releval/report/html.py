@@ -41,6 +41,8 @@ from releval.report.decision import WORKSHEET_ROWS
 from releval.report.formats import (
     HARD_NEGATIVES,
     HARD_NEGATIVES_LEGEND,
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_HEADING,
     TIES_LEGEND,
     beside_precision,
     family_and_cutoff,
@@ -48,6 +50,7 @@ from releval.report.formats import (
     mark,
     number,
     significant,
+    split_applicable,
     tie_note,
     verdict,
     wins_ties_losses,
@@ -206,19 +209,17 @@ def decision_section(inputs: ReportInputs) -> Raw:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
                          "number as indicative only.</p><ul>"
                          + "".join(f"<li>{esc(d)}</li>" for d in differences) + "</ul>"))
-    checked = [o for o in gate.get("rules", []) if o.get("applicable", True)]
+    checked, apart = split_applicable(gate.get("rules", []))
     rules = [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
                   f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
               significant(o["threshold"]), o["reason"]] for o in checked]
     parts.append(Raw("<h3>Release rules</h3>"))
     parts.append(_table(["", "rule", "value", "threshold", "reason"], rules, class_="rules")
                  if rules else Raw("<p>No rules configured.</p>"))
-    apart = [o for o in gate.get("rules", []) if not o.get("applicable", True)]
     if apart:
-        parts.append(Raw("<p class=\"note\">Not applicable (nothing in this data for them to "
-                         "check):</p><ul class=\"na\">" + "".join(
-                             f"<li>{esc(o['name'])}: {esc(o['reason'])}</li>" for o in apart)
-                         + "</ul>"))
+        parts.append(Raw(f'<p class="note">{esc(NOT_APPLICABLE_HEADING)}:</p><ul class="na">'
+                         + "".join(f"<li>{esc(o['name'])}: {esc(o['reason'])}</li>"
+                                   for o in apart) + "</ul>"))
     if gate.get("note"):
         parts.append(_tag("p", gate["note"], class_="note"))
     parts += [_conditions(c), _paired(c),
@@ -282,7 +283,7 @@ def _rec_cell(entry: dict | None, level: bool) -> Raw:
     if entry is None:
         return Raw('<td><span class="fig">—</span></td>')
     if not rec.applicable(entry):
-        return Raw(f'<td class="na"><span class="fig">{esc(rec.NOT_APPLICABLE)}</span>'
+        return Raw(f'<td class="na"><span class="fig">{esc(NOT_APPLICABLE)}</span>'
                    f'<span class="meta">{esc(rec.note_text(entry))}</span></td>')
     meta = [rec.counts_text(entry), *(["one value per system"] if level else []),
             *filter(None, [tie_note(entry)])]
@@ -335,7 +336,7 @@ def metrics_section(inputs: ReportInputs) -> Raw:
                 row.append("—")
                 continue
             if not rec.applicable(e):
-                row.append(Raw(f'<td class="na"><span class="fig">{esc(rec.NOT_APPLICABLE)}'
+                row.append(Raw(f'<td class="na"><span class="fig">{esc(NOT_APPLICABLE)}'
                                f'</span><span class="meta">{esc(rec.NOT_APPLICABLE_NOTE)}'
                                "</span></td>"))
                 continue

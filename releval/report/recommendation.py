@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from releval.report.formats import number
+from releval.report.formats import NOT_APPLICABLE, number
 
 RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
 GROUPS = {
@@ -28,7 +28,7 @@ GROUPS = {
 FAMILIES = {CALIBRATION: ("LogLoss", "Brier", "ECE"),
             BEYOND: ("Novelty", "ILD", "LongTail", "Serendipity", "Coverage", "Gini",
                      "Entropy")}
-NOT_APPLICABLE, NOT_APPLICABLE_NOTE = "n/a", "not applicable"
+NOT_APPLICABLE_NOTE = "not applicable"
 LEGEND = ("n = users averaged (a system-level measure: users contributing); undefined = users "
           "who bought nothing in the horizon (excluded, never scored); n/a = not applicable "
           "(a probability measure of a system that emits none: never computed from scores).")

@@ -42,9 +42,8 @@ def check(rule: CoverageRule, ev: Evidence) -> list[Outcome]:
                         "the split stage")]
     bounded = {name: c for name, c in categories.items() if c.get("minimum") is not None}
     if not bounded:
-        return [Outcome(rule.rule, rule.rule, True, None, None,
-                        "not applicable: query_set.min_per_category sets no minimum",
-                        applicable=False)]
+        return [Outcome.not_applicable(rule.rule, rule.rule, "not applicable: "
+                                       "query_set.min_per_category sets no minimum")]
     result = []
     for name, c in bounded.items():
         count, minimum, rules = int(c["count"]), int(c["minimum"]), list(c.get("underwrites", []))

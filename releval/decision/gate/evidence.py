@@ -56,6 +56,12 @@ class Outcome:
     reason: str
     applicable: bool = True
 
+    @classmethod
+    def not_applicable(cls, rule: str, name: str, reason: str,
+                       value: float | int | None = None) -> Outcome:
+        """The outcome of a rule with nothing in the data to check: it passes, n/a."""
+        return cls(rule, name, True, value, None, reason, applicable=False)
+
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 

@@ -137,9 +137,9 @@ def _outcome(rule: Guarded, guard: Guard, primary: Reading, ev: Evidence) -> Out
         return Outcome(rule.rule, name, False, None, None,
                        f"{primary.missing}: cannot tell whether {rule.primary} improved")
     if watched.missing and guard.if_applicable and _inapplicable(ev, guard.measure):
-        return Outcome(rule.rule, name, True, None, None,
-                       f"{watched.missing}: the guard {guard.measure} does not apply to this "
-                       "data (if_applicable)", applicable=False)
+        return Outcome.not_applicable(rule.rule, name, f"{watched.missing}: the guard "
+                                      f"{guard.measure} does not apply to this data "
+                                      "(if_applicable)")
     if watched.missing:
         return Outcome(rule.rule, name, False, None, None,
                        f"{watched.missing}: cannot check the guard {guard.measure}")

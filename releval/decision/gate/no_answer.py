@@ -30,8 +30,8 @@ def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:
     cand = number(records[ev.candidate].get("correct_refusal_rate"))
     base = number(records[ev.baseline].get("correct_refusal_rate"))
     if cand is None or base is None:
-        return [Outcome(rule.rule, name, True, cand, None,
-                        "not applicable: no no-answer queries", applicable=False)]
+        return [Outcome.not_applicable(rule.rule, name, "not applicable: no no-answer queries",
+                                       cand)]
     threshold = base - rule.max_drop
     passed = cand >= threshold
     return [Outcome(rule.rule, name, passed, cand, threshold,
