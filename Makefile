@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-all lint bench
+.PHONY: demo test test-all lint bench dag
 
 # rectools (an oracle in tests/metrics) pins numpy<2 and pandas<3 in its metadata, which its
 # metrics do not need: it is installed without its dependencies, so pandas stays 3.
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+
+# dvc.yaml's code deps: each stage's import closure (tests/test_dvc_yaml.py holds them exact)
+dag: $(STAMP)
+	$(BIN)/python -m releval.project.closure dvc.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check releval stages flows tests benchmarks

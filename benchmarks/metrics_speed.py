@@ -26,7 +26,7 @@ import pandas as pd
 import pytrec_eval
 from timing import best_of
 
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 
 MEASURES = ["nDCG@10", "R@100", "RR", "P@10", "AP"]
 TREC = {"ndcg_cut.10", "recall.100", "recip_rank", "P.10", "map"}

@@ -32,8 +32,8 @@ import pandas as pd
 import pyarrow.csv as pacsv
 
 from releval.data import contracts as S
-from releval.metrics import evaluate
 from releval.metrics.catalog import Catalog
+from releval.metrics.engine import evaluate
 
 RETAIL = Path(__file__).resolve().parents[2] / "shared" / "data" / "online-retail"
 HORIZON = pd.Timedelta(days=30)

@@ -44,7 +44,7 @@ from releval import executor
 from releval.data import contracts as S
 from releval.decision.stats import mean_ci
 from releval.demo.generator import generate
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 from releval.retrieval.routes import ROUTES, search
 
 MEASURES = ["nDCG@10", "R@100", "RR@10", "AP"]

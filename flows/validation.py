@@ -29,8 +29,8 @@ from great_expectations.data_context.types.base import ProgressBarsConfig
 from releval.data import contracts as S
 from releval.decision import health
 from releval.decision.safety import SAFETY_REASONS, VIOLATION_COLUMNS
-from releval.decision.slices import DIMENSIONS
 from releval.diagnosis.layers import LAYERS
+from releval.params.slices import DIMENSIONS
 
 E = gx.expectations
 N_EXAMPLES = 5

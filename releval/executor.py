@@ -30,11 +30,9 @@ import resource
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
-
 from releval.errors import InputError
+from releval.params.executor import DaskSettings
 from releval.progress import track
-from releval.section import Section
 
 if TYPE_CHECKING:  # imported only when a run asks for Dask
     from distributed import Client
@@ -47,22 +45,6 @@ ADDRESS_ENV = "RELEVAL_DASK_ADDRESS"  # the cluster the pipeline flow started fo
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 log = logging.getLogger(__name__)
-
-
-class DaskSettings(Section):
-    """``base.dask``: the cluster of ``executor: dask``."""
-
-    address: str | None = None  # a team's scheduler, e.g. tcp://10.0.0.5:8786; None: local
-    n_workers: int = Field(2, ge=1)  # worker processes of a LocalCluster
-    threads_per_worker: int = Field(1, ge=1)
-    memory_limit: str = "auto"  # per worker (LocalCluster), e.g. "4GiB"
-
-
-class Shards(Section):
-    """``base.shards``: how big a coarse block is (each block is one task)."""
-
-    documents: int = Field(250_000, ge=1)  # documents per index shard (BM25, dense)
-    queries: int = Field(10_000, ge=1)  # queries per block of search and evaluation
 
 
 def peak_rss_mib() -> float:

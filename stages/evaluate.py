@@ -50,10 +50,10 @@ from releval.decision.slices import labels as query_labels
 from releval.diagnosis.route_hits import CLASS, hit_counts, route_hits
 from releval.errors import InputError
 from releval.judging.pooling import unjudged
-from releval.metrics import evaluate_systems
 from releval.metrics.calibration import RELIABILITY_COLUMNS, reliability
 from releval.metrics.catalog import Catalog
 from releval.metrics.curves import curves
+from releval.metrics.engine import evaluate_systems
 from releval.metrics.ties import ties
 from releval.params import Params
 from releval.retrieval.embeddings import EmbeddingCache, Encoder

@@ -4,55 +4,12 @@ tests/test_dvc_yaml.py and tests/flows/test_pipeline.py hold dvc.yaml against th
 
 from __future__ import annotations
 
-import ast
 import types
 from pathlib import Path
 
 from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = ("releval", "stages", "flows")
-
-
-def _module_file(module: str, root: Path = ROOT) -> Path | None:
-    path = root / Path(*module.split("."))
-    for candidate in (path / "__init__.py", path.with_suffix(".py")):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _imported(path: Path, root: Path) -> set[str]:
-    rel = path.relative_to(root).with_suffix("")
-    package = list(rel.parts[:-1])  # a module's package; for __init__ the package itself
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package[: len(package) - node.level + 1]
-                base = ".".join([*up, base] if base else up)
-            names |= {base} | {f"{base}.{a.name}" for a in node.names}
-    return names
-
-
-def code_files(module: str, root: Path = ROOT) -> set[str]:
-    """Every first-party file ``python -m module`` may execute: the module, what it imports
-    (anywhere in the file), their packages' __init__, transitively."""
-    seen: set[Path] = set()
-    todo = [module]
-    while todo:
-        parts = todo.pop().split(".")
-        if parts[0] not in FIRST_PARTY:
-            continue
-        for i in range(1, len(parts) + 1):
-            path = _module_file(".".join(parts[:i]), root)
-            if path and path not in seen:
-                seen.add(path)
-                todo += _imported(path, root)
-    return {str(p.relative_to(root)) for p in seen}
 
 
 def covered(path: str, deps: list[str]) -> bool:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.dag import ROOT, _imported
+from releval.project.closure import imports
+from tests.dag import ROOT
 
 FORBIDDEN = {
     "releval": ("prefect", "dvc", "great_expectations", "flows", "stages"),
@@ -14,7 +15,7 @@ FORBIDDEN = {
 def test_no_import_runs_upward(layer):
     upward = {}
     for path in sorted((ROOT / layer).rglob("*.py")):
-        names = {n.split(".")[0] for n in _imported(path, ROOT)}
+        names = {n.split(".")[0] for n in imports(path, ROOT)}
         bad = sorted(names & set(FORBIDDEN[layer]))
         if bad:
             upward[str(path.relative_to(ROOT))] = bad

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from dvc.repo import Repo
 
-from tests.dag import ROOT, code_files, covered
+from releval.project.closure import code_files, command_module, is_code, rewrite_deps
+from tests.dag import ROOT, covered
 
 
 @pytest.fixture(scope="module")
@@ -17,16 +18,39 @@ def stages():
         return [(s.name, s.cmd, [d.def_path for d in s.deps]) for s in repo.index.stages]
 
 
-def test_every_stage_lists_every_module_its_command_imports(stages):
+def test_every_stage_lists_exactly_the_modules_its_command_runs(stages):
+    """A stage's code deps are its command's import closure: a module it runs and does not
+    list would leave its outputs stale; one it lists and never runs re-runs it for nothing.
+    ``make dag`` rewrites the lists (``releval.project.closure``)."""
     assert {name.split("@")[0] for name, _, _ in stages} >= {"inputs", "prepare", "report"}
-    missing = {}
+    wrong = {}
     for name, cmd, deps in stages:
-        argv = shlex.split(cmd)
-        module = argv[argv.index("-m") + 1]
-        unlisted = sorted(f for f in code_files(module) if not covered(f, deps))
-        if unlisted:
-            missing[name] = unlisted
-    assert missing == {}, f"dvc.yaml misses dependencies: {missing}"
+        runs = code_files(command_module(cmd))
+        listed = {d for d in deps if is_code(d)}
+        if runs != listed:
+            wrong[name] = {"missing": sorted(runs - listed), "unused": sorted(listed - runs)}
+    assert wrong == {}, f"dvc.yaml's code deps are not exact (run make dag): {wrong}"
+
+
+def test_the_check_fails_on_a_missing_and_on_an_unused_dep():
+    """The rewrite puts back a dropped module and removes one the stage does not run."""
+    text = (ROOT / "dvc.yaml").read_text()
+    exact = rewrite_deps(text)
+    assert exact == text
+    dropped = text.replace("      - releval/params/rules.py\n", "", 1)
+    assert dropped != text and rewrite_deps(dropped) == text
+    unused = text.replace("      - stages/gate.py\n",
+                          "      - stages/gate.py\n      - releval/report/html.py\n", 1)
+    assert unused != text and rewrite_deps(unused) == text
+
+
+def test_a_gate_rule_and_a_route_are_code_of_their_stages_only(stages):
+    """Editing a gate rule's module re-runs only the gate (and what reads its output);
+    a route's search re-runs the stages that search, never the gate."""
+    deps = {name.split("@")[0]: set(d) for name, _, d in stages}
+    assert {n for n, d in deps.items() if "releval/decision/gate/not_worse.py" in d} == {"gate"}
+    assert "releval/retrieval/dense.py" not in deps["gate"] | deps["pool"] | deps["judgments"]
+    assert {n for n, d in deps.items() if "releval/params/rules.py" in d} == set(deps)
 
 
 def test_every_listed_code_dependency_exists(stages):
@@ -38,10 +62,12 @@ def test_every_listed_code_dependency_exists(stages):
 def test_the_import_closure_sees_lazy_and_package_imports():
     files = code_files("stages.common")
     assert {"stages/common.py", "stages/__init__.py", "releval/__init__.py",
-            "releval/data/__init__.py", "releval/retrieval/routes.py"} <= files
+            "releval/data/__init__.py", "releval/params/systems.py"} <= files
+    assert "releval/retrieval/routes.py" not in files  # params are leaves
     assert {"releval/project/runner.py", "releval/decision/compare.py"} <= code_files(
         "releval.cli")  # imported inside the commands that use them
-    assert code_files("stages.inputs") >= {"releval/project/inputs.py", "releval/params.py"}
+    assert code_files("stages.inputs") >= {"releval/project/inputs.py",
+                                           "releval/params/__init__.py"}
 
 
 def test_every_path_a_command_reads_is_a_dependency(stages):

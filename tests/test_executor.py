@@ -4,7 +4,8 @@ from a worker as one line, and a scheduler that does not answer."""
 import pytest
 
 from releval.errors import InputError
-from releval.executor import DaskSettings, Local, active, opened, using
+from releval.executor import Local, active, opened, using
+from releval.params.executor import DaskSettings
 
 
 def scaled(block, factor):

@@ -19,7 +19,9 @@ from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
 from releval.errors import InputError
-from releval.metrics import DEFAULT_MEASURES, MEASURES, compiled, evaluate, resolve
+from releval.metrics import compiled
+from releval.metrics.engine import DEFAULT_MEASURES, evaluate, resolve
+from releval.metrics.measures import MEASURES
 from releval.report.formats import (
     NOT_APPLICABLE,
     applicable,

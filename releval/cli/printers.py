@@ -13,8 +13,8 @@ from rich.table import Table
 
 from releval.cli.output import err
 from releval.data import contracts as S
-from releval.metrics import MEASURES, Evaluation, resolve
-from releval.metrics.engine import missing
+from releval.metrics.engine import Evaluation, missing, resolve
+from releval.metrics.measures import MEASURES
 from releval.report.formats import UNDEFINED, measure_value
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.decision.aggregation import aggregates, decompose
-from releval.metrics import resolve
+from releval.metrics.engine import resolve
 
 STRATUM = "stratum"
 UNLABELLED = "unlabelled"

@@ -47,7 +47,6 @@ KINDS: dict[str, Kind] = {
     "training_signal": Kind("new training signal", ("independent_eval", "explicit_labels"),
                             ("slices", "leakage", "negative_transfer")),
 }
-CHANGES = tuple(KINDS)
 GENERAL_ONLY = "not declared: the general conditions only"
 
 

@@ -23,7 +23,7 @@ from releval.data.readers import existing, read_delimited, read_parquet, read_ru
 from releval.decision.aggregation import aggregates, decompose
 from releval.decision.stats import compare_table, holm, holm_verdicts
 from releval.errors import InputError
-from releval.metrics import evaluate, resolve
+from releval.metrics.engine import evaluate, resolve
 
 SIDES = ("baseline", "candidate")
 

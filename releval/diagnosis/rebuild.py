@@ -32,7 +32,7 @@ from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.no_answer import evaluated_queries
 from releval.errors import InputError
-from releval.metrics import evaluate, resolve
+from releval.metrics.engine import evaluate, resolve
 from releval.params import Params
 from releval.retrieval.fusion import choose, expand_grid, fuse
 from releval.retrieval.routes import route_of, search

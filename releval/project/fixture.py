@@ -20,7 +20,7 @@ from releval.data import contracts as S
 from releval.data.adapters import RealData, read_beir, read_tables
 from releval.data.visibility import judgments_of
 from releval.decision.stats import mean_ci
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 from releval.params import Params
 from releval.retrieval.fusion import fuse
 from releval.retrieval.routes import route_of, search

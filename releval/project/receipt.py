@@ -33,7 +33,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.errors import InputError
-from releval.metrics import MEASURES
+from releval.metrics.measures import MEASURES
 from releval.metrics.ranking import TIE_POLICY
 from releval.params import Params
 from releval.project import template

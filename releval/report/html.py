@@ -31,8 +31,8 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.diagnosis import worksheet
 from releval.errors import InputError
-from releval.metrics import MEASURES
 from releval.metrics.curves import FAMILY, K
+from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
 from releval.report import change, health, history, training

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import Stemmer
-from pydantic import Field
 
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
@@ -32,7 +31,6 @@ from releval.retrieval.base import (
     check_search,
     top_k,
 )
-from releval.section import Section
 
 if TYPE_CHECKING:  # imported where used: numba's JIT costs every stage's start
     import bm25s
@@ -43,19 +41,6 @@ log = logging.getLogger(__name__)
 # bm25+ give every document a positive floor, which would make every document a candidate).
 METHODS = ("robertson", "lucene", "atire")
 MAX_CELLS = 1 << 25  # score-matrix cells per batch (float32: 128 MiB)
-
-
-class BM25System(Section):
-    """A ``route: bm25`` entry of ``candidates.systems``: the BM25Retriever's settings."""
-
-    route: Literal["bm25"] = "bm25"
-    k1: float = Field(1.5, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
-    method: Literal["lucene", "robertson", "atire"] = "lucene"
-    stemmer: str | None = "english"
-    stopwords: str | None = "en"
-    batch_size: int = Field(256, ge=1)  # queries scored per batch
-
 
 
 class BM25Retriever:

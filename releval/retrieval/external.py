@@ -38,7 +38,6 @@ from __future__ import annotations
 import io
 import logging
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -51,7 +50,6 @@ from releval.data.readers import existing, read_parquet, read_run, sha256_of, te
 from releval.data.visibility import REASONS, Visibility, forbidden_reasons
 from releval.errors import InputError
 from releval.retrieval.base import Candidates
-from releval.section import Section
 
 log = logging.getLogger(__name__)
 
@@ -195,23 +193,6 @@ def _ordered(run: pd.DataFrame, position: np.ndarray) -> pd.DataFrame:
                              f"{query.iloc[i]!r}: scores must not increase with rank",
                              source, S.where(run, ordered.index[i]))
     return ordered
-
-
-class ExternalSystem(Section):
-    """A ``route: external`` entry of ``candidates.systems``: a team's run file."""
-
-    route: Literal["external"] = "external"
-    path: str  # a TREC run file, or a parquet/CSV run table (query/doc or user/item ids)
-    system: str | None = None  # which system of a multi-system table
-    seeds: list[int] = []  # trained with these seeds: the tags <system>@seed<k>, one run each
-
-    def per_seed(self, name: str) -> dict[int, ExternalSystem]:
-        """seed -> this entry reading the run tagged ``<system or name>@seed<k>`` (the
-        training seeds of one system, ``seeds``); {} without seeds."""
-        tag = self.system or name
-        return {k: self.model_copy(update={"system": f"{tag}@seed{k}", "seeds": []})
-                for k in self.seeds}
-
 
 
 class ExternalRetriever:

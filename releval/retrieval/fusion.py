@@ -30,7 +30,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.errors import InputError
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 from releval.retrieval.base import CANDIDATE_COLUMNS
 
 SOURCE = "fusion"

@@ -27,7 +27,7 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 from releval.retrieval import routes
 from releval.section import Section
 

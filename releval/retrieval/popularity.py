@@ -10,22 +10,11 @@ items were bought in it. Queries at one cut share one count (``base.HistoryRetri
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from releval.data import contracts as S
 from releval.retrieval.base import HistoryRetriever
-from releval.section import Section
-
-
-class PopularitySystem(Section):
-    """A ``route: popularity`` entry of ``candidates.systems``."""
-
-    route: Literal["popularity"] = "popularity"
-    window_days: int = Field(90, ge=1)  # the trailing window whose purchases are counted
 
 
 class PopularityRetriever(HistoryRetriever):

@@ -1,9 +1,10 @@
 """The one registry of retrieval routes: ``ROUTES`` maps a route name to its ``Route``.
 
-A route is one module of this package holding its params model (an entry of
-``candidates.systems``, tagged ``route: <name>``) and its retriever class (``base.Retriever``,
-built from the model's fields), registered here with its traits. Adding a route = its module
-+ one entry: ``params.Candidates`` takes its system models from ``ROUTES``, and the failure
+A route is one module of this package holding its retriever class (``base.Retriever``, built
+from its params model's fields), registered here with its traits and its params model (an
+entry of ``candidates.systems``, tagged ``route: <name>``), which lives in the leaf
+``releval.params.systems`` (``SYSTEMS``) so that reading params never imports a search.
+Adding a route = its module, its model in ``SYSTEMS`` and one entry here; the failure
 analysis (exact re-search, ANN blame) and the comparison conditions (visibility) read the
 traits. A fused window (stage fuse) has route ``FUSED``; its traits are its two sources'.
 The recommendation routes (popularity, cooccurrence, content) need the interaction log:
@@ -16,24 +17,23 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Union
 
 import pandas as pd
-from pydantic import Field
 
 from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.executor import Shards
+from releval.params.executor import Shards
+from releval.params.systems import SYSTEMS
 from releval.retrieval.base import Candidates, Retriever
-from releval.retrieval.bm25 import BM25Retriever, BM25System
+from releval.retrieval.bm25 import BM25Retriever
 from releval.retrieval.bm25_shards import search_sharded as bm25_sharded
-from releval.retrieval.content import ContentRetriever, ContentSystem
-from releval.retrieval.cooccurrence import CooccurrenceRetriever, CooccurrenceSystem
-from releval.retrieval.dense import DenseRetriever, DenseSystem
+from releval.retrieval.content import ContentRetriever
+from releval.retrieval.cooccurrence import CooccurrenceRetriever
+from releval.retrieval.dense import DenseRetriever
 from releval.retrieval.dense_shards import search_sharded as dense_sharded
-from releval.retrieval.external import ExternalRetriever, ExternalSystem
-from releval.retrieval.popularity import PopularityRetriever, PopularitySystem
+from releval.retrieval.external import ExternalRetriever
+from releval.retrieval.popularity import PopularityRetriever
 from releval.section import Section
 
 FUSED = "hybrid"
@@ -65,25 +65,22 @@ class Route:
 
 
 ROUTES: dict[str, Route] = {
-    "bm25": Route(BM25System, BM25Retriever, enforces_visibility=True, exact={},
+    "bm25": Route(SYSTEMS["bm25"], BM25Retriever, enforces_visibility=True, exact={},
                   sharded=bm25_sharded),
-    "dense": Route(DenseSystem, DenseRetriever, enforces_visibility=True,
+    "dense": Route(SYSTEMS["dense"], DenseRetriever, enforces_visibility=True,
                    exact={"index": "exact"},
                    ann_knobs=("index", "hnsw_m", "ef_search", "ef_construction", "nlist",
                               "nprobe", "ann_sample"),
                    sharded=dense_sharded, extra="dense"),
-    "external": Route(ExternalSystem, ExternalRetriever, enforces_visibility=False, exact=None),
-    "popularity": Route(PopularitySystem, PopularityRetriever, enforces_visibility=True,
+    "external": Route(SYSTEMS["external"], ExternalRetriever, enforces_visibility=False,
+                      exact=None),
+    "popularity": Route(SYSTEMS["popularity"], PopularityRetriever, enforces_visibility=True,
                         exact={}, needs_history=True),
-    "cooccurrence": Route(CooccurrenceSystem, CooccurrenceRetriever, enforces_visibility=True,
+    "cooccurrence": Route(SYSTEMS["cooccurrence"], CooccurrenceRetriever, enforces_visibility=True,
                           exact={}, needs_history=True),
-    "content": Route(ContentSystem, ContentRetriever, enforces_visibility=True, exact={},
+    "content": Route(SYSTEMS["content"], ContentRetriever, enforces_visibility=True, exact={},
                      needs_history=True, extra="dense"),
 }
-
-System = Annotated[Union[tuple(r.params for r in ROUTES.values())],  # noqa: UP007
-                   Field(discriminator="route")]
-
 
 def route_of(name: str) -> Route:
     route = ROUTES.get(name)

@@ -21,8 +21,7 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.visibility import Visibility
-from releval.metrics import evaluate
-from releval.metrics.engine import Evaluation
+from releval.metrics.engine import Evaluation, evaluate
 from releval.retrieval.base import Retriever
 from releval.retrieval.fusion import fuse
 from releval.retrieval.routes import make_retriever, route_of

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from releval.errors import InputError
-from releval.metrics import evaluate, resolve
+from releval.metrics.engine import evaluate, resolve
 from releval.metrics.spec import Measure
 from releval.selftest.oracles import ORACLES, Entry, Oracle
 from releval.selftest.paths import DEFINED_WITHOUT_RELEVANT, MEASURES, Cases, cases

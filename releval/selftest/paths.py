@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from releval.errors import InputError
-from releval.metrics import resolve
+from releval.metrics.engine import resolve
 from releval.metrics.spec import Measure
 
 PATHS: dict[str, str] = {

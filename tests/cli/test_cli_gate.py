@@ -9,9 +9,7 @@ from typer.testing import CliRunner
 from releval.cli import app
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence
-from releval.decision.gate.judged import JudgedRule
-from releval.decision.gate.latency import LatencyRule
-from releval.decision.gate.safety import SafetyRule
+from releval.params.rules import JudgedRule, LatencyRule, SafetyRule
 
 runner = CliRunner()
 

@@ -8,17 +8,19 @@ import pandas as pd
 import pytest
 
 from releval.decision.gate import NO_RULES, RULES, decide, outcomes
-from releval.decision.gate.coverage import CoverageRule
 from releval.decision.gate.evidence import Evidence, check_sides
-from releval.decision.gate.judged import JudgedRule
-from releval.decision.gate.latency import LatencyRule
-from releval.decision.gate.no_answer import NoAnswerRule
-from releval.decision.gate.no_regression import NoRegression
-from releval.decision.gate.not_worse import NotWorse
-from releval.decision.gate.safety import SafetyRule
 from releval.errors import InputError
 from releval.metrics.engine import missing
 from releval.params import Gate, Params, Rule
+from releval.params.rules import (
+    CoverageRule,
+    JudgedRule,
+    LatencyRule,
+    NoAnswerRule,
+    NoRegression,
+    NotWorse,
+    SafetyRule,
+)
 
 NAN = math.nan
 

@@ -8,9 +8,10 @@ import pandas as pd
 import yaml
 
 from releval.decision.gate import RULES, decide
-from releval.decision.gate.coverage import CoverageRule, check
+from releval.decision.gate.coverage import check
 from releval.decision.gate.evidence import Evidence
 from releval.params import Params
+from releval.params.rules import CoverageRule
 from stages.gate import main, run
 
 RULE = CoverageRule()

@@ -6,10 +6,10 @@ from pydantic import ValidationError
 
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence
-from releval.decision.gate.health import HealthRule, check
-from releval.decision.gate.rollback import Rollback
+from releval.decision.gate.health import check
 from releval.errors import InputError
 from releval.params import parse_params
+from releval.params.rules import HealthRule, Rollback
 
 HEALTH = {"systems": {
     "hybrid": {"error_rate": 0.004, "latency_p99_ms": 120.0, "embedding_cache_hit_rate": 0.9,

@@ -13,13 +13,12 @@ from releval.data.visibility import Visibility
 from releval.decision.compare import compare
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence
-from releval.decision.gate.guarded import Guard, Guarded, check
-from releval.decision.gate.no_regression import NoRegression
+from releval.decision.gate.guarded import check
 from releval.demo.generator import generate
 from releval.errors import InputError
-from releval.metrics import evaluate_systems
-from releval.metrics.engine import missing
+from releval.metrics.engine import evaluate_systems, missing
 from releval.params import Params
+from releval.params.rules import Guard, Guarded, NoRegression
 from releval.retrieval.bm25 import BM25Retriever
 from stages.gate import directions
 

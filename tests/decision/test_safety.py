@@ -8,7 +8,6 @@ from releval.data import contracts as S
 from releval.data.visibility import REASONS, Visibility
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence
-from releval.decision.gate.safety import SafetyRule
 from releval.decision.safety import (
     IN_TOP_K,
     SAFETY_REASONS,
@@ -20,6 +19,7 @@ from releval.decision.safety import (
 )
 from releval.demo.generator import generate
 from releval.errors import InputError
+from releval.params.rules import SafetyRule
 from releval.retrieval.routes import make_retriever
 from tests.frames import AFTER, doc, documents, queries, query
 

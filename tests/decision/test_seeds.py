@@ -9,8 +9,8 @@ import pytest
 from releval.data import contracts as S
 from releval.decision.gate import decide
 from releval.decision.gate.evidence import Evidence
-from releval.decision.gate.seeds import SeedsRule
 from releval.decision.seeds import training_variance
+from releval.params.rules import SeedsRule
 
 BASE = [0.5, 0.4, 0.6, 0.3, np.nan]  # the last query is undefined: left out
 

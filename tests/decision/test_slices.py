@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from releval.decision.slices import Slices, labels, slice_table
+from releval.decision.slices import labels, slice_table
 from releval.decision.stats import holm, holm_verdicts, paired
 from releval.errors import InputError
+from releval.params.slices import Slices
 
 T = pd.Timestamp("2025-03-31", tz="UTC")
 IDS = ["q1", "q2", "q3", "q4", "q5", "q6"]

@@ -7,7 +7,8 @@ import pytest
 
 from releval.decision import stats
 from releval.decision.stats import bootstrap_ci, paired
-from releval.executor import Dask, DaskSettings, Local, opened, using
+from releval.executor import Dask, Local, opened, using
+from releval.params.executor import DaskSettings
 
 RESAMPLES = 3_500  # DRAW_BLOCK 1000: four blocks, the last one short
 

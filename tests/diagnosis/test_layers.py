@@ -22,9 +22,8 @@ from releval.diagnosis.layers import (
     classify,
 )
 from releval.errors import InputError
-from releval.retrieval.bm25 import BM25System
+from releval.params.systems import BM25System, DenseSystem
 from releval.retrieval.deep import exact_ranks
-from releval.retrieval.dense import DenseSystem
 from releval.retrieval.fusion import fuse
 from releval.retrieval.routes import make_retriever
 from tests.frames import AFTER, doc, documents, queries, query

@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 from test_ranking import frames
 
 from releval.errors import InputError
-from releval.executor import Dask, DaskSettings, Local, opened, using
-from releval.metrics import blocks, evaluate
+from releval.executor import Dask, Local, opened, using
+from releval.metrics import blocks
+from releval.metrics.engine import evaluate
 from releval.metrics.judgments import Judgments
+from releval.params.executor import DaskSettings
 
 MEASURES = ["nDCG@3", "P@2", "R@5", "RR", "AP", "Judged@2", "NumRet", "Bpref", "IPrec@0.5"]
 

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from releval.metrics import MEASURES, evaluate, parse_measure
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measure
 from releval.metrics.ranking import Ranking
 from tests.frames import frames
 

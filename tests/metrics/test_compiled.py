@@ -7,7 +7,8 @@ import sys
 import pandas as pd
 import pyarrow as pa
 
-from releval.metrics import compiled, doc_join, evaluate
+from releval.metrics import compiled, doc_join
+from releval.metrics.engine import evaluate
 
 NO_CACHE = """
 import warnings

@@ -10,8 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from releval.metrics import MEASURES, evaluate, parse_measure, parse_measures
 from releval.metrics.condensed import condensed
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measure, parse_measures
 from releval.metrics.ranking import Ranking
 from tests.frames import frames
 

@@ -8,8 +8,8 @@ import pytest
 import pytrec_eval
 
 from releval.data import contracts as S
-from releval.metrics import evaluate
 from releval.metrics.curves import CURVE_COLUMNS, curves, cutoffs
+from releval.metrics.engine import evaluate
 
 # q1 {d1: 2, d4: 1}, q2 {d2: 1, d5: 3}, q3 no relevant document (d6 judged 0)
 QRELS = pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q1", "q2", "q2", "q3"],

@@ -14,7 +14,10 @@ from test_ranking import _weak, frames, reference
 from releval.data import contracts as S
 from releval.data.readers import read_qrels
 from releval.errors import InputError
-from releval.metrics import MEASURES, blocks, doc_join, evaluate, parse_measure
+from releval.metrics import blocks, doc_join
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measure
 from tests.frames import frames as tables
 
 KS = (1, 2, 5)

@@ -8,8 +8,9 @@ import math
 import pandas as pd
 import pytest
 
-from releval.metrics import MEASURES, evaluate, parse_measure, parse_measures
-from releval.metrics.measures import RECALL_LEVELS
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES, RECALL_LEVELS
+from releval.metrics.names import parse_measure, parse_measures
 
 
 def curve(ranked: list[str], grades: dict[str, int], **kw) -> list[float]:

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from releval.errors import InputError
-from releval.metrics import MEASURES, evaluate
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES
 from tests.frames import frames
 
 

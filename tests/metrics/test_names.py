@@ -1,7 +1,7 @@
 import pytest
 
 from releval.errors import InputError
-from releval.metrics import parse_measure, parse_measures
+from releval.metrics.names import parse_measure, parse_measures
 
 
 @pytest.mark.parametrize("text,name", [

@@ -10,7 +10,9 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from releval.metrics import MEASURES, Measure, evaluate, resolve
+from releval.metrics.engine import evaluate, resolve
+from releval.metrics.measures import MEASURES
+from releval.metrics.spec import Measure
 
 TREC_SPECS = {"P.1,3,5,20", "recall.1,3,20", "success.1,5", "ndcg", "ndcg_cut.3,10",
               "recip_rank", "map", "map_cut.3,20", "Rprec", "bpref", "num_ret", "num_rel",

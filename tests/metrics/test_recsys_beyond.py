@@ -13,8 +13,8 @@ import rectools.metrics as metrics
 from rectools.metrics import distances
 
 from releval.data import contracts as S
-from releval.metrics import evaluate, evaluate_systems
 from releval.metrics.catalog import Catalog
+from releval.metrics.engine import evaluate, evaluate_systems
 from tests.metrics.recsys import (
     CUT,
     items_table,
@@ -197,7 +197,7 @@ def test_novelty_ild_coverage_equal_rectools_on_full_lists(seed):
 
 
 def test_each_family_says_its_level_and_which_way_is_better():
-    from releval.metrics import MEASURES
+    from releval.metrics.measures import MEASURES
 
     lower = {name for name, f in MEASURES.items() if f.better == "lower"}
     system = {name for name, f in MEASURES.items() if f.level == "system"}

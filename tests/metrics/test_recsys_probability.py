@@ -10,9 +10,9 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 from releval.data import contracts as S
-from releval.metrics import evaluate
 from releval.metrics.calibration import reliability
 from releval.metrics.catalog import Catalog
+from releval.metrics.engine import evaluate
 from tests.metrics.recsys import (
     items_table,
     positives,

@@ -8,7 +8,8 @@ import rectools.metrics as rectools_metrics
 from rectools import Columns
 
 from releval.data import contracts as S
-from releval.metrics import evaluate, parse_measure
+from releval.metrics.engine import evaluate
+from releval.metrics.names import parse_measure
 from tests.metrics.recsys import random_case
 
 

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from releval.errors import InputError
-from releval.metrics import MEASURES, evaluate, parse_measure, parse_measures
+from releval.metrics.engine import evaluate
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measure, parse_measures
 from releval.metrics.ties import KEYS, ties
 
 

@@ -12,8 +12,10 @@ from releval.data import contracts as S
 from releval.data.visibility import Visibility, forbidden_reasons
 from releval.demo.generator import generate
 from releval.errors import InputError
-from releval.executor import DaskSettings, Shards, opened, using
-from releval.retrieval.bm25 import BM25Retriever, BM25System
+from releval.executor import opened, using
+from releval.params.executor import DaskSettings, Shards
+from releval.params.systems import BM25System
+from releval.retrieval.bm25 import BM25Retriever
 from releval.retrieval.bm25_shards import search_sharded
 from releval.retrieval.routes import ROUTES, search
 from tests.frames import AFTER, doc, documents, queries, query

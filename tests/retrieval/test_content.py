@@ -10,7 +10,8 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.retrieval.content import ContentRetriever, ContentSystem
+from releval.params.systems import ContentSystem
+from releval.retrieval.content import ContentRetriever
 from releval.retrieval.routes import search
 from tests.retrieval.recs import catalogue, interactions, user_queries, windows
 

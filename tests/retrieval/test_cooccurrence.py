@@ -7,7 +7,8 @@ import pytest
 
 from releval.data.history import History
 from releval.errors import InputError
-from releval.retrieval.cooccurrence import CooccurrenceRetriever, CooccurrenceSystem
+from releval.params.systems import CooccurrenceSystem
+from releval.retrieval.cooccurrence import CooccurrenceRetriever
 from releval.retrieval.routes import search
 from tests.retrieval.recs import catalogue, interactions, user_queries, windows
 

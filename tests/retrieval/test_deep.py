@@ -2,11 +2,8 @@
 
 from releval.data import contracts as S
 from releval.data.history import History
-from releval.retrieval.bm25 import BM25System
-from releval.retrieval.cooccurrence import CooccurrenceSystem
+from releval.params.systems import BM25System, CooccurrenceSystem, ExternalSystem, PopularitySystem
 from releval.retrieval.deep import exact_ranks
-from releval.retrieval.external import ExternalSystem
-from releval.retrieval.popularity import PopularitySystem
 from tests.frames import doc, documents, queries, query
 from tests.retrieval.recs import catalogue, interactions, user_queries
 

@@ -12,8 +12,10 @@ from releval.data import contracts as S
 from releval.data.visibility import Visibility, forbidden_reasons
 from releval.demo.generator import generate
 from releval.errors import InputError
-from releval.executor import DaskSettings, Local, Shards, opened, using
-from releval.retrieval.dense import DenseRetriever, DenseSystem
+from releval.executor import Local, opened, using
+from releval.params.executor import DaskSettings, Shards
+from releval.params.systems import DenseSystem
+from releval.retrieval.dense import DenseRetriever
 from releval.retrieval.dense_shards import search_sharded
 from releval.retrieval.routes import ROUTES, search
 

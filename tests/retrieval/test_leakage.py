@@ -7,10 +7,8 @@ import pytest
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
-from releval.retrieval.bm25 import BM25System
-from releval.retrieval.cooccurrence import CooccurrenceSystem
+from releval.params.systems import BM25System, CooccurrenceSystem, PopularitySystem
 from releval.retrieval.leakage import random_split
-from releval.retrieval.popularity import PopularitySystem
 from tests.retrieval.recs import (
     catalogue,
     days,

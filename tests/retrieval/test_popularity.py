@@ -8,7 +8,8 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.visibility import Visibility
 from releval.errors import InputError
-from releval.retrieval.popularity import PopularityRetriever, PopularitySystem
+from releval.params.systems import PopularitySystem
+from releval.retrieval.popularity import PopularityRetriever
 from releval.retrieval.routes import search
 from tests.retrieval.recs import catalogue, days, interactions, user_queries, windows
 

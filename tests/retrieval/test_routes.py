@@ -7,11 +7,13 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
 from releval.params import Params
-from releval.retrieval.bm25 import BM25System
-from releval.retrieval.cooccurrence import CooccurrenceSystem
-from releval.retrieval.dense import DenseSystem
-from releval.retrieval.external import ExternalSystem
-from releval.retrieval.popularity import PopularitySystem
+from releval.params.systems import (
+    BM25System,
+    CooccurrenceSystem,
+    DenseSystem,
+    ExternalSystem,
+    PopularitySystem,
+)
 from releval.retrieval.routes import ROUTES, approximate, exact, scorer_key, search
 from tests.frames import BEFORE, doc, documents, queries, query
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.visibility import visible_pairs
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 from releval.retrieval.base import Candidates
 from releval.retrieval.bm25 import BM25Retriever
 from releval.retrieval.dense import DenseRetriever

@@ -12,7 +12,8 @@ import pytest
 from pyarrow import compute as pc
 
 from releval.errors import InputError
-from releval.metrics import MEASURES, resolve
+from releval.metrics.engine import resolve
+from releval.metrics.measures import MEASURES
 from releval.metrics.ranking import Ranking
 from releval.selftest import differential as D
 from releval.selftest import oracles as O

@@ -1,9 +1,10 @@
 """Release gates: each configured rule checked against the pipeline's evidence.
 
 ``RULES`` is the one registry of gate rules: a rule is one module of this package holding its
-params model (an entry of ``gate.rules``, tagged ``rule: <name>``) and its check, registered
-here as a ``GateRule``. Adding a rule = its module + one entry: ``params.Rule`` and the
-default ``gate.rules`` are taken from ``RULES``.
+check, registered here as a ``GateRule`` with its params model (an entry of ``gate.rules``,
+tagged ``rule: <name>``), which lives in the leaf ``releval.params.rules`` (``RULE_MODELS``)
+so that reading params never imports a check. Adding a rule = its module, its model in
+``RULE_MODELS`` and one entry here.
 
 A check yields one or more ``Outcome``s. ``decide`` runs every rule and returns the decision
 as a JSON-ready dict: the candidate ships only when every outcome passed. An uncontrolled
@@ -36,6 +37,7 @@ from releval.decision.gate import (
 from releval.decision.gate.evidence import Evidence, Outcome
 from releval.decision.gate.rollback import thresholds
 from releval.errors import InputError
+from releval.params.rules import RULE_MODELS
 from releval.section import Section
 
 UNCONTROLLED = "UNCONTROLLED: "
@@ -54,20 +56,23 @@ class GateRule:
     measures: Callable[[Any], list[str]] = lambda rule: []
 
 
+def _rule(name: str, check: Callable[[Any, Evidence], list[Outcome]],
+          measures: Callable[[Any], list[str]] = lambda rule: []) -> GateRule:
+    model, default = RULE_MODELS[name]
+    return GateRule(model, check, default, measures)
+
+
 RULES: dict[str, GateRule] = {
-    "no_regression": GateRule(no_regression.NoRegression, no_regression.check, default=True),
-    "safety": GateRule(safety.SafetyRule, safety.check, default=True),
-    "no_answer": GateRule(no_answer.NoAnswerRule, no_answer.check, default=True),
-    "judged": GateRule(judged.JudgedRule, judged.check, default=True),
-    "coverage": GateRule(coverage.CoverageRule, coverage.check, default=True),
-    "latency": GateRule(latency.LatencyRule, latency.check, default=False),  # needs max_ms
-    "not_worse": GateRule(not_worse.NotWorse, not_worse.check, default=False,  # a measure
-                          measures=lambda rule: [rule.measure]),
-    "guarded": GateRule(guarded.Guarded, guarded.check, default=False,  # primary and guards
-                        measures=guarded.measures),
-    "health": GateRule(health.HealthRule, health.check, default=False),  # needs bounds
-    "seeds": GateRule(seeds.SeedsRule, seeds.check, default=False,  # needs a seeded candidate
-                      measures=seeds.measures),
+    "no_regression": _rule("no_regression", no_regression.check),
+    "safety": _rule("safety", safety.check),
+    "no_answer": _rule("no_answer", no_answer.check),
+    "judged": _rule("judged", judged.check),
+    "coverage": _rule("coverage", coverage.check),
+    "latency": _rule("latency", latency.check),
+    "not_worse": _rule("not_worse", not_worse.check, measures=lambda rule: [rule.measure]),
+    "guarded": _rule("guarded", guarded.check, measures=guarded.measures),
+    "health": _rule("health", health.check),
+    "seeds": _rule("seeds", seeds.check, measures=seeds.measures),
 }
 
 

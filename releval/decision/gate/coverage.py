@@ -4,21 +4,12 @@ that ``query_set.min_per_category`` sets a minimum for, as the split stage descr
 
 from __future__ import annotations
 
-from typing import Literal
-
 from releval.decision.gate.evidence import Evidence, Outcome
-from releval.section import Section
+from releval.params.rules import CoverageRule
 
 # what becomes untrustworthy, per gate rule a category underwrites (Category.underwrites)
 UNTRUSTWORTHY = {"no_answer": "the no_answer rule's refusal figures are untrustworthy",
                  "safety": "the safety rule's violation count is untrustworthy"}
-
-
-class CoverageRule(Section):
-    """Every risk category with a minimum (``query_set.min_per_category``) has at least that
-    many evaluated queries."""
-
-    rule: Literal["coverage"] = "coverage"
 
 
 def _consequence(label: str, rules: list[str]) -> str:

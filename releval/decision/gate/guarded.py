@@ -22,35 +22,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import Field
 
 from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
-from releval.section import Section
+from releval.params.rules import Guard, Guarded
 
 LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile, lower is better
-
-
-class Guard(Section):
-    """A guard: ``measure`` (a measure name, or ``latency p50|p95|p99``) may worsen by at most
-    ``tolerance`` (in its own unit: ms for latency) while the primary improves;
-    ``if_applicable``: where the measure does not apply to the data (not applicable to both
-    systems), the guard passes and says so instead of failing."""
-
-    measure: str
-    tolerance: float = Field(0.0, ge=0)
-    if_applicable: bool = False
-
-
-class Guarded(Section):
-    """``primary`` (a measure name, or ``latency p50|p95|p99``) may not improve by more than
-    ``min_gain`` while a guard worsens beyond its tolerance (module docstring)."""
-
-    rule: Literal["guarded"] = "guarded"
-    primary: str
-    min_gain: float = Field(0.0, ge=0)
-    guards: list[Guard] = Field(min_length=1)
 
 
 def measures(rule: Guarded) -> list[str]:

@@ -1,8 +1,8 @@
 """Gate rule ``health``: a system's health figures (stage ``health``) within bounds.
 
-``METRICS`` names the figures a bound may name: the columns of data/health/health.parquet
-that a bound makes sense of (``releval.decision.health`` computes them and writes why one is
-undefined).
+The figures a bound may name are ``releval.params.rules.HEALTH_METRICS``: the columns of
+data/health/health.parquet that a bound makes sense of (``releval.decision.health`` computes
+them and writes why one is undefined).
 """
 
 from __future__ import annotations
@@ -10,21 +10,10 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
-from pydantic import model_validator
-
-from releval.data import contracts as S
 from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.section import Section
+from releval.params.rules import HealthRule
 
-METRICS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-           *(f"{status}_rate" for status in S.RUN_STATUSES[1:]),
-           "candidates_per_query", "empty_share", "near_duplicate_ratio",
-           "embedding_cache_hit_rate", "cost_per_query", "freshness_median_days",
-           "freshness_p95_days", "deletion_propagation_p95_days",
-           "deletion_propagation_max_days")
-Metric = Literal[METRICS]
 STAGE = "stage health, data/health/health.json"
 
 
@@ -42,23 +31,6 @@ BOUNDS: dict[str, Bound] = {
     "max": Bound(operator.le, ("≤", ">"), lambda value, threshold: threshold - value),
     "min": Bound(operator.ge, ("≥", "<"), lambda value, threshold: value - threshold),
 }
-
-
-class HealthRule(Section):
-    """``system``'s (None: ``compare.candidate``) health figures: each ``max`` entry at most
-    its bound, each ``min`` entry at least its bound (e.g. ``max: {error_rate: 0.01,
-    latency_p99_ms: 100, deletion_propagation_max_days: 1}``)."""
-
-    rule: Literal["health"] = "health"
-    system: str | None = None
-    max: dict[Metric, float] = {}
-    min: dict[Metric, float] = {}
-
-    @model_validator(mode="after")
-    def _some_bound(self) -> HealthRule:
-        if not self.max and not self.min:
-            raise ValueError("a health rule needs at least one bound (max or min)")
-        return self
 
 
 def record(health: dict, system: str) -> dict | None:

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.section import Section
-
-
-class JudgedRule(Section):
-    """The candidate's mean ``measure`` (a Judged@k) at least ``min``: else the judgments do
-    not cover what it retrieves and the evaluation is not trustworthy."""
-
-    rule: Literal["judged"] = "judged"
-    measure: str = "Judged@10"
-    min: float = Field(0.7, ge=0, le=1)
+from releval.params.rules import JudgedRule
 
 
 def check(rule: JudgedRule, ev: Evidence) -> list[Outcome]:

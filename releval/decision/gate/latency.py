@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.section import Section
-
-
-class LatencyRule(Section):
-    """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
-
-    rule: Literal["latency"] = "latency"
-    percentile: Literal["p50", "p95", "p99"] = "p95"
-    max_ms: float = Field(gt=0)
+from releval.params.rules import LatencyRule
 
 
 def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:

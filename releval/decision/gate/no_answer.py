@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.section import Section
-
-
-class NoAnswerRule(Section):
-    """The candidate's correct-refusal rate on no-answer queries not below the baseline's by
-    more than ``max_drop``."""
-
-    rule: Literal["no_answer"] = "no_answer"
-    max_drop: float = Field(0.0, ge=0)
+from releval.params.rules import NoAnswerRule
 
 
 def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:

@@ -3,28 +3,12 @@ named slices, beyond ``max_drop``."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.data import contracts as S
 from releval.decision.gate.evidence import Evidence, Outcome, number
 from releval.errors import InputError
-from releval.section import Section
+from releval.params.rules import NoRegression
 
 SLICE_COLUMNS = (S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "mean_diff", "ci_low")
-
-
-class NoRegression(Section):
-    """``measure`` of the candidate not below the baseline's by more than ``max_drop``, overall
-    and on each of ``slices`` ("dimension=value"); evidence ``ci``: the CI's lower bound of
-    candidate − baseline ≥ −max_drop (non-inferiority), ``mean``: the mean difference."""
-
-    rule: Literal["no_regression"] = "no_regression"
-    measure: str = "nDCG@10"
-    max_drop: float = Field(0.0, ge=0)
-    slices: list[str] = []
-    evidence: Literal["ci", "mean"] = "ci"
 
 
 def _signed(value: float | None) -> str:

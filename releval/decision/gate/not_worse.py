@@ -3,23 +3,8 @@ tolerance, in the direction the measure improves (a system-level value or a mean
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
-from releval.section import Section
-
-
-class NotWorse(Section):
-    """``measure`` of the candidate (its summary value: one value per system, or the mean over
-    queries) not worse than the baseline's by more than ``tolerance``: candidate ≥ baseline −
-    tolerance where higher is better, candidate ≤ baseline + tolerance where lower is better
-    (LogLoss, Brier, ECE, Gini)."""
-
-    rule: Literal["not_worse"] = "not_worse"
-    measure: str
-    tolerance: float = Field(0.0, ge=0)
+from releval.params.rules import NotWorse
 
 
 def _value(rule: NotWorse, ev: Evidence, system: str) -> tuple[float | None, str | None]:

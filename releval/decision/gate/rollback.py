@@ -11,35 +11,10 @@ deployed candidate answers worse than the system it replaces did offline).
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import model_validator
-
 from releval.decision.gate.evidence import Evidence, number
-from releval.decision.gate.health import BOUNDS, METRICS, record
+from releval.decision.gate.health import BOUNDS, record
 from releval.errors import InputError
-from releval.section import Section
-
-
-class Rollback(Section):
-    """Roll back when ``metric`` (a health figure of ``health.METRICS``, or an evaluated
-    relevance measure, e.g. nDCG@10) rises above ``max`` or falls below ``min``: exactly one
-    of the two, a number or ``baseline`` (the baseline's offline value)."""
-
-    metric: str
-    max: float | Literal["baseline"] | None = None
-    min: float | Literal["baseline"] | None = None
-
-    @model_validator(mode="after")
-    def _one_bound(self) -> Rollback:
-        if (self.max is None) == (self.min is None):
-            raise ValueError(f"rollback {self.metric}: give exactly one of max and min")
-        return self
-
-    @property
-    def bound(self) -> str:
-        """"max" or "min": the one given."""
-        return "max" if self.max is not None else "min"
+from releval.params.rules import HEALTH_METRICS
 
 
 def offline(metric: str, ev: Evidence, system: str | None = None) -> tuple[float | None, str]:
@@ -48,12 +23,12 @@ def offline(metric: str, ev: Evidence, system: str | None = None) -> tuple[float
     ("metrics"); None where undefined. InputError for a metric that is neither a health
     figure nor evaluated."""
     system = system or ev.candidate
-    if metric in METRICS:
+    if metric in HEALTH_METRICS:
         return number((record(ev.health, system) or {}).get(metric)), "health"
     measures = ev.metrics.get(system) or {}
     if metric not in measures:
         raise InputError(f"rollback metric {metric!r} is neither a health figure "
-                         f"({', '.join(METRICS)}) nor a measure evaluated for {system}",
+                         f"({', '.join(HEALTH_METRICS)}) nor a measure evaluated for {system}",
                          "params.yaml", "gate.rollback")
     return number(measures[metric]), "metrics"
 

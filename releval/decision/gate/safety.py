@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
 from releval.decision.gate.evidence import Evidence, Outcome
-from releval.section import Section
-
-
-class SafetyRule(Section):
-    """At most ``max_violations`` (zero tolerance by default) safety violations anywhere in the
-    candidate windows of the candidate and every route it is built from."""
-
-    rule: Literal["safety"] = "safety"
-    max_violations: int = Field(0, ge=0)
+from releval.params.rules import SafetyRule
 
 
 def check(rule: SafetyRule, ev: Evidence) -> list[Outcome]:

@@ -3,24 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from releval.decision.gate.evidence import Evidence, Outcome, number
-from releval.section import Section
-
-
-class SeedsRule(Section):
-    """The ``candidate`` (default ``compare.candidate``; or the candidate of a
-    ``compare.also`` comparison), trained with several seeds, improves ``measure`` over its
-    baseline by more than ``min_diff`` — ``every``: every seed's paired bootstrap CI lies
-    above it; ``mean``: the seeds' mean's CI and its training interval both do. In the
-    measure's direction: where lower is better, the CI must lie below −``min_diff``."""
-
-    rule: Literal["seeds"] = "seeds"
-    measure: str = "nDCG@10"
-    require: Literal["every", "mean"] = "every"
-    min_diff: float = 0.0
-    candidate: str | None = None
+from releval.params.rules import SeedsRule
 
 
 def measures(rule: SeedsRule) -> list[str]:

@@ -1,5 +1,8 @@
 """params.yaml as typed, validated models: one section per stage plus ``base``.
 
+A leaf package: the models (here, and the route, rule, slice and executor settings in its
+modules) import no search, check or stage code, so what a stage depends on is what it runs.
+
 Unknown keys are errors (``extra="forbid"``), so a typo never silently falls back to a
 default. ``load_params`` applies ``-S key=value`` overrides (as ``dvc exp run -S``).
 """
@@ -8,19 +11,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from releval.decision.change import CHANGES
-from releval.decision.gate import RULES
-from releval.decision.gate.rollback import Rollback
-from releval.decision.slices import SINGLE_DIMENSIONS, Slices
 from releval.errors import InputError
-from releval.executor import DaskSettings, Shards
-from releval.retrieval.routes import ROUTES, System
+from releval.params.executor import DaskSettings, Shards
+from releval.params.rules import RULE_MODELS, Rollback, Rule
+from releval.params.slices import SINGLE_DIMENSIONS, Slices
+from releval.params.systems import SYSTEMS, System
 from releval.section import Section
+
+# the kinds of change a comparison declares (``releval.decision.change.KINDS``)
+CHANGES = ("route", "ranker", "diversity", "training_signal")
 
 
 class Base(Section):
@@ -75,8 +79,7 @@ class Split(Section):
 
 class Candidates(Section):
     depth: int = Field(100, ge=1)  # the one candidate budget every compared system gets
-    systems: dict[str, System] = {"bm25": ROUTES["bm25"].params(),
-                                  "dense": ROUTES["dense"].params()}
+    systems: dict[str, System] = {"bm25": SYSTEMS["bm25"](), "dense": SYSTEMS["dense"]()}
 
 
 class FusionSystem(Section):
@@ -177,16 +180,13 @@ class NoAnswer(Section):
     thresholds: dict[str, float] = {}  # system -> score a candidate must reach to count
 
 
-Rule = Annotated[Union[tuple(r.params for r in RULES.values())],  # noqa: UP007
-                 Field(discriminator="rule")]
-
-
 class Gate(Section):
-    """Release rules (``releval.decision.gate.RULES``); the candidate ships only when every
-    rule passes. ``rollback``: the values at which the deployed candidate (shadow, canary)
-    must be rolled back, written into the decision (a monitoring contract, not a rule)."""
+    """Release rules (``releval.params.rules``, checked by ``releval.decision.gate.RULES``); the
+    candidate ships only when every rule passes. ``rollback``: the values at which the
+    deployed candidate (shadow, canary) must be rolled back, written into the decision (a
+    monitoring contract, not a rule)."""
 
-    rules: list[Rule] = [r.params() for r in RULES.values() if r.default]
+    rules: list[Rule] = [model() for model, default in RULE_MODELS.values() if default]
     rollback: list[Rollback] = []
 
 
