@@ -107,7 +107,7 @@ def _tracked() -> tuple[set[str], dict]:
 
 def _header(t: _Text, what: str) -> None:
     t.note(0, f"Written by `releval init` from {what}.")
-    t.note(0, "Every choice says why; edit freely (README: The pipeline). Rules the data")
+    t.note(0, "Every choice says why; edit freely (releval's docs/pipeline.md). Rules the data")
     t.note(0, "cannot answer are left out, and a comment says which and why. Keys marked")
     t.note(0, "\"its default\" are the pipeline's defaults, written because dvc.yaml tracks them.")
     t.put(0, "base")

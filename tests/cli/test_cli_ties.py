@@ -1,4 +1,4 @@
-"""``releval metrics --ties``: the README's example in every format, and a ranked run."""
+"""``releval metrics --ties``: the example of docs/cli.md in every format, and a ranked run."""
 
 import json
 
@@ -16,7 +16,7 @@ def cli(*args):
 
 @pytest.fixture()
 def example(tmp_path):
-    """The README's example: nine documents, then the relevant d10 tied with d11 at 1.5."""
+    """docs/cli.md's example: nine documents, then the relevant d10 tied with d11 at 1.5."""
     (tmp_path / "qrels.txt").write_text("q1 0 d10 1\n")
     (tmp_path / "run.txt").write_text(
         "".join(f"q1 Q0 a{i} {i} {20 - i} bm25\n" for i in range(1, 10))

@@ -1,4 +1,4 @@
-"""Tie diagnostics: hand-computed ranges, the README's example, and a brute-force oracle that
+"""Tie diagnostics: hand-computed ranges, the example of docs/cli.md, and a brute-force oracle that
 evaluates every order of the tied documents of small random runs."""
 
 import itertools
@@ -25,7 +25,7 @@ def judged(grades: dict[str, dict[str, int]]) -> pd.DataFrame:
                         columns=["query_id", "doc_id", "grade"])
 
 
-def readme_example():
+def docs_example():
     """Nine documents above a tie at rank 10: the relevant d10 ties with the non-relevant d11."""
     run = scored({"q1": [(f"a{i}", 20.0 - i) for i in range(1, 10)]
                   + [("d10", 1.5), ("d11", 1.5)]})
@@ -38,8 +38,8 @@ def row(result, measure, query=None):
     return frame.set_index("measure").loc[measure]
 
 
-def test_readme_example_recall_at_10_ranges_over_0_to_1_and_trec_eval_picks_0():
-    run, qrels = readme_example()
+def test_docs_example_recall_at_10_ranges_over_0_to_1_and_trec_eval_picks_0():
+    run, qrels = docs_example()
     result = ties(run, qrels, ["R@10", "P@10", "RR", "nDCG@10", "R@100"])
     r10 = row(result, "R@10", "q1")
     # trec_eval: ties by doc_id descending, so d11 takes rank 10 and d10 falls to 11
@@ -58,7 +58,7 @@ def test_readme_example_recall_at_10_ranges_over_0_to_1_and_trec_eval_picks_0():
 
 
 def test_trec_eval_order_is_the_engine_value_and_picks_one_end():
-    run, qrels = readme_example()
+    run, qrels = docs_example()
     engine = evaluate(run, qrels, ["R@10"]).summary.set_index("measure").loc["R@10", "value"]
     assert engine == row(ties(run, qrels, ["R@10"]), "R@10")["value"] == 0.0
     # named the other way round, the relevant document wins the tie: the other end
