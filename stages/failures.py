@@ -3,8 +3,8 @@ first layer that lost it, and a worksheet for the manual inspection.
 
 For ``compare.baseline`` and ``compare.candidate``, on the evaluated queries (no-answer
 queries aside): each judged-relevant document (grade ≥ ``evaluate.rel``) outside the
-system's top ``failures.k`` is classified by ``releval.diagnosis.layers.classify`` (corpus,
-chunk, filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the
+system's top ``failures.k`` is classified by ``releval.diagnosis.layers.classify`` (chunk,
+corpus, filter, representation, exact_ann, fusion, qrels, downstream, ranking), with the
 routes re-searched exactly to ``failures.deep_k`` (``releval.retrieval.deep``; in
 recommendation mode from the interaction log, as the candidates stage searched); safety
 violations of the systems and their routes are failures too (layer filter). A reviewed

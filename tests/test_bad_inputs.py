@@ -8,6 +8,12 @@ import pytest
 from typer.testing import CliRunner
 
 from releval.cli import app
+from releval.cli.inputs import read_side
+from releval.data.contracts import AboveScale
+from releval.data.readers import read_qrels, read_run
+from releval.decision.compare import MeasuresDiffer, QueriesDiffer
+from releval.decision.compare import compare as run_compare
+from releval.metrics import evaluate
 
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 NA 3\n"
 RUN = ("q1 Q0 d1 1 3.0 sys\nq1 Q0 d9 2 2.0 sys\nq1 Q0 d3 3 1.0 sys\n"
@@ -232,3 +238,33 @@ def test_a_run_with_trailing_fields_gives_trec_evals_numbers(clean):
     for ours_name, trec_name in (("nDCG@10", "ndcg_cut_10"), ("AP", "map")):
         mean = sum(v[trec_name] for v in per_query.values()) / len(per_query)
         assert ours[ours_name]["value"] == pytest.approx(mean, abs=1e-12)
+
+
+def test_the_library_refuses_in_words_of_the_data_the_command_in_its_flags(sides, clean):
+    """compare's refusals carry what differs and name no flag; the command adds its flags."""
+    folder, base, cand = sides
+    more = per_query(folder, "more.csv", [(f"q{i}", m, 0.5) for i in range(8)
+                                          for m in ("AP", "nDCG@10")])
+    fewer = per_query(folder, "fewer.csv", [(f"q{i}", "AP", 0.5) for i in range(4)])
+    read = {p: read_side(p, None, None) for p in (base, more, fewer)}
+    with pytest.raises(MeasuresDiffer) as measures:
+        run_compare(read[base], read[more])
+    assert (measures.value.one_side, measures.value.common) == (["nDCG@10"], ["AP"])
+    with pytest.raises(QueriesDiffer) as queries:
+        run_compare(read[base], read[fewer])
+    assert queries.value.differences["queries_only_in_baseline"] == 4
+    for error in (measures.value, queries.value):
+        assert "--" not in str(error) and " -m" not in str(error)
+    assert_refused(invoke("compare", base, more), "in only one of the two tables",
+                   "name the measures with -m, or pass --common-measures to compare AP")
+    assert_refused(invoke("compare", base, fewer), "4 queries only in the baseline",
+                   "pass --allow-uncontrolled")
+    tmp_path, _ = clean
+    assert_refused(invoke("compare", tmp_path / "run.txt", tmp_path / "run.txt"),
+                   "run.txt", "a run needs --qrels")
+    (tmp_path / "high.txt").write_text(QRELS.replace("d1 2", "d1 7"))
+    with pytest.raises(AboveScale, match=r"declare the scale: max_grade\)$"):
+        evaluate(read_run(tmp_path / "run.txt"), read_qrels(tmp_path / "high.txt"), ["AP"])
+    assert_refused(invoke("metrics", tmp_path / "high.txt", tmp_path / "run.txt"),
+                   "high.txt", "grade 7 is above the declared scale's maximum 3",
+                   "(declare the scale: --max-grade)")

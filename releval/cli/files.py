@@ -36,6 +36,15 @@ from releval.report.formats import (
 )
 
 
+def _worded(exc: InputError) -> str:
+    """A library error in this command's words: the flag that declares the scale named."""
+    if isinstance(exc, S.AboveScale):
+        return str(InputError(f"grade {exc.grade} is above the declared scale's maximum "
+                              f"{exc.max_grade} (declare the scale: --max-grade)", exc.source,
+                              exc.where))
+    return str(exc)
+
+
 def _select_system(run: pd.DataFrame, system: str | None) -> pd.DataFrame:
     # the distinct names first, then strings: never a string per row (100M rows at scale)
     systems = sorted(map(str, run[S.SYSTEM].unique())) if S.SYSTEM in run.columns else []
@@ -93,7 +102,7 @@ def metrics(
             tied = tie_ranges(run_frame, truth, measures, rel=rel, max_grade=max_grade,
                               common_only=common_only)
     except InputError as exc:
-        fail(str(exc))
+        fail(_worded(exc))
     if result.counts["queries_evaluated"] == 0:
         fail(f"{qrels}: nothing evaluated: no query of the qrels "
              + ("is in the run" if common_only and len(result.summary) else
@@ -279,7 +288,8 @@ def compare(
 ) -> None:
     """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
     Holm), or, for different query sets, refused unless --allow-uncontrolled."""
-    from releval.decision.compare import check_coverage, read_map, read_side
+    from releval.cli.inputs import check_coverage, read_map, read_side
+    from releval.decision.compare import MeasuresDiffer, QueriesDiffer
     from releval.decision.compare import compare as run_compare
 
     try:
@@ -296,8 +306,13 @@ def compare(
             clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
             min_effect=min_effect, seed=seed, resamples=resamples,
             common_measures=common_measures)
+    except MeasuresDiffer as exc:  # the library's refusals, worded with this command's flags
+        fail(f"{exc}; name the measures with -m, or pass --common-measures to compare "
+             f"{', '.join(exc.common) or 'none'}")
+    except QueriesDiffer as exc:
+        fail(f"{exc}; pass --allow-uncontrolled for the unpaired rate/mix view")
     except InputError as exc:
-        fail(str(exc))
+        fail(_worded(exc))
     if fmt == Format.json:
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     elif result["controlled"]:

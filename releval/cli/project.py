@@ -94,11 +94,15 @@ def init(
     data (each choice with its reason), DVC with a local remote, git. Then: cd DIRECTORY &&
     releval run --gate."""
     _require(["pipeline"], "releval init")
+    from releval.project.scaffold import DataChoice
     from releval.project.scaffold import init as scaffold
 
     try:
         lines = scaffold(directory, corpus=corpus, interactions=interactions,
                          runs=_team_runs(run or []), baseline=baseline, candidate=candidate)
+    except DataChoice as exc:  # the library's refusal, worded with this command's flags
+        fail(f"{exc.source}: give the data: --corpus (a BEIR folder or a folder of tables) or "
+             "--interactions (a folder with interactions and items)")
     except InputError as exc:
         fail(str(exc))
     for line in lines:
@@ -282,12 +286,15 @@ def drift(
     code and params: rebuild at each, revert B's document changes one by one (or in bisected
     groups) and name those whose reversion restores A's figure; exit 0 when reverting them
     restores it, 1 when none does."""
+    from releval.diagnosis.rebuild import SeveralMeasures
     from releval.project.drift import diagnose_revisions
 
     root = _project_root("releval drift")
     try:
         found = diagnose_revisions(root, rev_a, rev_b, system=system, measure=measure,
                                    split=split, tol=tol)
+    except SeveralMeasures as exc:  # the library's refusal, worded with this command's flag
+        fail(f"--measure: {exc.measure!r} names several measures; drift follows one")
     except InputError as exc:
         fail(str(exc))
     raise typer.Exit(_print_drift(found))

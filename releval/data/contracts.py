@@ -203,6 +203,18 @@ def duplicate_doc(run: pd.DataFrame, dup: tuple[int, int], query: str, doc: str)
                      where(run, run.index[j]))
 
 
+class AboveScale(InputError):
+    """A qrels grade above the declared scale's maximum (``grade``, ``max_grade``)."""
+
+    def __init__(self, grade: int, max_grade: int, source: str, where: str | None = None):
+        self.grade, self.max_grade = grade, max_grade
+        super().__init__(f"grade {grade} is above the declared scale's maximum {max_grade} "
+                         "(declare the scale: max_grade)", source, where)
+
+    def __reduce__(self):
+        return type(self), (self.grade, self.max_grade, self.source, self.where)
+
+
 def check_grades(qrels: pd.DataFrame, max_grade: int) -> np.ndarray:
     """Qrels grades as float64: integers ≤ ``max_grade`` (negative grades are allowed and
     mean judged non-relevant, as in trec_eval)."""
@@ -212,9 +224,11 @@ def check_grades(qrels: pd.DataFrame, max_grade: int) -> np.ndarray:
     grade = pd.to_numeric(qrels[GRADE], errors="coerce").to_numpy(dtype=float)
     fail_first(qrels, "qrels", np.isnan(grade) | (grade != np.floor(grade)),
                lambda i: f"grade must be an integer, got {qrels[GRADE].iloc[i]!r}")
-    fail_first(qrels, "qrels", grade > max_grade,
-               lambda i: f"grade {int(grade[i])} is above the declared scale's maximum "
-               f"{max_grade} (declare the scale: max_grade, --max-grade)")
+    above = grade > max_grade
+    if above.any():
+        i = int(np.argmax(above))
+        raise AboveScale(int(grade[i]), max_grade, source_of(qrels, "qrels"),
+                         where(qrels, qrels.index[i]))
     return grade
 
 

@@ -68,7 +68,7 @@ def text_of(path: str | Path) -> str:
         raise InputError(
             f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line "
             f"{line}); releval reads UTF-8"
-            + (" (this file looks UTF-16: convert it, e.g. iconv -f UTF-16 -t UTF-8)"
+            + (" (this file looks UTF-16: convert it, e.g. `iconv -f UTF-16 -t UTF-8`)"
                if utf16 else ""), str(path)) from None
     nul = text.find("\0")
     if nul >= 0:

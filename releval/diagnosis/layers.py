@@ -2,20 +2,27 @@
 first layer that lost it.
 
 A *failure* is a qrels row with grade ≥ rel (every judged-relevant row, documents the user
-may not see included) whose document is not in the system's top k for that query. Layers
-are checked in ``LAYERS`` order and the first that applies is the failure's layer:
+may not see included) whose document is not in the system's top k for that query. ``facts``
+gathers, per failure, what each layer's rule reads (vectorised over the failures); each
+entry of ``REGISTRY`` states its layer's rule and claims the failures it holds for; the
+failure's layer is the first entry, in registry order, that claims it (``assign``: one
+``np.select`` built from the registry). ``LAYERS`` is the registry's names in that order,
+and every ordered list of layers (summary, failures.json, the report, the docs) follows it.
+Two layers may claim the same failure (an unknown document nobody ranks is claimed by corpus
+and by representation); the order says which wins:
 
-1. ``corpus``: the document is not live at the query's time: not in the documents table
-   (``unknown_document``, unless the chunk rule applies), a draft or expired, deleted at or
-   before the query, or published after it. Judged as if asked by an admin of the
-   document's own tenant, so a deleted staff-only document is a corpus failure, not a
-   filter one (``visibility_reason`` in the evidence is what ``forbidden_reasons`` says).
-2. ``chunk``: only with an answer map (query_id, source_id, doc_id: the document holding the
+1. ``chunk``: only with an answer map (query_id, source_id, doc_id: the document holding the
    answer): the missed document is that query's answer document, it is not in the documents
    table, and other documents (chunks) of its source_id are: the corpus was re-chunked
-   under the judgments. Without an answer map this layer is never assigned and the evidence
-   says so (``notes.chunk``).
-3. ``filter``: the document is live but the query may not see it (other_tenant, acl).
+   under the judgments. It comes before corpus, which claims every unknown document too:
+   the re-chunking is the more specific cause. Without an answer map it never claims a
+   failure and the evidence says so (``notes.chunk``).
+2. ``corpus``: the document is not live at the query's time: not in the documents table
+   (``unknown_document``), a draft or expired, deleted at or before the query, or published
+   after it. Judged as if asked by an admin of the document's own tenant, so a deleted
+   staff-only document is a corpus failure, not a filter one (``visibility_reason`` in the
+   evidence is what ``forbidden_reasons`` says).
+3. ``filter``: the query may not see the document (other_tenant, acl).
 4. ``representation``: none of the system's routes (itself for bm25/dense, its sources for a
    hybrid) ranks the document within the exact scorer's deep window (``exact_ranks``, ranks
    ≤ deep_k): the representation cannot find it at any reasonable depth.
@@ -24,14 +31,20 @@ are checked in ``LAYERS`` order and the first that applies is the failure's laye
 6. ``fusion``: a hybrid whose source window ranks it ≤ k while the hybrid's window does not.
 7. ``qrels``: the system's top k holds unjudged documents (they may be relevant: the
    judgments, not the system, may be what is missing).
-8. ``downstream``: never assigned here (no declared candidate set / no later stage).
-9. ``ranking``: the residual: some route had it within the deep window, the system ranked it
-   below k.
+8. ``downstream``: a later stage over a declared candidate set dropped it. No route declares
+   a later stage or its candidate set, so nothing can detect it: its entry has no rule,
+   ``classify`` never assigns it, and every row's ``notes.downstream`` says why. It stays in
+   the registry for a reviewer, who may know of such a stage (``releval.diagnosis.worksheet``
+   accepts any ``LAYERS`` entry as a verdict).
+9. ``ranking``: the residual, claiming every failure: some route had it within the deep
+   window (or nothing could say otherwise), the system ranked it below k.
 
-External systems have no exact scorer: 4–6 are skipped and the evidence says so; without a
-deep window (``deep=None``) 4–5 are not checked and the evidence says so. ``evidence`` is a
-JSON object: the assigned layer's facts at top level, plus ``notes`` (layer -> why that
-layer was not or could not be checked) on every row.
+Every invisible document is claimed by chunk, corpus or filter, which come first, so the
+later rules need not exclude it. External systems have no exact scorer: 4–6 never claim
+their failures and the evidence says so; without a deep window (``deep=None``) 4–5 are not
+checked and the evidence says so. ``evidence`` is a JSON object: the assigned layer's facts
+at top level, plus ``notes`` (layer -> why that layer was not or could not be checked) on
+every row.
 
 The deep window comes from ``releval.retrieval.deep``; ``releval.diagnosis.summary`` sums the
 failure table up.
@@ -42,7 +55,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +70,6 @@ from releval.retrieval.routes import FUSED, ROUTES, approximate
 log = logging.getLogger(__name__)
 
 SOURCE = "failures"
-LAYERS = ("corpus", "chunk", "filter", "representation", "exact_ann", "fusion", "qrels",
-          "downstream", "ranking")
 KINDS = ("relevance", "safety")
 
 KIND = "kind"
@@ -68,6 +79,20 @@ UNJUDGED = "unjudged_in_top_k"
 FAILURE_COLUMNS = (S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.GRADE, KIND, LAYER, EVIDENCE, UNJUDGED,
                    S.RANK)
 
+# the facts frame (``facts``): one row per failure, the columns the layers' rules read
+UNJUDGED_DOCS = "unjudged_docs"  # the unjudged documents of the top k, in rank order
+CORPUS_REASON = "corpus_reason"  # "" where live at the query's time (asked by an admin)
+VISIBILITY_REASON = "visibility_reason"  # "" where the query may see it
+CHUNK = "chunk"  # the chunk evidence where the chunk rule holds, else None
+DEEP_CHECKED = "deep_checked"  # every route of the system has an exact deep window
+FOUND_DEEP = "found_deep"  # some route ranks it ≤ deep_k, scored exactly
+ANN_MISS = "ann_miss"  # an approximate route: exact rank ≤ k, window rank not ≤ k
+FUSED_AWAY = "fused_away"  # a hybrid: some source window ranks it ≤ k
+ROUTE_FACTS = "route_facts"  # per route: (route, deep rank, window rank, ann miss)
+FACT_COLUMNS = (S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.GRADE, S.RANK, UNJUDGED, UNJUDGED_DOCS,
+                CORPUS_REASON, VISIBILITY_REASON, CHUNK, DEEP_CHECKED, FOUND_DEEP, ANN_MISS,
+                FUSED_AWAY, ROUTE_FACTS)
+
 FILTER_REASONS = ("other_tenant", "acl")
 MAX_LISTED = 10  # documents listed in one evidence field
 NOTE_NO_ANSWERS = "unknown (no answer map)"
@@ -75,6 +100,71 @@ NOTE_EXTERNAL = "no exact scorer for an external run"
 NOTE_NO_DEEP = "not checked: no exact deep window given (deep=None)"
 NOTE_DOWNSTREAM_EXTERNAL = "not applicable: no declared candidate set"
 NOTE_DOWNSTREAM = "not applicable: no later stage"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One failure layer: its name, its rule in words (``statement``), the rule itself
+    (``claims``: facts frame -> one bool per row, vectorised; None where nothing can detect
+    the layer, so ``classify`` never assigns it) and what its evidence records."""
+
+    name: str
+    statement: str
+    claims: Callable[[pd.DataFrame], np.ndarray] | None
+    evidence: str
+
+
+def _column(name: str) -> Callable[[pd.DataFrame], np.ndarray]:
+    return lambda f: f[name].to_numpy(dtype=bool)
+
+
+# in precedence order: a failure's layer is the first entry that claims it (module docstring)
+REGISTRY = (
+    Layer("chunk", "the query's answer document (answer map) is not in the documents table, "
+          "other chunks of its source_id are: the corpus was re-chunked under the judgments",
+          lambda f: f[CHUNK].notna().to_numpy(),
+          "source_id, answer_doc_id, chunks_in_corpus, n_chunks_in_corpus"),
+    Layer("corpus", "the document is not live at the query's time (unknown, draft or expired, "
+          "deleted at or before it, published after it), asked by an admin of its own tenant",
+          lambda f: (f[CORPUS_REASON] != "").to_numpy(),
+          "reason, issued_at, published_at, status, deleted_at (visibility_reason if other)"),
+    Layer("filter", "the query may not see the document: other_tenant or acl",
+          lambda f: f[VISIBILITY_REASON].isin(FILTER_REASONS).to_numpy(),
+          "reason, the document's tenant and ACL, the query's tenant, groups and role"),
+    Layer("representation", "every route of the system has an exact deep window and none "
+          "ranks the document within deep_k",
+          lambda f: (f[DEEP_CHECKED] & ~f[FOUND_DEEP]).to_numpy(dtype=bool),
+          "deep_k, deep_ranks per route"),
+    Layer("exact_ann", "an approximate route ranks it ≤ k scored exactly, its window does not",
+          _column(ANN_MISS), "route, k, exact_rank, ann_rank"),
+    Layer("fusion", "a hybrid's source window ranks it ≤ k, the hybrid's window does not",
+          _column(FUSED_AWAY), "k, source_ranks, hybrid_rank, fusion"),
+    Layer("qrels", "the system's top k holds unjudged documents",
+          lambda f: (f[UNJUDGED] > 0).to_numpy(), "k, unjudged_in_top_k, unjudged"),
+    Layer("downstream", "a later stage over a declared candidate set dropped it; no route "
+          "declares one, so nothing detects it: never assigned here, only by a reviewer",
+          None, "none: notes.downstream on every row says why it was not checked"),
+    Layer("ranking", "the residual: no earlier layer claims it, the system ranked it below k",
+          lambda f: np.ones(len(f), dtype=bool),
+          "k, system_rank (deep_k, deep_ranks; source_ranks of a hybrid)"),
+)
+LAYERS = tuple(layer.name for layer in REGISTRY)
+DETECTED = tuple(layer for layer in REGISTRY if layer.claims is not None)
+
+
+def claims(found: pd.DataFrame) -> pd.DataFrame:
+    """Which layers claim which failures: one bool column per ``DETECTED`` layer (registry
+    order), a row per row of ``found`` (a ``facts`` frame; same index)."""
+    return pd.DataFrame({layer.name: layer.claims(found) for layer in DETECTED},
+                        index=found.index)
+
+
+def assign(found: pd.DataFrame) -> np.ndarray:
+    """Each failure of ``found`` (a ``facts`` frame): the first registry entry that claims
+    it (ranking, the last, claims every failure)."""
+    claimed = claims(found)
+    return np.select([claimed[c].to_numpy() for c in claimed], list(claimed),
+                     default=REGISTRY[-1].name)
 
 
 @dataclass(frozen=True)
@@ -202,7 +292,7 @@ def _chunks(missed: pd.DataFrame, answers: pd.DataFrame | None,
     S.require_columns(answers, S.ANSWER_COLUMNS, "answers")
     amap = pd.DataFrame({c: answers[c].astype(str) for c in S.ANSWER_COLUMNS}).drop_duplicates(
         [S.QUERY_ID, S.DOC_ID])
-    unknown = missed.loc[missed["corpus_reason"] == "unknown_document", [S.QUERY_ID, S.DOC_ID]]
+    unknown = missed.loc[missed[CORPUS_REASON] == "unknown_document", [S.QUERY_ID, S.DOC_ID]]
     hits = unknown.reset_index().merge(amap, on=[S.QUERY_ID, S.DOC_ID]).set_index("index")
     if hits.empty:
         return out
@@ -224,27 +314,16 @@ def _route_table(systems: Mapping[str, SystemInfo]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[S.SYSTEM, S.ROUTE_SYSTEM, "_position"])
 
 
-def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame],
-             qrels: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame, query_ids, *,
-             k: int, rel: int = 1, deep: pd.DataFrame | None = None, deep_k: int = 1000,
-             answers: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per (system of ``systems``, query of ``query_ids``, qrels row with grade ≥ rel)
-    whose document is not in that system's top ``k``, classified by the first layer that
-    lost it (module docstring).
+def _no_facts() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in FACT_COLUMNS})
 
-    ``runs``: system name -> window (query_id, doc_id, rank[, score]) for every system of
-    ``systems`` and every hybrid's sources. ``deep``: ``exact_ranks`` output (only ranks ≤
-    ``deep_k`` count); None skips the representation and exact_ann checks. ``answers``:
-    (query_id, source_id, doc_id) answer map for the chunk check. A hybrid's source that is
-    not in ``systems`` is taken as exact (its index is unknown, so no exact_ann blame).
 
-    Columns ``FAILURE_COLUMNS``: system, query_id, doc_id, grade (float), kind ("relevance"),
-    layer (a ``LAYERS`` entry), evidence (JSON object), unjudged_in_top_k (documents in the
-    system's top k with no qrels row for the query), rank (the system's own rank of the
-    document, NaN if its window lacks it). Ordered by system (as in ``systems``), query_id,
-    grade descending, doc_id.
-    """
-    tick = time.perf_counter()
+def facts(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame],
+          qrels: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame, query_ids, *,
+          k: int, rel: int = 1, deep: pd.DataFrame | None = None, deep_k: int = 1000,
+          answers: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The facts frame: one row per failure (``classify``'s rows, unordered, arguments as
+    there), columns ``FACT_COLUMNS``: what the layers' rules (``REGISTRY``) read."""
     k, deep_k = S.integer("k", k, source=SOURCE), S.integer("deep_k", deep_k, source=SOURCE)
     rel = int(rel)
     for name, info in systems.items():
@@ -267,7 +346,7 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
     judged = judged[judged[S.QUERY_ID].isin(wanted)]
     relevant = judged[judged[S.GRADE] >= rel].drop_duplicates([S.QUERY_ID, S.DOC_ID])
     if relevant.empty or not names:
-        return empty()
+        return _no_facts()
 
     # the system's own ranks; a failure is a relevant row outside the top k
     own = windows[windows[S.SYSTEM].isin(names)]
@@ -276,32 +355,32 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
     missed = pairs.merge(own, on=key, how="left")
     missed = missed[~(missed[S.RANK] <= k)]
     if missed.empty:
-        return empty()
+        return _no_facts()
 
-    # unjudged documents in each (system, query)'s top k, in rank order
+    # unjudged documents in each (system, query)'s top k, in rank order (qrels)
     top = own[own[S.RANK] <= k].merge(judged[[S.QUERY_ID, S.DOC_ID]].drop_duplicates(),
                                       on=[S.QUERY_ID, S.DOC_ID], how="left", indicator=True)
     unjudged = (top[top["_merge"] == "left_only"].sort_values([S.SYSTEM, S.QUERY_ID, S.RANK])
-                .groupby([S.SYSTEM, S.QUERY_ID])[S.DOC_ID].agg(list).rename("unjudged_docs"))
+                .groupby([S.SYSTEM, S.QUERY_ID])[S.DOC_ID].agg(list).rename(UNJUDGED_DOCS))
     missed = missed.merge(unjudged, left_on=[S.SYSTEM, S.QUERY_ID], right_index=True,
                           how="left")
-    missed["unjudged_docs"] = [v if isinstance(v, list) else [] for v in missed["unjudged_docs"]]
-    missed[UNJUDGED] = missed["unjudged_docs"].map(len).astype(np.int64)
+    missed[UNJUDGED_DOCS] = [v if isinstance(v, list) else [] for v in missed[UNJUDGED_DOCS]]
+    missed[UNJUDGED] = missed[UNJUDGED_DOCS].map(len).astype(np.int64)
 
-    # layers 1–3: is the document live at the query's time, and may the query see it
+    # is the document live at the query's time (corpus), may the query see it (filter), was
+    # the answer's unit re-chunked away (chunk)
     distinct = missed[[S.QUERY_ID, S.DOC_ID]].drop_duplicates().reset_index(drop=True)
     reason, corpus = _visibility_reasons(distinct, queries, documents)
-    distinct = distinct.assign(visibility_reason=reason, corpus_reason=corpus)
+    distinct = distinct.assign(**{VISIBILITY_REASON: reason, CORPUS_REASON: corpus})
     missed = missed.merge(distinct, on=[S.QUERY_ID, S.DOC_ID], how="left")
     missed.index = pd.RangeIndex(len(missed))
-    chunk = _chunks(missed, answers, documents)
-    visible = missed["visibility_reason"] == ""
+    missed[CHUNK] = _chunks(missed, answers, documents)
 
-    # layers 4–6 over each failure's routes: exact deep ranks and actual window ranks
+    # each failure's routes: exact deep ranks and actual window ranks (representation,
+    # exact_ann, fusion)
     info_of = dict(systems)
-    routes = _route_table(systems)
-    exploded = (missed.loc[visible, [S.SYSTEM, S.QUERY_ID, S.DOC_ID]].reset_index()
-                .merge(routes, on=S.SYSTEM))
+    exploded = (missed[[S.SYSTEM, S.QUERY_ID, S.DOC_ID]].reset_index()
+                .merge(_route_table(systems), on=S.SYSTEM))
     if deep is not None:
         S.require_columns(deep, S.DEEP_COLUMNS, "deep ranks")
         deep_ranks = pd.DataFrame({S.ROUTE_SYSTEM: deep[S.ROUTE_SYSTEM].astype(str),
@@ -309,11 +388,9 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
                                    S.DOC_ID: deep[S.DOC_ID].astype(str),
                                    "_deep": deep[S.RANK].astype(float)})
         deep_ranks = deep_ranks[deep_ranks["_deep"] <= deep_k]
-        covered = set(deep[S.ROUTE_SYSTEM].astype(str))
         exploded = exploded.merge(deep_ranks, on=[S.ROUTE_SYSTEM, S.QUERY_ID, S.DOC_ID],
                                   how="left")
     else:
-        covered = set()
         exploded["_deep"] = np.nan
     exploded = exploded.merge(windows.rename(columns={S.SYSTEM: S.ROUTE_SYSTEM, S.RANK: "_window"}),
                               on=[S.ROUTE_SYSTEM, S.QUERY_ID, S.DOC_ID], how="left")
@@ -325,40 +402,72 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
     exploded["_found"] = exploded["_deep"].notna()
     exploded = exploded.sort_values(["index", "_position"], kind="stable")
     by_row = exploded.groupby("index")
-    found_deep = by_row["_found"].any().reindex(missed.index, fill_value=False)
-    ann = by_row["_ann"].any().reindex(missed.index, fill_value=False)
-    fused_away = by_row["_fused_away"].any().reindex(missed.index, fill_value=False)
-
-    def deep_checked(name: str) -> bool:
-        r = info_of[name].routes()
-        return deep is not None and bool(r) and all(x in covered for x in r)
-
-    checked = missed[S.SYSTEM].map(deep_checked).astype(bool)
-    layer = np.select(
-        [chunk.notna(),
-         missed["corpus_reason"] != "",
-         missed["visibility_reason"].isin(FILTER_REASONS),
-         visible & checked & ~found_deep.astype(bool),
-         visible & ann.astype(bool),
-         visible & fused_away.astype(bool),
-         visible & (missed[UNJUDGED] > 0)],
-        ["chunk", "corpus", "filter", "representation", "exact_ann", "fusion", "qrels"],
-        default="ranking")
-
-    # evidence, row by row (facts of the assigned layer + notes on unchecked layers)
+    for column, fact in ((FOUND_DEEP, "_found"), (ANN_MISS, "_ann"),
+                         (FUSED_AWAY, "_fused_away")):
+        missed[column] = by_row[fact].any().reindex(missed.index, fill_value=False).astype(bool)
+    covered = _covered(deep)
+    checked = {name: _deep_checked(info, deep, covered) for name, info in systems.items()}
+    missed[DEEP_CHECKED] = missed[S.SYSTEM].map(checked).astype(bool)
     per_route: dict[int, list[tuple]] = {}
     for row in exploded[["index", S.ROUTE_SYSTEM, "_deep", "_window", "_ann"]].itertuples(
             index=False, name=None):
         per_route.setdefault(row[0], []).append(row[1:])
+    missed[ROUTE_FACTS] = [per_route.get(i, []) for i in missed.index]
+    return missed[list(FACT_COLUMNS)]
+
+
+def _covered(deep: pd.DataFrame | None) -> set:
+    """The routes with an exact deep window."""
+    return set() if deep is None else set(deep[S.ROUTE_SYSTEM].astype(str))
+
+
+def _deep_checked(info: SystemInfo, deep: pd.DataFrame | None, covered: set) -> bool:
+    """Whether every route of the system has an exact deep window (representation checked)."""
+    routes = info.routes()
+    return deep is not None and bool(routes) and all(r in covered for r in routes)
+
+
+def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame],
+             qrels: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame, query_ids, *,
+             k: int, rel: int = 1, deep: pd.DataFrame | None = None, deep_k: int = 1000,
+             answers: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (system of ``systems``, query of ``query_ids``, qrels row with grade ≥ rel)
+    whose document is not in that system's top ``k``, classified by the first layer that
+    lost it: the first ``REGISTRY`` entry that claims it (module docstring).
+
+    ``runs``: system name -> window (query_id, doc_id, rank[, score]) for every system of
+    ``systems`` and every hybrid's sources. ``deep``: ``exact_ranks`` output (only ranks ≤
+    ``deep_k`` count); None skips the representation and exact_ann checks. ``answers``:
+    (query_id, source_id, doc_id) answer map for the chunk check. A hybrid's source that is
+    not in ``systems`` is taken as exact (its index is unknown, so no exact_ann blame).
+
+    Columns ``FAILURE_COLUMNS``: system, query_id, doc_id, grade (float), kind ("relevance"),
+    layer (a ``LAYERS`` entry), evidence (JSON object), unjudged_in_top_k (documents in the
+    system's top k with no qrels row for the query), rank (the system's own rank of the
+    document, NaN if its window lacks it). Ordered by system (as in ``systems``), query_id,
+    grade descending, doc_id.
+    """
+    tick = time.perf_counter()
+    missed = facts(systems, runs, qrels, queries, documents, query_ids, k=k, rel=rel,
+                   deep=deep, deep_k=deep_k, answers=answers)
+    if missed.empty:
+        return empty()
+    k, deep_k = int(k), int(deep_k)
+    layer = assign(missed)
+
+    # evidence, row by row (facts of the assigned layer + notes on unchecked layers)
     q, d = _keyed(queries, S.QUERY_ID), _keyed(documents, S.DOC_ID)
-    notes_of = {name: _notes(info, deep is not None, deep_checked(name), covered,
-                             answers is not None, set(systems)) for name, info in systems.items()}
+    covered = _covered(deep)
+    notes_of = {name: _notes(info, deep is not None, _deep_checked(info, deep, covered),
+                             covered, answers is not None, set(systems))
+                for name, info in systems.items()}
     evidence = []
     for i, row in enumerate(missed.itertuples(index=False)):
-        facts = _evidence(layer[i], row, per_route.get(i, []), chunk.iat[i], info_of[row.system],
-                          q, d, k, deep_k, deep is not None)
-        evidence.append(json.dumps(facts | {"notes": notes_of[row.system]}, default=str))
+        found = _evidence(layer[i], row, row.route_facts, row.chunk, systems[row.system], q, d,
+                          k, deep_k, deep is not None)
+        evidence.append(json.dumps(found | {"notes": notes_of[row.system]}, default=str))
 
+    names = list(systems)
     out = pd.DataFrame({
         S.SYSTEM: missed[S.SYSTEM].astype(str), S.QUERY_ID: missed[S.QUERY_ID].astype(str),
         S.DOC_ID: missed[S.DOC_ID].astype(str), S.GRADE: missed[S.GRADE].astype(float),
@@ -409,13 +518,13 @@ def _evidence(layer: str, row, routes: list[tuple], chunk, info: SystemInfo, q: 
         doc = d.loc[row.doc_id] if row.doc_id in d.index else None
         reason = row.corpus_reason if layer == "corpus" else row.visibility_reason
         if layer == "corpus":
-            facts = {"reason": reason, "issued_at": _iso(query[S.ISSUED_AT])}
-            facts |= ({"published_at": None, "status": None, "deleted_at": None} if doc is None
+            out = {"reason": reason, "issued_at": _iso(query[S.ISSUED_AT])}
+            out |= ({"published_at": None, "status": None, "deleted_at": None} if doc is None
                       else {"published_at": _iso(doc[S.PUBLISHED_AT]),
                             "status": str(doc[S.STATUS]), "deleted_at": _iso(doc[S.DELETED_AT])})
             if row.visibility_reason != reason:
-                facts["visibility_reason"] = row.visibility_reason
-            return facts
+                out["visibility_reason"] = row.visibility_reason
+            return out
         return {"reason": reason, "doc_tenant": str(doc[S.TENANT]),
                 "doc_acl": _groups(doc[S.ACL]), "query_tenant": str(query[S.TENANT]),
                 "query_groups": _groups(query[S.GROUPS]), "query_role": str(query[S.ROLE])}
@@ -431,9 +540,9 @@ def _evidence(layer: str, row, routes: list[tuple], chunk, info: SystemInfo, q: 
     if layer == "qrels":
         return {"k": k, "unjudged_in_top_k": int(row.unjudged_in_top_k),
                 "unjudged": [str(x) for x in row.unjudged_docs[:MAX_LISTED]]}
-    facts = {"k": k, "system_rank": rank}
+    out = {"k": k, "system_rank": rank}
     if info.route != "external":
-        facts |= {"deep_k": deep_k, "deep_ranks": deep_ranks}
+        out |= {"deep_k": deep_k, "deep_ranks": deep_ranks}
         if info.route == FUSED:
-            facts["source_ranks"] = windows
-    return facts
+            out["source_ranks"] = windows
+    return out

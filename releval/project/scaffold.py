@@ -69,12 +69,23 @@ def _runs(runs: dict[str, Path], dest: Path) -> dict[str, profile.Run]:
     return out
 
 
+class DataChoice(InputError):
+    """A project is made from exactly one kind of data: a corpus or an interaction log."""
+
+    def __init__(self, source: str):
+        super().__init__("give the data: a corpus (a BEIR folder or a folder of tables) or an "
+                         "interaction log (a folder with interactions and items), one of the "
+                         "two", source)
+
+    def __reduce__(self):
+        return type(self), (self.source,)
+
+
 def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
                runs: dict[str, Path], baseline: str | None, candidate: str | None) -> str:
     """params.yaml's text for the data (read and checked here), validated as params."""
     if (corpus is None) == (interactions is None):
-        raise InputError("give the data: --corpus (a BEIR folder or a folder of tables) or "
-                         "--interactions (a folder with interactions and items)", "releval init")
+        raise DataChoice("releval init")
     team = _runs(runs, dest)
     if corpus is not None:
         choices = params_writer.Choices(_relative(corpus, dest), team, baseline, candidate)

@@ -44,7 +44,7 @@ def test_init_without_data_exits_2_with_one_line_and_writes_nothing(tmp_path, mo
     monkeypatch.chdir(tmp_path)  # (`releval demo` outside a project makes one: test_init)
     result = CliRunner().invoke(app, ["init", "proj"])
     assert result.exit_code == 2, result.output
-    assert "give the data" in result.stderr
+    assert "give the data: --corpus" in result.stderr and "--interactions" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "proj").exists()
 

@@ -1,7 +1,10 @@
 """Failure classification: each layer rule on tiny hand-built frames, then seeded cases on
 demo data with the real routes (bm25, dense exact and HNSW, fusion)."""
 
+import itertools
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,21 +14,38 @@ from releval.data import contracts as S
 from releval.data.visibility import Visibility
 from releval.demo.answers import answer_map
 from releval.demo.generator import GUEST_RUNBOOK_QUERY_ID, generate
+from releval.diagnosis import layers as layers_module
 from releval.diagnosis.layers import (
+    ANN_MISS,
+    CHUNK,
+    CORPUS_REASON,
+    DEEP_CHECKED,
+    DETECTED,
     FAILURE_COLUMNS,
+    FOUND_DEEP,
+    FUSED_AWAY,
+    LAYERS,
     NOTE_DOWNSTREAM,
     NOTE_DOWNSTREAM_EXTERNAL,
     NOTE_EXTERNAL,
     NOTE_NO_ANSWERS,
     NOTE_NO_DEEP,
+    REGISTRY,
+    UNJUDGED,
+    VISIBILITY_REASON,
     SystemInfo,
+    assign,
+    claims,
     classify,
+    facts,
 )
+from releval.diagnosis.summary import changes
 from releval.errors import InputError
 from releval.params.systems import BM25System, DenseSystem
 from releval.retrieval.deep import exact_ranks
 from releval.retrieval.fusion import fuse
 from releval.retrieval.routes import make_retriever
+from stages import failures as failures_stage
 from tests.frames import AFTER, doc, documents, queries, query
 
 K = 3
@@ -259,6 +279,122 @@ def test_a_route_missing_from_the_deep_frame_is_not_blamed():
     assert "no exact deep window of ann" in evidence(out, "ann", "r_none")["notes"][
         "representation"]
     assert layers(out, "lex")["r_none"] == "representation"
+
+
+# --- precedence: the registry's order decides between layers that share a failure -------------
+
+def keys(frame: pd.DataFrame) -> list[tuple]:
+    return list(frame[[S.SYSTEM, S.DOC_ID]].itertuples(index=False, name=None))
+
+
+def first_claim(claimed: pd.DataFrame) -> list[str]:
+    """Per row, the first layer (registry order) that claims it."""
+    return [next(name for name in LAYERS if name in claimed and row[name])
+            for _, row in claimed.iterrows()]
+
+
+def test_the_registry_is_the_written_order():
+    assert tuple(layer.name for layer in REGISTRY) == LAYERS
+    assert [layer.name for layer in DETECTED] == [n for n in LAYERS if n != "downstream"]
+    assert REGISTRY[-1].name == "ranking"
+    written = re.findall(r"^\d+\. ``(\w+)``", layers_module.__doc__, re.M)
+    assert written == list(LAYERS)
+    stage = " ".join(failures_stage.__doc__.split())
+    assert f"({', '.join(LAYERS)})" in stage
+    assert changes(access(), "lex", "lex")["layer"].tolist() == list(LAYERS)
+
+
+def test_the_docs_list_the_layers_in_registry_order():
+    root = Path(__file__).resolve().parents[2]
+    lists = []
+    for path in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        names = [m.group(1) for m in re.finditer(r"^\d+\. (\w+) — ", path.read_text(), re.M)
+                 if m.group(1) in LAYERS]
+        if names:
+            lists.append((path.name, names))
+    assert lists and all(names == list(LAYERS) for _, names in lists), lists
+
+
+BOTH = {"chunk": {CHUNK: {"source_id": "kb1"}}, "corpus": {CORPUS_REASON: "deleted"},
+        "filter": {VISIBILITY_REASON: "acl"}, "representation": {DEEP_CHECKED: True},
+        "exact_ann": {ANN_MISS: True}, "fusion": {FUSED_AWAY: True}, "qrels": {UNJUDGED: 1},
+        "ranking": {}}
+NOTHING = {CHUNK: None, CORPUS_REASON: "", VISIBILITY_REASON: "", DEEP_CHECKED: False,
+           FOUND_DEEP: False, ANN_MISS: False, FUSED_AWAY: False, UNJUDGED: 0}
+
+
+@pytest.mark.parametrize("earlier, later", list(itertools.combinations(
+    [layer.name for layer in DETECTED], 2)))
+def test_of_two_layers_claiming_a_failure_the_earlier_in_the_registry_wins(earlier, later):
+    row = pd.DataFrame([NOTHING | BOTH[earlier] | BOTH[later]])
+    claimed = claims(row)
+    assert claimed.loc[0, earlier] and claimed.loc[0, later]
+    assert assign(row).tolist() == [earlier]
+    alone = pd.DataFrame([NOTHING | BOTH[later]])
+    assert assign(alone).tolist() == [later]
+
+
+DEEP_ANN_FUS = deep({"lex": ["a", "r_fus", "b", "c", "r_rank", "g", "h", "r_ann"],
+                     "ann": ["d", "r_ann", "r_fus", "e", "f", "g", "r_rank"]})
+ACCESS_DEEP = deep({"lex": ["a", "b", "c", "late_gone"]})
+UNJUDGED_TOP = run("u", "a", "b", "late_gone")  # u: unjudged, in the top k
+
+
+def access_facts(classify_or_facts, lex_run=None, **kwargs):
+    return classify_or_facts({"lex": SystemInfo("lex", "bm25")},
+                             {"lex": run("a", "b", "c", "late_gone") if lex_run is None
+                              else lex_run}, ACCESS_QRELS, ACCESS_QUERIES, ACCESS_DOCS,
+                             ["q1"], k=K, **kwargs)
+
+
+# (earlier, later, scenario, system, doc_id): two layers that claim the same real failure
+SHARED = [
+    ("chunk", "corpus", "access", "lex", "kb1#0"),  # unknown, yet its source is re-chunked
+    ("chunk", "representation", "access", "lex", "kb1#0"),
+    ("chunk", "qrels", "access", "lex", "kb1#0"),
+    ("corpus", "filter", "access", "lex", "gone_secret"),  # deleted and staff-only
+    ("corpus", "representation", "access", "lex", "gone"),
+    ("corpus", "qrels", "access", "lex", "ghost"),
+    ("filter", "representation", "access", "lex", "secret"),
+    ("filter", "qrels", "access", "lex", "foreign"),
+    ("representation", "fusion", "shallow", "hyb", "r_fus"),  # lex window 2, deep_k 1
+    ("representation", "qrels", "unjudged", "lex", "r_none"),
+    ("exact_ann", "fusion", "ann_fus", "hyb", "r_fus"),  # ann exact 3, lex window 2
+    ("exact_ann", "qrels", "unjudged", "hyb", "r_ann"),
+    ("fusion", "qrels", "unjudged", "hyb", "r_fus"),
+    ("qrels", "ranking", "unjudged", "lex", "r_rank"),
+]
+
+
+def scenario(name: str, with_facts: bool):
+    how = facts if with_facts else classify
+    if name == "access":  # answers, a deep window, an unjudged document in the top k
+        return access_facts(how, lex_run=UNJUDGED_TOP, answers=ANSWERS,
+                            deep=ACCESS_DEEP, deep_k=10)
+    kwargs = {"deep": DEEP, "deep_k": 10, "k": K} | {
+        "shallow": {"deep_k": 1}, "ann_fus": {"deep": DEEP_ANN_FUS}, "unjudged": {}}[name]
+    grades = ROUTE_QRELS[ROUTE_QRELS[S.DOC_ID] != "a"] if name == "unjudged" else ROUTE_QRELS
+    return how(SYSTEMS, RUNS, grades, ROUTE_QUERIES, ROUTE_DOCS, ["q1"], **kwargs)
+
+
+@pytest.mark.parametrize("earlier, later, name, system, doc_id", SHARED)
+def test_a_failure_two_layers_claim_goes_to_the_earlier(earlier, later, name, system, doc_id):
+    found = scenario(name, with_facts=True)
+    claimed = claims(found)
+    at = (found[S.SYSTEM] == system) & (found[S.DOC_ID] == doc_id)
+    assert at.sum() == 1
+    assert claimed.loc[at, earlier].item() and claimed.loc[at, later].item()
+    assert layers(scenario(name, with_facts=False), system)[doc_id] == earlier
+
+
+@pytest.mark.parametrize("name", ["access", "shallow", "ann_fus", "unjudged"])
+def test_every_failure_goes_to_the_first_layer_that_claims_it(name):
+    found = scenario(name, with_facts=True)
+    claimed = claims(found)
+    assert claimed["ranking"].all()  # the residual
+    out = scenario(name, with_facts=False)
+    by_row = dict(zip(keys(found), first_claim(claimed), strict=True))
+    assert dict(zip(keys(out), out["layer"], strict=True)) == by_row
 
 
 def test_bad_input_is_rejected():

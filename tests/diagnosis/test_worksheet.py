@@ -304,5 +304,5 @@ def test_reingesting_and_reapplying_is_idempotent(sheet, tmp_path):
 
 
 def test_layers_registry():
-    assert LAYERS == ("corpus", "chunk", "filter", "representation", "exact_ann", "fusion",
+    assert LAYERS == ("chunk", "corpus", "filter", "representation", "exact_ann", "fusion",
                       "qrels", "downstream", "ranking")
