@@ -13,7 +13,7 @@ from releval.data.contracts import AboveScale
 from releval.data.readers import read_qrels, read_run
 from releval.decision.compare import MeasuresDiffer, QueriesDiffer
 from releval.decision.compare import compare as run_compare
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 NA 3\n"
 RUN = ("q1 Q0 d1 1 3.0 sys\nq1 Q0 d9 2 2.0 sys\nq1 Q0 d3 3 1.0 sys\n"

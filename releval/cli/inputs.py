@@ -14,7 +14,7 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.data.readers import existing, read_delimited, read_parquet, read_run
 from releval.errors import InputError
-from releval.metrics import evaluate
+from releval.metrics.engine import evaluate
 
 
 def _line(frame: pd.DataFrame, mask) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from releval.metrics import MEASURES
+from releval.metrics.measures import MEASURES
 from releval.metrics.reference import BEGIN, END, generated, main, render, splice
 
 ROOT = Path(__file__).resolve().parents[2]
