@@ -148,8 +148,8 @@ def test_two_receipts_stand_for_their_revisions(project, monkeypatch):
 
 @pytest.mark.parametrize(("edit", "named"), [
     (lambda r: r["inputs"].update({"releval/retrieval/bm25.py": "0" * 32}),
-     "code changed from A to B (releval/retrieval/bm25.py (stages prepare, split, judgments, "
-     "candidates@bm25, candidates@bm25_plain)): drift diagnoses a corpus change"),
+     "code changed from A to B (releval/retrieval/bm25.py (stages split, candidates@bm25, "
+     "candidates@bm25_plain)): drift diagnoses a corpus change"),
     (lambda r: r["params"]["values"]["candidates"]["systems"]["bm25"].update(k1=2.0),
      "params changed from A to B (candidates.systems.bm25.k1: 1.2 → 2.0)"),
 ])
