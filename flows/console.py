@@ -28,9 +28,10 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from releval import artifacts
 from releval.progress import ENV as PROGRESS_ENV
 
-LOG = Path("reports/run.log")
+LOG = artifacts.path("reports.log")
 MARKS = {"ran": ("✓", "green"), "skipped": ("·", "dim"), "kept": ("·", "dim"),
          "failed": ("✗", "red")}
 OFFLINE = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DVC_NO_ANALYTICS": "1",

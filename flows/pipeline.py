@@ -2,8 +2,9 @@
 
 Stages run through ``dvc repro --single-item`` (so unchanged stages are skipped and
 dvc.lock pins what ran); then the stage's outputs are checked with their Great
-Expectations suites, and a failed check stops the flow with the suite, expectation, column
-and example rows. Validation reports are saved as JSON under data/validation/. The stages,
+Expectations suites (each output's suite is its entry's in ``releval.artifacts``), and a
+failed check stops the flow with the suite, expectation, column and example rows.
+Validation reports are saved as JSON in the catalog's validation folder. The stages,
 their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends with its
 receipt (flows/receipt.py). Without PREFECT_API_URL, Prefect runs on a temporary local
 server.
@@ -17,9 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
@@ -35,51 +34,20 @@ from prefect.states import Failed
 from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_receipt
 from flows.validation import ValidationFailed, check
-from releval import executor
+from releval import artifacts, executor
 from releval.errors import InputError
 from releval.params import load_params
 from releval.project import template
 
-VALIDATION_DIR = Path("data/validation")
+VALIDATION_DIR = artifacts.path("validation.reports")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
 BOARD: list[Board] = []  # the quiet console's stage lines while main() shows one
 
 
-@dataclass(frozen=True)
-class Check:
-    """One suite for the outputs whose path matches ``pattern`` (fnmatch, as in dvc.yaml
-    after foreach expansion)."""
-
-    pattern: str
-    suite: str
-    params: tuple[tuple[str, str], ...] = ()  # suite keyword -> params.yaml dotted key
-
-
-MAX_GRADE = (("max_grade", "prepare.max_grade"),)
-CHECKS: tuple[Check, ...] = (
-    Check("data/raw/documents.parquet", "documents"),
-    Check("data/raw/queries.parquet", "queries"),
-    Check("data/raw/judgments.parquet", "qrels", MAX_GRADE),
-    Check("data/raw/interactions.parquet", "interactions"),
-    Check("data/raw/team_runs.parquet", "team_runs"),
-    Check("data/split/split.parquet", "split"),
-    Check("data/candidates/*/run.parquet", "run"),
-    Check("data/candidates/*/seeds.parquet", "seeds"),
-    Check("data/selftest/selftest.parquet", "selftest"),
-    Check("data/pool/pool.parquet", "pool"),
-    Check("data/judgments/qrels.parquet", "qrels", MAX_GRADE),
-    Check("data/fused/*/run.parquet", "run"),
-    Check("data/fixture/per_query.parquet", "metrics"),
-    Check("data/evaluate/per_query.parquet", "metrics"),
-    Check("data/evaluate/seeds.parquet", "seed_metrics"),
-    Check("data/evaluate/labels.parquet", "labels"),
-    Check("data/evaluate/reliability.parquet", "reliability"),
-    Check("data/compare/per_query_diff.parquet", "diff"),
-    Check("data/slices/slices.parquet", "slices"),
-    Check("data/safety/violations.parquet", "violations"),
-    Check("data/health/health.parquet", "health"),
-    Check("data/failures/failures.parquet", "failures"),
-)
+def checked(out: str) -> artifacts.Artifact | None:
+    """The catalog entry of the output path ``out`` when it has a suite, else None."""
+    entry = artifacts.matching(out)
+    return entry if entry is not None and entry.suite is not None else None
 
 
 def dvc_stages(root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
@@ -130,16 +98,18 @@ def validate(stage: str, outs: list[str], params: dict) -> tuple[int, str | None
     message or None)."""
     passed = 0
     for out in outs:
-        for c in (c for c in CHECKS if fnmatch(out, c.pattern)):
-            path = Path(out)
-            name = path.parent.name if "*" in c.pattern else path.stem
-            kwargs = {k: _lookup(dotted, params) for k, dotted in c.params}
-            try:
-                check(c.suite, pd.read_parquet(path),
-                      VALIDATION_DIR / stage / f"{name}.{c.suite}.json", **kwargs)
-            except ValidationFailed as exc:
-                return passed, f"validation failed after stage {stage} ({path}): {exc}"
-            passed += 1
+        entry = checked(out)
+        if entry is None:
+            continue
+        path = Path(out)
+        name = path.parent.name if "*" in entry.pattern else path.stem
+        kwargs = {k: _lookup(dotted, params) for k, dotted in entry.suite_params}
+        try:
+            check(entry.suite, pd.read_parquet(path),
+                  VALIDATION_DIR / stage / f"{name}.{entry.suite}.json", **kwargs)
+        except ValidationFailed as exc:
+            return passed, f"validation failed after stage {stage} ({path}): {exc}"
+        passed += 1
     return passed, None
 
 
@@ -165,8 +135,7 @@ def _validate_all(stage: str, outs: list[str], params: dict, on_cluster: bool):
     the flow's DaskTaskRunner (``on_cluster``), gathered in order."""
     if not on_cluster:
         return validate(stage, outs, params)
-    futures = [validate.submit(stage, [out], params) for out in outs
-               if any(fnmatch(out, c.pattern) for c in CHECKS)]
+    futures = [validate.submit(stage, [out], params) for out in outs if checked(out)]
     results = [f.result() for f in futures]
     return (sum(n for n, _ in results),
             next((problem for _, problem in results if problem), None))
@@ -215,18 +184,18 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         if problem:
             get_run_logger().error(problem)
             return Failed(message=problem)
-    create_markdown_artifact(Path("reports/summary.md").read_text(), key="releval-summary",
-                             description="releval summary")
-    create_markdown_artifact(Path("reports/decision.md").read_text(), key="releval-decision",
-                             description="the release decision")
-    page = Path("reports/index.html")
+    create_markdown_artifact(artifacts.path("reports.summary").read_text(),
+                             key="releval-summary", description="releval summary")
+    create_markdown_artifact(artifacts.path("reports.decision").read_text(),
+                             key="releval-decision", description="the release decision")
+    page = artifacts.path("reports.html")
     if page.exists():
         create_link_artifact(page.resolve().as_uri(), link_text="releval report (HTML)",
                              key="releval-report", description="the run's HTML report")
-    metrics = json.loads(Path("data/evaluate/metrics.json").read_text())
+    metrics = json.loads(artifacts.path("evaluate.metrics").read_text())
     create_table_artifact([{"system": s, **m} for s, m in metrics.items()],
                           key="releval-metrics", description="metrics per system")
-    decision = json.loads(Path("data/gate/decision.json").read_text())
+    decision = json.loads(artifacts.path("gate.decision").read_text())
     create_table_artifact([{k: o[k] for k in ("name", "passed", "value", "threshold", "reason")}
                            for o in decision["rules"]], key="releval-gate",
                           description=f"release gate: {'PASS' if decision['passed'] else 'FAIL'}"

@@ -1,5 +1,6 @@
-"""The run's receipt, written after every stage ran: reports/receipt.json and a copy in the
-ledger (reports/runs/), from the pipeline's outputs and dvc.lock (releval.project.receipt)."""
+"""The run's receipt, written after every stage ran: the catalog's ``reports.receipt`` and a
+copy in the ledger (``reports.ledger``), from the pipeline's outputs (read where the catalog,
+``releval.artifacts``, puts them) and dvc.lock (releval.project.receipt)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from releval import artifacts
 from releval.decision.compare import canonical
 from releval.decision.no_answer import evaluated_queries
 from releval.params import load_params, read_raw
 from releval.project import history, receipt
 from releval.retrieval.embeddings import model_digest, resolve_model
-from stages.common import read_doc, read_table, system_dirs
+from stages.common import read_doc, read_table, system_files
 
-RECEIPT = Path("reports/receipt.json")
-LEDGER = Path("reports/runs")
+RECEIPT = artifacts.path("reports.receipt")
+LEDGER = artifacts.path("reports.ledger")
+SYSTEMS = (artifacts.group_folder("candidates"), artifacts.group_folder("fused"))
 
 
 def _current(lock: dict, names: set[str]) -> dict:
@@ -27,8 +30,8 @@ def _current(lock: dict, names: set[str]) -> dict:
 
 
 def _results(p, queries: pd.Series) -> dict[str, dict[str, str]]:
-    return {name: receipt.result_digests(read_table(folder / "run.parquet"), queries)
-            for name, folder in system_dirs(p, "data/candidates", "data/fused").items()}
+    return {name: receipt.result_digests(read_table(path), queries)
+            for name, path in system_files(p, *SYSTEMS, "run").items()}
 
 
 def _headline(p, metrics: dict, decision: dict) -> dict:
@@ -44,9 +47,8 @@ def _headline(p, metrics: dict, decision: dict) -> dict:
 def _executed(params_path: str, executed: dict | None) -> dict:
     """``executed`` with each system's shard layout (run_stats ``shards``), where sharded."""
     p = load_params(params_path)
-    layouts = {name: stats["shards"] for name, folder in
-               system_dirs(p, "data/candidates", "data/fused").items()
-               if "shards" in (stats := read_doc(folder / "run_stats.json"))}
+    layouts = {name: stats["shards"] for name, path in system_files(p, *SYSTEMS, "stats").items()
+               if "shards" in (stats := read_doc(path))}
     return (executed or {"executor": p.base.executor}) | (
         {"sharded": layouts} if layouts else {})
 
@@ -55,19 +57,19 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
     """The receipt document of the run whose outputs are in the working directory."""
     p = load_params(params_path)
     lock = _current(yaml.safe_load(Path("dvc.lock").read_text()), stages)
-    split, queries = read_table("data/split/split.parquet"), read_table(
-        "data/raw/queries.parquet")
+    split, queries = (read_table(artifacts.path(n)) for n in ("split.split", "raw.queries"))
     evaluated, _ = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
-    metrics = read_doc("data/evaluate/metrics.json")
-    checked = read_doc("data/selftest/selftest.json")
+    metrics = read_doc(artifacts.path("evaluate.metrics"))
+    checked = read_doc(artifacts.path("selftest.totals"))
     models = {name: model_digest(resolve_model(s.model))
               for name, s in p.candidates.systems.items() if s.route == "dense"}
-    comparison = read_doc("data/compare/comparison.json")
-    work = receipt.work(p, read_doc("data/evaluate/summary.json"),
-                        len(read_table("data/judgments/qrels.parquet")),
-                        read_doc("data/slices/slices.json"), comparison, validations, checked)
-    decision = read_doc("data/gate/decision.json")
-    fixture = read_doc("data/fixture/fixture.json")
+    comparison = read_doc(artifacts.path("compare.comparison"))
+    work = receipt.work(p, read_doc(artifacts.path("evaluate.summary")),
+                        len(read_table(artifacts.path("judgments.qrels"))),
+                        read_doc(artifacts.path("slices.summary")), comparison, validations,
+                        checked)
+    decision = read_doc(artifacts.path("gate.decision"))
+    fixture = read_doc(artifacts.path("fixture.summary"))
     return receipt.build(p=p, raw_params=read_raw(params_path), lock=lock,
                          code=receipt.code_state(Path(".")), metrics=metrics,
                          results=_results(p, evaluated), models=models, work_done=work,
@@ -80,8 +82,8 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
 
 def write_receipt(params_path: str, validations: int, started: str, stages: set[str],
                   schedule: dict | None = None, executed: dict | None = None) -> dict:
-    """Write reports/receipt.json and keep it in the ledger as
-    reports/runs/<finished>-<sha256[:12]>.json (never overwritten), with its over-time
+    """Write ``RECEIPT`` and keep it in the ledger as ``LEDGER/<finished>-<sha256[:12]>.json``
+    (never overwritten), with its over-time
     comparison against the ledger's previous run (``releval.project.history``); ``stages``
     are the names of dvc.yaml's stages, ``schedule`` a scheduled run's deployment, flow run
     and window, ``executed`` where the heavy work ran (executor, cluster size; the shard

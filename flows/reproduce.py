@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from releval import artifacts
 from releval.errors import InputError
 from releval.params import parse_params
 from releval.project import receipt
@@ -105,15 +106,17 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
         progress(f"worktree at {code['commit'][:12]}: {tree}")
         (tree / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
         _share_dvc(root, tree)
-        (tree / "data").mkdir(exist_ok=True)
-        cache = root / "data" / "cache"
+        cache = artifacts.path("cache.root", root)
         if cache.is_dir():
-            (tree / "data" / "cache").symlink_to(cache.resolve(), target_is_directory=True)
+            shared = artifacts.path("cache.root", tree)
+            shared.parent.mkdir(exist_ok=True)
+            shared.symlink_to(cache.resolve(), target_is_directory=True)
         if restore:
             notes += _restore_pinned(tree, old)
         progress("running the pipeline (every stage, from scratch) ...")
         env = os.environ | {"PYTHONPATH": str(tree), "RELEVAL_INPUT_BASE": str(root.resolve())}
-        log = tree / "data" / "reproduce.log"
+        log = artifacts.path("reports.reproduce_log", tree)
+        log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "flows.pipeline", "--params", "params.yaml", "--force",
                *(["--skip", "inputs"] if restore else [])]
         with log.open("w") as handle:
@@ -123,13 +126,13 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
             lines = [x for x in log.read_text().splitlines() if x.startswith("error:")]
             raise InputError(f"the pipeline failed in the worktree: "
                              f"{lines[-1] if lines else 'see ' + str(log)}", str(path))
-        new = receipt.read(tree / "reports" / "receipt.json")
+        new = receipt.read(artifacts.path("reports.receipt", tree))
         digests, metrics = receipt.counted(old)
         diffs = receipt.differences(old, new)
-        kept = root / "reports" / "reproduce.log"
+        kept = artifacts.path("reports.reproduce_log", root)
         kept.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(log, kept)
-        receipt.write(root / "reports" / "reproduced.json", new)
+        receipt.write(artifacts.path("reports.reproduced", root), new)
         return Outcome(not diffs, digests, metrics, diffs, notes, kept)
     finally:
         if not keep:
@@ -161,7 +164,7 @@ def main() -> None:
         print(f"reproduced: identical ({out.digests} digests, {out.metrics} metrics)")
         return
     print(f"reproduced: DIFFERENT ({len(out.differences)} differences; the new receipt is "
-          f"reports/reproduced.json, the log {out.log})")
+          f"{artifacts.at('reports.reproduced')}, the log {out.log})")
     for line in out.differences:
         print(f"  {line}")
     sys.exit(1)

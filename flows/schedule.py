@@ -35,6 +35,7 @@ from prefect.states import Failed
 
 from flows.console import offline_env
 from flows.pipeline import on_executor
+from releval import artifacts
 from releval.errors import InputError
 from releval.params import load_params, write_overrides
 from releval.project.runner import exclusive
@@ -102,7 +103,7 @@ def scheduled(params_path: str = "params.yaml", window: dict[str, str] | None = 
         return Failed(message=str(exc))
     if not state.is_completed():
         return Failed(message=state.message)
-    decision = json.loads(Path("data/gate/decision.json").read_text())
+    decision = json.loads(artifacts.path("gate.decision").read_text())
     if not decision["passed"]:
         message = gate_message(decision)
         logger.error(message)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import executor
+from releval import artifacts, executor
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
@@ -27,15 +27,17 @@ from releval.params import Params
 from releval.project.inputs import pinned
 from releval.retrieval.base import latency_table, run_stats
 from releval.retrieval.routes import search
-from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
+from stages.common import guarded, params_of, parser, read_table, write_outputs
 
 
 @dataclass(frozen=True)
 class Outputs:
-    run: pd.DataFrame  # run.parquet
-    stats: dict  # run_stats.json
-    latency: pd.DataFrame  # latency.parquet
-    seeds: pd.DataFrame  # seeds.parquet
+    """One field per artifact ``candidates.<field>`` (``releval.artifacts``)."""
+
+    run: pd.DataFrame
+    stats: dict
+    latency: pd.DataFrame
+    seeds: pd.DataFrame
 
 
 def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
@@ -79,18 +81,15 @@ def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--system", required=True)
-    ap.add_argument("--raw", default="data/raw")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
     p = params_of(args)
     with executor.of(p):
-        result = run(p, args.system, read_table(raw / "documents.parquet"),
-                     read_table(raw / "queries.parquet"), read_table(raw / "interactions.parquet"))
-    write_parquet(out / "run.parquet", result.run)
-    write_parquet(out / "latency.parquet", result.latency)
-    write_json(out / "run_stats.json", result.stats)
-    write_parquet(out / "seeds.parquet", result.seeds)
+        result = run(p, args.system, *(read_table(artifacts.within(raw, f"raw.{name}"))
+                                       for name in ("documents", "queries", "interactions")))
+    write_outputs(result, "candidates", out)
     print(f"candidates@{args.system}: {len(result.run):,} candidates for "
           f"{result.run[S.QUERY_ID].nunique():,} queries")
 

@@ -1,8 +1,10 @@
-"""What every stage's ``main()`` shares: arguments, params and output writing."""
+"""What every stage's ``main()`` shares: arguments, params, and reading and writing the
+artifacts of the catalog (``releval.artifacts``)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -10,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval.data.readers import read_parquet, text_of
+from releval import artifacts
+from releval.data.readers import read_parquet, text_of, write_trec_run
 from releval.errors import InputError
 from releval.params import Params, load_params
 
@@ -25,10 +28,13 @@ def params_of(args: argparse.Namespace) -> Params:
     return load_params(args.params)
 
 
-def system_dirs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, Path]:
-    """Each evaluated system's output folder: candidate systems, then fused ones."""
-    return {name: Path(folder) / name
-            for folder, names in ((candidates, p.candidates.systems), (fused, p.fusion.systems))
+def system_files(p: Params, candidates: str | Path, fused: str | Path,
+                 key: str) -> dict[str, Path]:
+    """Each evaluated system's artifact ``key`` (``run``, ``latency``, ``stats``: the same in
+    the ``candidates`` and ``fused`` groups), candidate systems, then fused ones."""
+    return {name: artifacts.within(Path(folder) / name, f"{group}.{key}")
+            for group, folder, names in (("candidates", candidates, p.candidates.systems),
+                                         ("fused", fused, p.fusion.systems))
             for name in names}
 
 
@@ -51,22 +57,23 @@ def read_doc(path: str | Path) -> dict:
 
 def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, pd.DataFrame]:
     """Every evaluated system's run.parquet."""
-    return {name: read_table(folder / "run.parquet")
-            for name, folder in system_dirs(p, candidates, fused).items()}
+    return {name: read_table(path)
+            for name, path in system_files(p, candidates, fused, "run").items()}
 
 
 def system_seeds(p: Params, candidates: str | Path) -> dict[str, pd.DataFrame]:
     """system -> its seeds.parquet (every training seed's window, column ``seed``), for the
     candidate systems trained with several seeds."""
-    seeds = {name: Path(candidates) / name / "seeds.parquet" for name in p.candidates.systems}
+    seeds = {name: artifacts.within(Path(candidates) / name, "candidates.seeds")
+             for name in p.candidates.systems}
     tables = {name: read_table(path) for name, path in seeds.items() if path.exists()}
     return {name: table for name, table in tables.items() if not table.empty}
 
 
 def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """Every evaluated system's run_stats.json."""
-    return {name: read_doc(folder / "run_stats.json")
-            for name, folder in system_dirs(p, candidates, fused).items()}
+    return {name: read_doc(path)
+            for name, path in system_files(p, candidates, fused, "stats").items()}
 
 
 def write_json(path: str | Path, doc: dict) -> None:
@@ -79,6 +86,44 @@ def write_parquet(path: str | Path, frame: pd.DataFrame) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_parquet(path, index=False)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+
+
+WRITERS: dict[str, Callable[[Path, object], None]] = {
+    "parquet": write_parquet, "json": write_json, "csv": write_csv, "trec": write_trec_run,
+    "md": write_text, "html": write_text, "xml": write_text}
+
+
+def write(name: str, folder: str | Path, value,
+          writer: Callable[[object, Path], object] | None = None) -> Path:
+    """Write artifact ``name`` into ``folder`` (the stage's output folder) in its catalog
+    format, or with ``writer(value, path)``; returns its path."""
+    path = artifacts.within(folder, name)
+    if writer is None:
+        WRITERS[artifacts.get(name).format](path, value)
+    else:
+        writer(value, path)
+    return path
+
+
+def write_outputs(result, group: str, folder: str | Path,
+                  **writers: Callable[[object, Path], object]) -> None:
+    """Write every field of a stage's ``Outputs`` as the artifact ``<group>.<field>`` into
+    ``folder``; ``writers`` name a field's own writer (``writer(value, path)``)."""
+    for field in dataclasses.fields(result):
+        write(f"{group}.{field.name}", folder, getattr(result, field.name),
+              writers.get(field.name))
 
 
 def guarded(main: Callable[[], None]) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import executor
+from releval import artifacts, executor
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.breakdown import Breakdown, breakdown, strata
@@ -46,17 +46,18 @@ from stages.common import (
     parser,
     read_doc,
     read_table,
-    system_dirs,
+    system_files,
     system_stats,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    comparison: dict  # comparison.json
-    diff: pd.DataFrame  # per_query_diff.parquet
+    """One field per artifact ``compare.<field>`` (``releval.artifacts``)."""
+
+    comparison: dict
+    diff: pd.DataFrame
 
 
 def compared(p: Params) -> list[str]:
@@ -131,30 +132,31 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
-    ap.add_argument("--evaluate", default="data/evaluate")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--pool", default="data/pool/identity.json")
-    ap.add_argument("--split", default="data/split")
-    ap.add_argument("--out", default="data/compare")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--pool", default=artifacts.at("pool.identity"))
+    ap.add_argument("--split", default=artifacts.folder("split"))
+    ap.add_argument("--out", default=artifacts.folder("compare"))
     args = ap.parse_args()
     p = params_of(args)
     raw, evaluated, split, out = (Path(args.raw), Path(args.evaluate), Path(args.split),
                                   Path(args.out))
     stats = system_stats(p, args.candidates, args.fused)
-    folders = system_dirs(p, args.candidates, args.fused)
-    runs = {s: read_table(folders[s] / "run.parquet") for s in compared(p)}
+    files = system_files(p, args.candidates, args.fused, "run")
+    runs = {s: read_table(files[s]) for s in compared(p)}
     with executor.of(p):  # bootstrap draw blocks on the cluster (base.executor)
-        result = run(p, read_table(evaluated / "per_query.parquet"),
-                     read_table(evaluated / "labels.parquet"),
-                     read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
+        result = run(p, read_table(artifacts.within(evaluated, "evaluate.per_query")),
+                     read_table(artifacts.within(evaluated, "evaluate.labels")),
+                     read_table(artifacts.within(raw, "raw.queries")),
+                     read_table(artifacts.within(raw, "raw.documents")),
                      read_table(args.qrels), stats, runs, read_doc(args.pool),
-                     read_table(split / "split.parquet"), read_doc(split / "split_report.json"),
-                     read_table(evaluated / "seeds.parquet"))
-    write_json(out / "comparison.json", result.comparison)
-    write_parquet(out / "per_query_diff.parquet", result.diff)
+                     read_table(artifacts.within(split, "split.split")),
+                     read_doc(artifacts.within(split, "split.report")),
+                     read_table(artifacts.within(evaluated, "evaluate.seeds")))
+    write_outputs(result, "compare", out)
     doc = result.comparison
     verdicts = ", ".join(f"{r['measure']} {r['mean_diff']:+.4f} ({r['verdict']})"
                          for r in doc["paired"])

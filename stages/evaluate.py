@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from releval import executor
+from releval import artifacts, executor
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.no_answer import evaluated_queries
@@ -65,22 +65,23 @@ from stages.common import (
     read_table,
     system_runs,
     system_seeds,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    per_query: pd.DataFrame  # per_query.parquet
-    metrics: dict  # metrics.json
-    summary: dict  # summary.json
-    route_hits: pd.DataFrame  # route_hits.parquet
-    labels: pd.DataFrame  # labels.parquet
-    unjudged: pd.DataFrame  # unjudged.parquet
-    curves: pd.DataFrame  # curves.parquet
-    reliability: pd.DataFrame  # reliability.parquet
-    seeds: pd.DataFrame  # seeds.parquet
+    """One field per artifact ``evaluate.<field>`` (``releval.artifacts``)."""
+
+    per_query: pd.DataFrame
+    metrics: dict
+    summary: dict
+    route_hits: pd.DataFrame
+    labels: pd.DataFrame
+    unjudged: pd.DataFrame
+    curves: pd.DataFrame
+    reliability: pd.DataFrame
+    seeds: pd.DataFrame
 
 
 def expected_system(p: Params, runs: dict[str, pd.DataFrame]) -> str | None:
@@ -119,7 +120,8 @@ def catalog_of(p: Params, runs: dict[str, pd.DataFrame], interactions: pd.DataFr
     """The catalogue of a recommendation run, and which context it found (expected system,
     embedding system)."""
     if interactions is None:
-        raise InputError("recommendation mode needs the interaction log", "interactions.parquet")
+        raise InputError("recommendation mode needs the interaction log",
+                         artifacts.get("raw.interactions").file)
     r = p.recommend
     expected, embedder = expected_system(p, runs), embedding_system(p)
     catalog = Catalog.of(
@@ -152,7 +154,8 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     says where the qrels came from); ``interactions``: the interaction log (recommendation
     mode only); ``seeds``: system -> every training seed's window (``system_seeds``)."""
     if "qrels" not in ingest:
-        raise InputError("no 'qrels' (where the qrels came from)", "ingest.json")
+        raise InputError("no 'qrels' (where the qrels came from)",
+                         artifacts.get("judgments.ingest").file)
     c = p.evaluate
     evaluated, no_answer = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
@@ -223,32 +226,25 @@ def seed_values(seeds: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: l
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
-    ap.add_argument("--judgments", default="data/judgments/ingest.json")
-    ap.add_argument("--split", default="data/split/split.parquet")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/evaluate")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--judgments", default=artifacts.at("judgments.ingest"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("evaluate"))
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
     with executor.of(p):  # a large run's query blocks on the cluster (base.executor)
         result = run(p, runs, read_table(args.qrels), read_table(args.split),
-                     read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
-                     read_doc(args.judgments),
-                     read_table(raw / "interactions.parquet") if p.recommendation else None,
+                     read_table(artifacts.within(raw, "raw.queries")),
+                     read_table(artifacts.within(raw, "raw.documents")), read_doc(args.judgments),
+                     read_table(artifacts.within(raw, "raw.interactions"))
+                     if p.recommendation else None,
                      system_seeds(p, args.candidates))
-    write_parquet(out / "per_query.parquet", result.per_query)
-    write_json(out / "metrics.json", result.metrics)
-    write_json(out / "summary.json", result.summary)
-    write_parquet(out / "route_hits.parquet", result.route_hits)
-    write_parquet(out / "labels.parquet", result.labels)
-    write_parquet(out / "unjudged.parquet", result.unjudged)
-    write_parquet(out / "curves.parquet", result.curves)
-    write_parquet(out / "reliability.parquet", result.reliability)
-    write_parquet(out / "seeds.parquet", result.seeds)
+    write_outputs(result, "evaluate", out)
     report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
           f"({', '.join(report['splits'])})")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.decision.no_answer import evaluated_queries
@@ -40,18 +41,19 @@ from stages.common import (
     read_table,
     system_runs,
     system_stats,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    failures: pd.DataFrame  # failures.parquet
-    summary: pd.DataFrame  # summary.parquet
-    worksheet: pd.DataFrame  # worksheet.csv
-    quarantine: pd.DataFrame  # review_quarantine.csv
-    report: dict  # failures.json
+    """One field per artifact ``failures.<field>`` (``releval.artifacts``)."""
+
+    failures: pd.DataFrame
+    summary: pd.DataFrame
+    worksheet: pd.DataFrame
+    quarantine: pd.DataFrame
+    report: dict
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
@@ -99,31 +101,28 @@ def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
-    ap.add_argument("--split", default="data/split/split.parquet")
-    ap.add_argument("--evaluate", default="data/evaluate")
-    ap.add_argument("--safety", default="data/safety")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/failures")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
+    ap.add_argument("--safety", default=artifacts.folder("safety"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("failures"))
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
     stats = system_stats(p, args.candidates, args.fused)
     result = run(p, runs, stats, read_table(args.qrels),
-                 read_table(raw / "queries.parquet"),
-                 read_table(raw / "documents.parquet"), read_table(args.split),
-                 read_table(Path(args.evaluate) / "labels.parquet"),
-                 read_table(Path(args.safety) / "violations.parquet"),
-                 read_table(raw / "answers.parquet"), read_table(raw / "interactions.parquet"),
+                 read_table(artifacts.within(raw, "raw.queries")),
+                 read_table(artifacts.within(raw, "raw.documents")), read_table(args.split),
+                 read_table(artifacts.within(args.evaluate, "evaluate.labels")),
+                 read_table(artifacts.within(args.safety, "safety.violations")),
+                 read_table(artifacts.within(raw, "raw.answers")),
+                 read_table(artifacts.within(raw, "raw.interactions")),
                  pinned(p, "failures.review"))
-    write_parquet(out / "failures.parquet", result.failures)
-    write_parquet(out / "summary.parquet", result.summary)
-    worksheet.write(result.worksheet, out / "worksheet.csv")
-    result.quarantine.to_csv(out / "review_quarantine.csv", index=False)
-    write_json(out / "failures.json", result.report)
+    write_outputs(result, "failures", out, worksheet=worksheet.write)
     counts = result.failures.groupby([S.SYSTEM, "layer"]).size()
     print("failures: " + ", ".join(f"{s}/{layer} {n}" for (s, layer), n in counts.items()))
 

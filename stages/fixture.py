@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from releval import artifacts
 from releval.decision.compare import canonical
 from releval.params import Params
 from releval.project.fixture import NONE, evaluate_fixture, read
@@ -22,8 +23,7 @@ from stages.common import (
     params_of,
     parser,
     read_doc,
-    write_json,
-    write_parquet,
+    write,
 )
 
 
@@ -38,17 +38,17 @@ def run(p: Params, folder: Path | None, stats: dict[str, dict]):
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/fixture")
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("fixture"))
     args = ap.parse_args()
     p = params_of(args)
     folder = pinned(p, "fixture.path")
-    stats = {name: read_doc(Path(args.fused) / name / "run_stats.json")
+    stats = {name: read_doc(artifacts.within(Path(args.fused) / name, "fused.stats"))
              for name in p.fusion.systems}
     per_query, summary = run(p, folder, stats)
     out = Path(args.out)
-    write_parquet(out / "per_query.parquet", per_query)
-    write_json(out / "fixture.json", summary)
+    write("fixture.per_query", out, per_query)
+    write("fixture.summary", out, summary)
     if folder is None:
         print("fixture: none (fixture.path is null)")
         return

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.errors import InputError
@@ -27,14 +28,16 @@ from releval.params import Params
 from releval.retrieval.base import Candidates, latency_of, latency_table, run_stats, status_of
 from releval.retrieval.fusion import choose, expand_grid, fuse, fused_status
 from releval.retrieval.routes import FUSED
-from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
+from stages.common import guarded, params_of, parser, read_table, write_outputs
 
 
 @dataclass(frozen=True)
 class Outputs:
-    run: pd.DataFrame  # run.parquet
-    stats: dict  # run_stats.json
-    latency: pd.DataFrame  # latency.parquet
+    """One field per artifact ``fused.<field>`` (``releval.artifacts``)."""
+
+    run: pd.DataFrame
+    stats: dict
+    latency: pd.DataFrame
 
 
 def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
@@ -72,23 +75,21 @@ def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.Dat
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--system", required=True)
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
-    ap.add_argument("--split", default="data/split/split.parquet")
-    ap.add_argument("--candidates", default="data/candidates")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     p = params_of(args)
     sources, folder = p.sources(args.system), Path(args.candidates)
-    runs = {s: read_table(folder / s / "run.parquet") for s in sources}
-    latencies = {s: read_table(folder / s / "latency.parquet") for s in sources}
+    runs, latencies = ({s: read_table(artifacts.within(folder / s, f"candidates.{key}"))
+                        for s in sources} for key in ("run", "latency"))
     raw, out = Path(args.raw), Path(args.out)
     result = run(p, args.system, runs, read_table(args.qrels), read_table(args.split),
-                 read_table(raw / "queries.parquet"), read_table(raw / "documents.parquet"),
-                 latencies)
-    write_parquet(out / "run.parquet", result.run)
-    write_parquet(out / "latency.parquet", result.latency)
-    write_json(out / "run_stats.json", result.stats)
+                 read_table(artifacts.within(raw, "raw.queries")),
+                 read_table(artifacts.within(raw, "raw.documents")), latencies)
+    write_outputs(result, "fused", out)
     print(f"fuse@{args.system}: {json.dumps(result.stats['fusion'])} ({result.stats['tuning']})")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.decision.gate import RULES, decide
 from releval.decision.gate.evidence import Evidence, check_sides
 from releval.metrics.measures import MEASURES
@@ -26,14 +27,16 @@ from stages.common import (
     parser,
     read_doc,
     read_table,
-    system_dirs,
-    write_json,
+    system_files,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    decision: dict  # decision.json
+    """One field per artifact ``gate.<field>`` (``releval.artifacts``)."""
+
+    decision: dict
 
 
 def directions(rules) -> dict[str, str]:
@@ -73,8 +76,7 @@ def summary(decision: dict) -> str:
 def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """system -> latency_ms from each system's run_stats.json (absent: not measured)."""
     latency = {}
-    for name, folder in system_dirs(p, candidates, fused).items():
-        stats = folder / "run_stats.json"
+    for name, stats in system_files(p, candidates, fused, "stats").items():
         if stats.exists():
             latency[name] = read_doc(stats).get("latency_ms") or {}
     return latency
@@ -82,23 +84,23 @@ def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[s
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--compare", default="data/compare/comparison.json")
-    ap.add_argument("--slices", default="data/slices/slices.parquet")
-    ap.add_argument("--safety", default="data/safety/safety.json")
-    ap.add_argument("--metrics", default="data/evaluate/metrics.json")
-    ap.add_argument("--summary", default="data/evaluate/summary.json")
-    ap.add_argument("--health", default="data/health/health.json")
-    ap.add_argument("--split-report", default="data/split/split_report.json")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/gate")
+    ap.add_argument("--compare", default=artifacts.at("compare.comparison"))
+    ap.add_argument("--slices", default=artifacts.at("slices.table"))
+    ap.add_argument("--safety", default=artifacts.at("safety.report"))
+    ap.add_argument("--metrics", default=artifacts.at("evaluate.metrics"))
+    ap.add_argument("--summary", default=artifacts.at("evaluate.summary"))
+    ap.add_argument("--health", default=artifacts.at("health.report"))
+    ap.add_argument("--split-report", default=artifacts.at("split.report"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("gate"))
     args = ap.parse_args()
     p = params_of(args)
     result = run(p, read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
                  read_doc(args.metrics), read_latency(p, args.candidates, args.fused),
                  read_doc(args.summary), read_doc(args.health),
                  read_doc(args.split_report).get("query_set"))
-    write_json(Path(args.out) / "decision.json", result.decision)
+    write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 
 

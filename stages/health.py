@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data.readers import sha256_of
 from releval.decision.health import health
 from releval.errors import InputError
@@ -28,18 +29,19 @@ from stages.common import (
     params_of,
     parser,
     read_table,
-    system_dirs,
+    system_files,
     system_runs,
     system_stats,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    table: pd.DataFrame  # health.parquet
-    report: dict  # health.json
+    """One field per artifact ``health.<field>`` (``releval.artifacts``)."""
+
+    table: pd.DataFrame
+    report: dict
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], latencies: dict[str, pd.DataFrame],
@@ -64,22 +66,22 @@ def revision(path: str | Path) -> dict:
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--qrels", default="data/judgments/qrels.parquet")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/health")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("health"))
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
-    folders = system_dirs(p, args.candidates, args.fused)
     result = run(p, system_runs(p, args.candidates, args.fused),
-                 {name: read_table(folder / "latency.parquet") for name, folder in folders.items()},
+                 {name: read_table(path) for name, path
+                  in system_files(p, args.candidates, args.fused, "latency").items()},
                  system_stats(p, args.candidates, args.fused),
-                 read_table(raw / "documents.parquet"), read_table(raw / "queries.parquet"),
+                 read_table(artifacts.within(raw, "raw.documents")),
+                 read_table(artifacts.within(raw, "raw.queries")),
                  revision(args.qrels))
-    write_parquet(out / "health.parquet", result.table)
-    write_json(out / "health.json", result.report)
+    write_outputs(result, "health", out)
     undefined = {name: len(s["undefined"]) for name, s in result.report["systems"].items()
                  if s["undefined"]}
     print(f"health: {len(result.table)} system(s)"

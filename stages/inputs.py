@@ -32,7 +32,7 @@ def run(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> Outputs:
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--out", default="data/input")
+    ap.add_argument("--out", default=str(INPUT_DIR))
     args = ap.parse_args()
     result = run(params_of(args), Path(args.out))
     print("inputs: " + ("; ".join(f"{r['key']} pinned ({r['files']} files, {r['copied']} "

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.demo.judges import simulate_round
 from releval.judging.adjudication import adjudicate, dataset_qrels, with_hard_negatives
@@ -44,8 +45,7 @@ from stages.common import (
     parser,
     read_doc,
     read_table,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 LABELS = {"simulated": "pooled judgments from simulated judges (demo simulation)",
@@ -55,9 +55,8 @@ LABELS = {"simulated": "pooled judgments from simulated judges (demo simulation)
 
 @dataclass(frozen=True)
 class Outputs:
-    """qrels → qrels.parquet, judgments → judgments.parquet (every accepted judgment so far),
-    quarantine → quarantine.csv, adjudication → adjudication.csv, agreement →
-    agreement.json, ingest → ingest.json (the counts, the source and its qrels label)."""
+    """One field per artifact ``judgments.<field>`` (``releval.artifacts``); judgments holds
+    every accepted judgment so far, ingest the counts, the source and its qrels label."""
 
     qrels: pd.DataFrame
     judgments: pd.DataFrame
@@ -133,23 +132,18 @@ def run(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--pool", default="data/pool")
-    ap.add_argument("--out", default="data/judgments")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--pool", default=artifacts.folder("pool"))
+    ap.add_argument("--out", default=artifacts.folder("judgments"))
     args = ap.parse_args()
     p = params_of(args)
     out, pool_dir = Path(args.out), Path(args.pool)
-    kept = out / "judgments.parquet"
-    result = run(p, read_table(pool_dir / "pool.parquet"), read_doc(pool_dir / "identity.json"),
-                 read_table(Path(args.raw) / "judgments.parquet"),
+    kept = artifacts.within(out, "judgments.judgments")
+    result = run(p, read_table(artifacts.within(pool_dir, "pool.pool")),
+                 read_doc(artifacts.within(pool_dir, "pool.identity")),
+                 read_table(artifacts.within(args.raw, "raw.judgments")),
                  read_table(kept) if kept.exists() else None)
-    write_parquet(out / "qrels.parquet", result.qrels)
-    write_parquet(kept, result.judgments)
-    out.mkdir(parents=True, exist_ok=True)
-    result.quarantine.to_csv(out / "quarantine.csv", index=False)
-    result.adjudication.to_csv(out / "adjudication.csv", index=False)
-    write_json(out / "agreement.json", result.agreement)
-    write_json(out / "ingest.json", result.ingest)
+    write_outputs(result, "judgments", out)
     c = result.ingest
     h = c["hard_negatives"]
     print(f"judgments ({c['qrels']}): rows in {c['rows_in']:,} = accepted "

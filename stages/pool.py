@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.data.split import queries_in
 from releval.judging.guidelines import load_guideline
@@ -36,15 +37,14 @@ from stages.common import (
     parser,
     read_table,
     system_seeds,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """pool → pool.parquet, identity → identity.json (with the guideline version), judging →
-    judging.csv, tasks → label_studio_tasks.json, label_config → label_config.xml."""
+    """One field per artifact ``pool.<field>`` (``releval.artifacts``); identity carries the
+    guideline version."""
 
     pool: pd.DataFrame
     identity: dict
@@ -73,7 +73,7 @@ def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
     seeds = system_seeds(p, candidates)
     runs = {}
     for system in p.pooled():
-        runs[system] = read_table(candidates / system / "run.parquet")
+        runs[system] = read_table(artifacts.within(candidates / system, "candidates.run"))
         if system in seeds:
             for k, window in seeds[system].groupby(S.SEED, sort=True):
                 runs[f"{system}@seed{k}"] = window.drop(columns=S.SEED)
@@ -82,23 +82,20 @@ def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--split", default="data/split/split.parquet")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--out", default="data/pool")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--out", default=artifacts.folder("pool"))
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = pooled_runs(p, Path(args.candidates))
-    existing = out / "pool.parquet"
+    existing = artifacts.within(out, "pool.pool")
     previous = read_table(existing) if existing.exists() else None
-    result = run(p, runs, read_table(raw / "documents.parquet"),
-                 read_table(raw / "queries.parquet"), read_table(args.split), previous)
-    write_parquet(out / "pool.parquet", result.pool)
-    write_json(out / "identity.json", result.identity)
-    write_csv(result.judging, out / "judging.csv")
-    write_label_studio(result.tasks, out / "label_studio_tasks.json")
-    (out / "label_config.xml").write_text(result.label_config)
+    result = run(p, runs, read_table(artifacts.within(raw, "raw.documents")),
+                 read_table(artifacts.within(raw, "raw.queries")), read_table(args.split),
+                 previous)
+    write_outputs(result, "pool", out, judging=write_csv, tasks=write_label_studio)
     rounds = result.pool[S.ROUND].value_counts().sort_index()
     print(f"pool {result.identity[S.POOL_ID]}: {len(result.pool):,} pairs "
           f"({json.dumps({int(k): int(v) for k, v in rounds.items()})} per round)")

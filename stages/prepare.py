@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.data.adapters import (
     TIME,
@@ -45,7 +46,6 @@ from releval.data.adapters import (
     read_tables,
 )
 from releval.data.interactions import cuts_of, read_interactions, user_queries
-from releval.data.readers import write_trec_run
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
@@ -53,17 +53,13 @@ from releval.demo.team_run import SEEDS, simulate_external_run, simulate_retrain
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import INPUT_DIR, pinned
-from stages.common import guarded, params_of, parser, write_json, write_parquet
+from stages.common import guarded, params_of, parser, write_outputs
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """documents → documents.parquet, queries → queries.parquet, judgments →
-    judgments.parquet, given_split → given_split.parquet, answers → answers.parquet,
-    must_not_return → must_not_return.parquet, external_run → external_run.trec (query_id,
-    doc_id, score[, system]), retrained_run → retrained_run.parquet, interactions →
-    interactions.parquet, team_runs → team_runs.parquet, source → source.json (provenance,
-    then the row counts)."""
+    """One field per artifact ``raw.<field>`` (``releval.artifacts``); external_run holds
+    (query_id, doc_id, score[, system]), source the provenance, then the row counts."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
@@ -193,21 +189,10 @@ def _summary(result: Outputs) -> str:
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--out", default="data/raw")
+    ap.add_argument("--out", default=artifacts.folder("raw"))
     args = ap.parse_args()
-    out = Path(args.out)
     result = run(params_of(args))
-    write_parquet(out / "documents.parquet", result.documents)
-    write_parquet(out / "queries.parquet", result.queries)
-    write_parquet(out / "judgments.parquet", result.judgments)
-    write_parquet(out / "given_split.parquet", result.given_split)
-    write_parquet(out / "answers.parquet", result.answers)
-    write_parquet(out / "must_not_return.parquet", result.must_not_return)
-    write_trec_run(out / "external_run.trec", result.external_run)
-    write_parquet(out / "retrained_run.parquet", result.retrained_run)
-    write_parquet(out / "interactions.parquet", result.interactions)
-    write_parquet(out / "team_runs.parquet", result.team_runs)
-    write_json(out / "source.json", result.source)
+    write_outputs(result, "raw", args.out)
     print(_summary(result))
 
 

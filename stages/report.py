@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.params import Params
 from releval.project.history import entries
 from releval.project.receipt import describes
@@ -39,15 +40,20 @@ from stages.common import (
     read_doc,
     read_table,
     system_stats,
+    write_csv,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    summary: str  # reports/summary.md
-    decision: str  # reports/decision.md
-    html: str  # reports/index.html
-    plots: dict[str, pd.DataFrame]  # reports/plots/<name>.csv: dvc.yaml's plots
+    """One field per artifact ``reports.<field>`` (``releval.artifacts``); ``plots``: name ->
+    the table of dvc.yaml's plot written as ``<name>.csv`` in the plots folder."""
+
+    summary: str
+    decision: str
+    html: str
+    plots: dict[str, pd.DataFrame]
 
 
 def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
@@ -91,65 +97,65 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--split-report", default="data/split/split_report.json")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--summary", default="data/evaluate/summary.json")
-    ap.add_argument("--judgments", default="data/judgments")
-    ap.add_argument("--compare", default="data/compare/comparison.json")
-    ap.add_argument("--per-query-diff", default="data/compare/per_query_diff.parquet")
-    ap.add_argument("--curves", default="data/evaluate/curves.parquet")
-    ap.add_argument("--reliability", default="data/evaluate/reliability.parquet",
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--split-report", default=artifacts.at("split.report"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--summary", default=artifacts.at("evaluate.summary"))
+    ap.add_argument("--judgments", default=artifacts.folder("judgments"))
+    ap.add_argument("--compare", default=artifacts.at("compare.comparison"))
+    ap.add_argument("--per-query-diff", default=artifacts.at("compare.diff"))
+    ap.add_argument("--curves", default=artifacts.at("evaluate.curves"))
+    ap.add_argument("--reliability", default=artifacts.at("evaluate.reliability"),
                     help="read for a recommendation evaluation only")
-    ap.add_argument("--selftest", default="data/selftest")
-    ap.add_argument("--slices", default="data/slices/slices.parquet")
-    ap.add_argument("--safety", default="data/safety/safety.json")
-    ap.add_argument("--gate", default="data/gate/decision.json")
-    ap.add_argument("--failures", default="data/failures")
-    ap.add_argument("--violations", default="data/safety/violations.parquet")
-    ap.add_argument("--health", default="data/health/health.json")
+    ap.add_argument("--selftest", default=artifacts.folder("selftest"))
+    ap.add_argument("--slices", default=artifacts.at("slices.table"))
+    ap.add_argument("--safety", default=artifacts.at("safety.report"))
+    ap.add_argument("--gate", default=artifacts.at("gate.decision"))
+    ap.add_argument("--failures", default=artifacts.folder("failures"))
+    ap.add_argument("--violations", default=artifacts.at("safety.violations"))
+    ap.add_argument("--health", default=artifacts.at("health.report"))
     ap.add_argument("--receipt", default=None,
                     help="the run's receipt.json to show (absent: the page says it is "
                          "written at the end of the run)")
-    ap.add_argument("--ledger", default="reports/runs",
+    ap.add_argument("--ledger", default=artifacts.at("reports.ledger"),
                     help="the folder of the runs' receipts, for the history section")
-    ap.add_argument("--out", default="reports/summary.md")
+    ap.add_argument("--out", default=artifacts.at("reports.summary"),
+                    help="the summary's path; the other pages are written beside it")
     args = ap.parse_args()
     p = params_of(args)
-    judgments, failures = Path(args.judgments), Path(args.failures)
-    checked = Path(args.selftest)
+    judgments, failures, checked = args.judgments, args.failures, args.selftest
     receipt = read_doc(args.receipt) if args.receipt and Path(args.receipt).exists() else None
     if receipt is not None and not describes(receipt):
         receipt = None  # left by an earlier run: not this page's
     summary = read_doc(args.summary)
     reliability = read_table(args.reliability) if summary.get("recommendation") else None
     result = run(p, summary, read_doc(args.split_report),
-                 read_doc(Path(args.raw) / "source.json"),
+                 read_doc(artifacts.within(args.raw, "raw.source")),
                  system_stats(p, args.candidates, args.fused),
-                 read_doc(judgments / "ingest.json"), read_doc(judgments / "agreement.json"),
+                 read_doc(artifacts.within(judgments, "judgments.ingest")),
+                 read_doc(artifacts.within(judgments, "judgments.agreement")),
                  read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
-                 read_doc(failures / "failures.json"),
-                 pd.read_csv(failures / "worksheet.csv", keep_default_na=False),
+                 read_doc(artifacts.within(failures, "failures.report")),
+                 pd.read_csv(artifacts.within(failures, "failures.worksheet"),
+                             keep_default_na=False),
                  read_doc(args.gate), per_query_diff=read_table(args.per_query_diff),
                  curves=read_table(args.curves), violations=read_table(args.violations),
-                 failure_rows=read_table(failures / "failures.parquet"),
-                 queries=read_table(Path(args.raw) / "queries.parquet"),
+                 failure_rows=read_table(artifacts.within(failures, "failures.failures")),
+                 queries=read_table(artifacts.within(args.raw, "raw.queries")),
                  reliability=reliability, receipt=receipt,
-                 selftest=read_doc(checked / "selftest.json"),
-                 selftest_rows=read_table(checked / "selftest.parquet"),
-                 differential=read_table(checked / "differential.parquet"),
+                 selftest=read_doc(artifacts.within(checked, "selftest.totals")),
+                 selftest_rows=read_table(artifacts.within(checked, "selftest.rows")),
+                 differential=read_table(artifacts.within(checked, "selftest.differential")),
                  history=entries(Path(args.ledger)), health=read_doc(args.health))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(result.summary)
-    out.with_name("decision.md").write_text(result.decision)
-    out.with_name("index.html").write_text(result.html, encoding="utf-8")
-    for name, table in result.plots.items():
-        path = out.with_name("plots") / f"{name}.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(path, index=False)
+    write_outputs(result, "reports", Path(args.out).parent, plots=write_plots)
     print(f"report: {args.out}")
+
+
+def write_plots(plots: dict[str, pd.DataFrame], folder: Path) -> None:
+    """Each plot's table as ``<name>.csv`` in ``folder``."""
+    for name, table in plots.items():
+        write_csv(folder / f"{name}.csv", table)
 
 
 if __name__ == "__main__":

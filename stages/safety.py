@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.decision.no_answer import check_thresholds, refusals
 from releval.decision.safety import in_splits, summary, violations
@@ -33,15 +34,16 @@ from stages.common import (
     parser,
     read_table,
     system_runs,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    violations: pd.DataFrame  # violations.parquet
-    report: dict  # safety.json
+    """One field per artifact ``safety.<field>`` (``releval.artifacts``)."""
+
+    violations: pd.DataFrame
+    report: dict
 
 
 def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
@@ -63,20 +65,19 @@ def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--split", default="data/split/split.parquet")
-    ap.add_argument("--candidates", default="data/candidates")
-    ap.add_argument("--fused", default="data/fused")
-    ap.add_argument("--out", default="data/safety")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
+    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
+    ap.add_argument("--out", default=artifacts.folder("safety"))
     args = ap.parse_args()
     p = params_of(args)
     raw, out = Path(args.raw), Path(args.out)
     runs = system_runs(p, args.candidates, args.fused)
-    result = run(p, runs, read_table(raw / "queries.parquet"),
-                 read_table(raw / "documents.parquet"),
-                 read_table(raw / "must_not_return.parquet"), read_table(args.split))
-    write_parquet(out / "violations.parquet", result.violations)
-    write_json(out / "safety.json", result.report)
+    result = run(p, runs, *(read_table(artifacts.within(raw, f"raw.{name}"))
+                            for name in ("queries", "documents", "must_not_return")),
+                 read_table(args.split))
+    write_outputs(result, "safety", out)
     systems = result.report["systems"]
     worst = {name: s["violations"] for name, s in systems.items() if s["violations"]}
     print(f"safety: {len(result.violations):,} violation(s) in {len(runs)} system window(s)"

@@ -20,21 +20,30 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.params import Params
 from releval.selftest import selftest, totals
 from releval.selftest.cases import OWN, Subjects
 from releval.selftest.differential import differential
 from releval.selftest.relation import FAILED, UNREACHED
-from stages.common import guarded, params_of, parser, read_table, write_json, write_parquet
+from stages.common import (
+    guarded,
+    params_of,
+    parser,
+    read_table,
+    write_outputs,
+)
 
 AGREE, DIFFER = "agree", "differ"  # differential row statuses that compared cases
 
 
 @dataclass(frozen=True)
 class Outputs:
-    rows: pd.DataFrame  # selftest.parquet
-    differential: pd.DataFrame  # differential.parquet
-    totals: dict  # selftest.json
+    """One field per artifact ``selftest.<field>`` (``releval.artifacts``)."""
+
+    rows: pd.DataFrame
+    differential: pd.DataFrame
+    totals: dict
 
 
 def oracle_totals(rows: pd.DataFrame) -> dict:
@@ -102,15 +111,14 @@ def summary(result: Outputs) -> list[str]:
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--out", default="data/selftest")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--out", default=artifacts.folder("selftest"))
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
-    result = run(params_of(args), *(read_table(raw / f"{name}.parquet") for name in (
-        "documents", "queries", "judgments", "interactions")))
-    write_parquet(out / "selftest.parquet", result.rows)
-    write_parquet(out / "differential.parquet", result.differential)
-    write_json(out / "selftest.json", result.totals)
+    result = run(params_of(args), *(read_table(artifacts.within(raw, f"raw.{name}"))
+                                    for name in ("documents", "queries", "judgments",
+                                                 "interactions")))
+    write_outputs(result, "selftest", out)
     print("\n".join(summary(result)))
     if not result.totals["ok"]:
         sys.exit(1)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.decision.compare import canonical
 from releval.decision.slices import slice_table, tested_summary
@@ -26,15 +27,16 @@ from stages.common import (
     params_of,
     parser,
     read_table,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    table: pd.DataFrame  # slices.parquet
-    summary: dict  # slices.json
+    """One field per artifact ``slices.<field>`` (``releval.artifacts``)."""
+
+    table: pd.DataFrame
+    summary: dict
 
 
 def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame,
@@ -55,19 +57,19 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame,
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--evaluate", default="data/evaluate")
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--out", default="data/slices")
+    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--out", default=artifacts.folder("slices"))
     args = ap.parse_args()
     p = params_of(args)
     evaluated, out = Path(args.evaluate), Path(args.out)
-    inputs = {name: evaluated / f"{name}.parquet" for name in ("per_query", "labels")}
+    inputs = {name: artifacts.within(evaluated, f"evaluate.{name}")
+              for name in ("per_query", "labels")}
     if p.compare.cluster:
-        inputs["queries"] = Path(args.raw) / "queries.parquet"
+        inputs["queries"] = artifacts.within(args.raw, "raw.queries")
     frames = {name: read_table(path) for name, path in inputs.items()}
     result = run(p, frames["per_query"], frames["labels"], frames.get("queries"))
-    write_parquet(out / "slices.parquet", result.table)
-    write_json(out / "slices.json", result.summary)
+    write_outputs(result, "slices", out)
     report = result.summary
     print(f"slices: {report['baseline']} vs {report['candidate']}: {report['tested']} tested, "
           f"{report['too_small']} too small, {len(report['changed'])} changed after Holm")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.query_set import describe
@@ -30,14 +31,13 @@ from stages.common import (
     parser,
     read_doc,
     read_table,
-    write_json,
-    write_parquet,
+    write_outputs,
 )
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """split → split.parquet, report → split_report.json."""
+    """One field per artifact ``split.<field>`` (``releval.artifacts``)."""
 
     split: pd.DataFrame
     report: dict
@@ -81,16 +81,15 @@ def _random_split(p: Params, table: pd.DataFrame, queries: pd.DataFrame,
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="data/raw")
-    ap.add_argument("--out", default="data/split")
+    ap.add_argument("--raw", default=artifacts.folder("raw"))
+    ap.add_argument("--out", default=artifacts.folder("split"))
     args = ap.parse_args()
     raw, out = Path(args.raw), Path(args.out)
-    result = run(params_of(args), read_table(raw / "queries.parquet"),
-                 read_table(raw / "documents.parquet"), read_table(raw / "judgments.parquet"),
-                 read_table(raw / "given_split.parquet"), read_doc(raw / "source.json"),
-                 read_table(raw / "interactions.parquet"))
-    write_parquet(out / "split.parquet", result.split)
-    write_json(out / "split_report.json", result.report)
+    tables = (read_table(artifacts.within(raw, f"raw.{name}"))
+              for name in ("queries", "documents", "judgments", "given_split"))
+    result = run(params_of(args), *tables, read_doc(artifacts.within(raw, "raw.source")),
+                 read_table(artifacts.within(raw, "raw.interactions")))
+    write_outputs(result, "split", out)
     print("split: " + ", ".join(f"{k} {v}"
                                 for k, v in result.split[S.SPLIT].value_counts().items()))
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from releval import artifacts
 from releval.cli.output import TableOrJson, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
@@ -401,9 +402,12 @@ def print_changed_slices(doc: dict, out: Console | None = None) -> None:
     out.print(table)
 
 
+DECISION = artifacts.path("gate.decision")
+
+
 def gate(
     decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
-    = Path("data/gate/decision.json"),
+    = DECISION,
     fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
     = TableOrJson.table,
 ) -> None:

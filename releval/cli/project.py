@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from releval import artifacts
 from releval.cli import history as history_view
 from releval.cli.output import TableOrJson, err, fail
 from releval.diagnosis.drift import TOL
@@ -184,7 +185,7 @@ def run_pipeline(
     if code:
         raise typer.Exit(code)
     _show_run(root, "releval run")
-    if gate and not json.loads((root / "data/gate/decision.json").read_text())["passed"]:
+    if gate and not json.loads(artifacts.path("gate.decision", root).read_text())["passed"]:
         raise typer.Exit(1)
 
 
@@ -205,9 +206,12 @@ def reproduce(
         raise typer.Exit(code)
 
 
+LEDGER = artifacts.path("reports.ledger")
+
+
 def history(
     ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
-    = Path("reports/runs"),
+    = LEDGER,
     fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
     = TableOrJson.table,
 ) -> None:
@@ -433,7 +437,7 @@ def _show_run(root: Path, title: str) -> None:
     decision, the report and the receipt."""
     from releval.cli.files import print_changed_slices, print_decision, print_paired
 
-    summary = json.loads((root / "data/evaluate/summary.json").read_text())
+    summary = json.loads(artifacts.path("evaluate.summary", root).read_text())
     out = Console()
     wide = out if out.is_terminal else Console(width=max(out.width, 140))
     block = summary.get("recommendation")
@@ -444,10 +448,10 @@ def _show_run(root: Path, title: str) -> None:
         for table in _recommendation_tables(summary, title, wide.width):
             wide.print(table)
         wide.print(rec.LEGEND, highlight=False, style="dim")
-        for name, show in (("compare/comparison.json", print_paired),
-                           ("slices/slices.json", print_changed_slices)):
-            if (root / "data" / name).exists():
-                show(json.loads((root / "data" / name).read_text()), wide)
+        for name, show in (("compare.comparison", print_paired),
+                           ("slices.summary", print_changed_slices)):
+            if (path := artifacts.path(name, root)).exists():
+                show(json.loads(path.read_text()), wide)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")
@@ -468,18 +472,16 @@ def _show_run(root: Path, title: str) -> None:
         for m, why in lacking.items():
             wide.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
                        highlight=False, style="dim")
-    decision = root / "data" / "gate" / "decision.json"
+    decision = artifacts.path("gate.decision", root)
     if decision.exists():
         doc = json.loads(decision.read_text())
         print_decision(doc, doc.get("controlled", True) is not False, wide, failed_only=True)
-    reports = root / "reports"
-    page = reports / "index.html"
-    out.print(f"report: {(page if page.exists() else reports / 'summary.md').relative_to(root)}"
-              f" (also {(reports / 'summary.md').relative_to(root)}; log: reports/run.log)",
-              highlight=False)
-    receipt = reports / "receipt.json"
-    if receipt.exists():
-        digest = json.loads(receipt.read_text())["sha256"]
-        out.print(f"receipt: reports/receipt.json (sha256 {digest[:12]}); check it with "
-                  "`releval reproduce reports/receipt.json`, list runs with `releval history`",
+    page, summary_page, receipt = (artifacts.at(n) for n in (
+        "reports.html", "reports.summary", "reports.receipt"))
+    out.print(f"report: {page if (root / page).exists() else summary_page}"
+              f" (also {summary_page}; log: {artifacts.at('reports.log')})", highlight=False)
+    if (root / receipt).exists():
+        digest = json.loads((root / receipt).read_text())["sha256"]
+        out.print(f"receipt: {receipt} (sha256 {digest[:12]}); check it with "
+                  f"`releval reproduce {receipt}`, list runs with `releval history`",
                   highlight=False)

@@ -17,14 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from releval import artifacts
 from releval.diagnosis.drift import TOL, Drift, diagnose
 from releval.diagnosis.rebuild import Rebuild, settings, windows
 from releval.errors import InputError
 from releval.params import Params, parse_params
 from releval.project.revision import Revision, code_changes, revision
 
-TABLES = {"documents": "data/raw/documents.parquet", "queries": "data/raw/queries.parquet",
-          "qrels": "data/judgments/qrels.parquet", "split_table": "data/split/split.parquet"}
+TABLES = {name: artifacts.at(entry) for name, entry in (
+    ("documents", "raw.documents"), ("queries", "raw.queries"), ("qrels", "judgments.qrels"),
+    ("split_table", "split.split"))}
 SHOWN = 3  # differences named in a refusal
 
 

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from releval import artifacts
 from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
 from releval.params import parse_params
 from releval.project.receipt import read
 
-FIXTURE_INPUT = "data/input/fixture"
+FIXTURE_INPUT = artifacts.at("input.slot").format(slot="fixture")
 SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"
 NOT_APPLICABLE = "n/a"
 TOL = 1e-12

@@ -22,11 +22,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from releval import artifacts
 from releval.errors import InputError
 from releval.params import Params
 
-INPUT_DIR = Path("data/input")
-PIPELINE_DATA = Path("data")
+INPUT_DIR = Path(artifacts.folder("input"))
+PIPELINE_DATA = INPUT_DIR.parent
 MANIFEST = "pinned.json"
 BASE_ENV = "RELEVAL_INPUT_BASE"  # relative input paths resolve from here (default: cwd)
 

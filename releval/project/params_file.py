@@ -9,10 +9,11 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from releval import artifacts
 from releval.errors import InputError
 
 PARAMS = Path("params.yaml")
-KEPT = Path("reports/params")
+KEPT = artifacts.path("reports.params")
 
 
 def adopt(chosen: Path, root: Path) -> tuple[Path, str | None]:

@@ -1,6 +1,7 @@
 """A run's receipt: everything that produced its numbers, by content, in canonical JSON.
 
-``reports/receipt.json`` = ``{"receipt": R, "sha256": sha256(canonical(R)), "run": X}``.
+The receipt (``reports.receipt`` in ``releval.artifacts``) =
+``{"receipt": R, "sha256": sha256(canonical(R)), "run": X}``.
 R, the hashed part, is byte-identical for two runs of the same code, inputs and params:
 the git commit (and whether the code differed from it, with a digest of that difference),
 every stage's input and output digests from dvc.lock, the full params and their digest,
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from releval import artifacts
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.metrics.measures import MEASURES
@@ -43,14 +45,7 @@ PACKAGES = ("releval", "numpy", "pandas", "pyarrow", "bm25s", "PyStemmer",
             "sentence-transformers", "torch", "faiss-cpu", "scikit-learn", "prefect", "dvc",
             "great-expectations")
 # outputs kept apart from the hashed part: a rerun of the same inputs need not repeat them
-APART = {"data/*/*/latency.parquet": "measured latencies",
-         "data/*/*/run_stats.json": "holds measured latency percentiles",
-         "data/health/*": "measured latencies, and embedding-cache hits (a rerun finds "
-                          "the cache warm)",
-         "data/gate/decision.json": "the latency rule reads measured latencies",
-         "reports/*": "pages showing measured latencies",
-         "data/judgments/ingest.json": "counts rows already accepted by earlier runs",
-         "data/judgments/quarantine.csv": "rows already accepted by earlier runs differ"}
+APART = {a.pattern: a.varies for a in artifacts.CATALOG.values() if a.varies}
 # what a rerun of the same code need not match: the lock file and the params (recorded apart)
 UNTRACKED_BY_CODE = ("dvc.lock", "params.yaml")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from releval import artifacts
 from releval.diagnosis import worksheet
 from releval.report import change, health, training
 from releval.report.formats import (
@@ -72,7 +73,7 @@ def _slices_section(slices: pd.DataFrame, c: dict, min_n: int) -> list[str]:
     tested = int((~slices["too_small"]).sum())
     lines = ["", f"## Slices ({measure}; {cand} − {base})", "",
              f"Holm over all {tested} measure × slice tests; every system and measure is in "
-             "data/slices/slices.parquet.", ""]
+             f"{artifacts.at('slices.table')}.", ""]
     body = [[r["dimension"], r["slice"], r["n"], number(r[f"mean_{base}"]),
              number(r[f"mean_{cand}"]),
              f"{number(r['mean_diff'], '+.4f')} {interval(r['ci_low'], r['ci_high'], '+.3f')}",
@@ -129,8 +130,8 @@ def _failures_section(failures: dict, sheet: pd.DataFrame) -> list[str]:
         lines.append(f"Reviewed: {review['reviewed']} of {review['rows_in']} worksheet rows "
                      f"({review['quarantined']} quarantined); the reviewers disagreed with the "
                      f"automatic layer on {number(rate, '.1%')} of them.")
-    return lines + ["", "Manual inspection worksheet (data/failures/worksheet.csv; fill in "
-                    "reviewer_layer and set failures.review to ingest it):", "",
+    return lines + ["", f"Manual inspection worksheet ({artifacts.at('failures.worksheet')}; "
+                    "fill in reviewer_layer and set failures.review to ingest it):", "",
                     worksheet.markdown(sheet, limit=WORKSHEET_ROWS)]
 
 

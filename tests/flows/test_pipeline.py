@@ -14,7 +14,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
-from stages.common import system_dirs
+from stages.common import system_files
 from tests.projects import HARNESS_S, SELFTEST, copy_code, lexical_only
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,8 +160,8 @@ def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_
     from stages import failures as stage
 
     raw, p = root / "data/raw", load_params(root / "params.yaml")
-    runs = {name: pd.read_parquet(folder / "run.parquet") for name, folder in
-            system_dirs(p, root / "data/candidates", root / "data/fused").items()}
+    runs = {name: pd.read_parquet(path) for name, path in
+            system_files(p, root / "data/candidates", root / "data/fused", "run").items()}
     stats = {name: json.loads((root / f"data/{'fused' if name == 'hybrid' else 'candidates'}"
                                       f"/{name}/run_stats.json").read_text()) for name in runs}
     result = stage.run(p, runs, stats, pd.read_parquet(root / "data/judgments/qrels.parquet"),
