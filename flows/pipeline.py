@@ -31,9 +31,9 @@ from prefect.artifacts import (
 )
 from prefect.states import Failed
 
+from flows import validated
 from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_receipt
-from flows.validation import ValidationFailed, check
 from releval import artifacts, executor
 from releval.errors import InputError
 from releval.params import load_params
@@ -95,8 +95,9 @@ def _lookup(dotted: str, params: dict):
 @task(task_run_name="validate {stage}")
 def validate(stage: str, outs: list[str], params: dict) -> tuple[int, str | None]:
     """Check every output of ``stage`` that has a suite: (checks passed, the first failure's
-    message or None)."""
-    passed = 0
+    message or None). A check that passed on the same bytes is not run again
+    (``flows.validated``)."""
+    passed, done = 0, validated.Ledger(VALIDATION_DIR)
     for out in outs:
         entry = checked(out)
         if entry is None:
@@ -104,11 +105,16 @@ def validate(stage: str, outs: list[str], params: dict) -> tuple[int, str | None
         path = Path(out)
         name = path.parent.name if "*" in entry.pattern else path.stem
         kwargs = {k: _lookup(dotted, params) for k, dotted in entry.suite_params}
-        try:
-            check(entry.suite, pd.read_parquet(path),
-                  VALIDATION_DIR / stage / f"{name}.{entry.suite}.json", **kwargs)
-        except ValidationFailed as exc:
-            return passed, f"validation failed after stage {stage} ({path}): {exc}"
+        k = validated.key(entry.suite, kwargs, path)
+        if k not in done:
+            from flows.validation import ValidationFailed, check  # Great Expectations: slow
+
+            try:
+                check(entry.suite, pd.read_parquet(path),
+                      VALIDATION_DIR / stage / f"{name}.{entry.suite}.json", **kwargs)
+            except ValidationFailed as exc:
+                return passed, f"validation failed after stage {stage} ({path}): {exc}"
+            done.add(k)
         passed += 1
     return passed, None
 
