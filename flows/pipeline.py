@@ -1,13 +1,15 @@
 """The Prefect flow: each DVC stage in order, its outputs validated before the next starts.
 
 Stages run through ``dvc repro --single-item`` (so unchanged stages are skipped and
-dvc.lock pins what ran); then the stage's outputs are checked with their Great
-Expectations suites (each output's suite is its entry's in ``releval.artifacts``), and a
-failed check stops the flow with the suite, expectation, column and example rows.
-Validation reports are saved as JSON in the catalog's validation folder. The stages,
-their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends with its
-receipt (flows/receipt.py). Without PREFECT_API_URL, Prefect runs on a temporary local
-server.
+dvc.lock pins what ran; a stage ``dvc status`` found up to date when the run began is passed
+over without asking again while no stage run since changed its outputs, ``Fresh``); then
+the stage's outputs are checked with their Great Expectations suites (each output's suite is
+its entry's in ``releval.artifacts``; a check that passed on the same bytes is not run again,
+``flows.validated``), and a failed check stops the flow with the suite, expectation, column
+and example rows. Validation reports are saved as JSON in the catalog's validation folder.
+The stages, their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends
+with its receipt (flows/receipt.py). Without PREFECT_API_URL, Prefect runs on a temporary
+local server.
 """
 
 from __future__ import annotations
@@ -62,6 +64,29 @@ def dvc_stages(root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
                 o.def_path for o in stage.outs]
     order = yaml.safe_load((Path(root) / "dvc.yaml").read_text())["stages"]
     return {name: stages[name] for name in order if name in stages}
+
+
+class Fresh:
+    """The stages a run may pass over without asking DVC again: those ``dvc status`` did not
+    find out of date when the run began, for as long as no stage run since has changed its
+    outputs (their hashes in dvc.lock). After such a change every later stage goes through
+    ``repro``, which sees it."""
+
+    def __init__(self):
+        from dvc.repo import Repo
+
+        with Repo(".") as repo:
+            self.stale = set(repo.status())
+        self.changed = False
+
+    def skippable(self, items: dict) -> bool:
+        return not self.changed and not self.stale & set(items)
+
+    def lock(self, items: dict) -> list:
+        """The dvc.lock outs of ``items`` (a stage's foreach items, or the stage alone)."""
+        path = Path("dvc.lock")
+        done = yaml.safe_load(path.read_text())["stages"] if path.exists() else {}
+        return [done.get(name, {}).get("outs") for name in items]
 
 
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
@@ -162,6 +187,7 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     record: dict = {}
     validations = 0
     dag = dvc_stages()
+    fresh = Fresh()
     receipt = None
     for stage, items in dag.items():
         outs = [out for paths in items.values() for out in paths]
@@ -178,7 +204,13 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
             record[stage] = "kept"
             _show("finish", stage, "kept")
             continue
-        record[stage] = repro(stage, force or stage == REPORT_STAGE)  # shows the new receipt
+        forced = force or stage == REPORT_STAGE  # the report shows the new receipt
+        if not forced and fresh.skippable(items):
+            record[stage] = "skipped"
+        else:
+            before = fresh.lock(items)
+            record[stage] = repro(stage, forced)
+            fresh.changed |= record[stage] == "ran" and fresh.lock(items) != before
         if record[stage].startswith("failed"):  # the stage printed its own one-line error
             _show("finish", stage, "failed")
             get_run_logger().error(record[stage])
