@@ -15,6 +15,7 @@ A leaf: standard library only, imported by every stage.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, replace
 from fnmatch import fnmatch
@@ -55,7 +56,8 @@ A = Artifact
 MAX_GRADE = (("max_grade", "prepare.max_grade"),)
 RUN_FILES = (A("run", "run.parquet", "parquet", "run"),
              A("latency", "latency.parquet", "parquet", varies=LATENCY),
-             A("stats", "run_stats.json", "json", varies="holds measured latency percentiles"))
+             A("stats", "run_stats.json", "json", varies="holds measured latency percentiles",
+               document="releval.documents.run_stats:RunStats"))
 
 CATALOG: dict[str, Artifact] = {a.name: a for a in [
     *_group("input", "data/input", "inputs", A("slot", "{slot}", "dir")),
@@ -101,7 +103,7 @@ CATALOG: dict[str, Artifact] = {a.name: a for a in [
     *_group("evaluate", "data/evaluate", "evaluate",
             A("per_query", "per_query.parquet", "parquet", "metrics"),
             A("metrics", "metrics.json", "json"),
-            A("summary", "summary.json", "json"),
+            A("summary", "summary.json", "json", document="releval.documents.summary:Summary"),
             A("route_hits", "route_hits.parquet", "parquet"),
             A("labels", "labels.parquet", "parquet", "labels"),
             A("unjudged", "unjudged.parquet", "parquet"),
@@ -109,7 +111,8 @@ CATALOG: dict[str, Artifact] = {a.name: a for a in [
             A("reliability", "reliability.parquet", "parquet", "reliability"),
             A("seeds", "seeds.parquet", "parquet", "seed_metrics")),
     *_group("compare", "data/compare", "compare",
-            A("comparison", "comparison.json", "json"),
+            A("comparison", "comparison.json", "json",
+              document="releval.documents.comparison:Comparison"),
             A("diff", "per_query_diff.parquet", "parquet", "diff")),
     *_group("slices", "data/slices", "slices",
             A("table", "slices.parquet", "parquet", "slices"),
@@ -120,7 +123,7 @@ CATALOG: dict[str, Artifact] = {a.name: a for a in [
     *_group("health", "data/health", "health",
             A("table", "health.parquet", "parquet", "health",
               varies=LATENCY + ", and embedding-cache hits (a rerun finds the cache warm)"),
-            A("report", "health.json", "json",
+            A("report", "health.json", "json", document="releval.documents.health:Health",
               varies=LATENCY + ", and embedding-cache hits (a rerun finds the cache warm)")),
     *_group("failures", "data/failures", "failures",
             A("failures", "failures.parquet", "parquet", "failures"),
@@ -130,6 +133,7 @@ CATALOG: dict[str, Artifact] = {a.name: a for a in [
             A("report", "failures.json", "json")),
     *_group("gate", "data/gate", "gate",
             A("decision", "decision.json", "json",
+              document="releval.documents.decision:Decision",
               varies="the latency rule reads " + LATENCY)),
     *_group("reports", "reports", "report",
             A("summary", "summary.md", "md", varies="pages showing " + LATENCY),
@@ -185,6 +189,16 @@ def group_folder(group: str) -> str:
     """The folder holding one folder per system (``data/candidates``) for a per-system
     group."""
     return str(PurePosixPath(folder(group)).parent)
+
+
+def document(name: str) -> type | None:
+    """The pydantic model of ``name``'s JSON document (``releval.documents``, imported now),
+    None when it has none."""
+    ref = get(name).document
+    if ref is None:
+        return None
+    module, _, model = ref.partition(":")
+    return getattr(importlib.import_module(module), model)
 
 
 def matching(out: str) -> Artifact | None:

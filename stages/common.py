@@ -108,8 +108,13 @@ WRITERS: dict[str, Callable[[Path, object], None]] = {
 def write(name: str, folder: str | Path, value,
           writer: Callable[[object, Path], object] | None = None) -> Path:
     """Write artifact ``name`` into ``folder`` (the stage's output folder) in its catalog
-    format, or with ``writer(value, path)``; returns its path."""
+    format, or with ``writer(value, path)``; a JSON document is validated against its model
+    first (the file is the dict as built, its bytes independent of the model). Returns its
+    path."""
     path = artifacts.within(folder, name)
+    model = artifacts.document(name)
+    if model is not None:
+        model.check(value, str(path))
     if writer is None:
         WRITERS[artifacts.get(name).format](path, value)
     else:

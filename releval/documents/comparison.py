@@ -1,0 +1,76 @@
+"""comparison.json (stage ``compare``): the paired comparison of the primary pair, its
+over-time figures and the ``compare.also`` comparisons (each the same shape, without
+``figures`` and ``also``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from releval.documents import Document, Fixed
+
+Number = int | float | None
+
+
+class Paired(Fixed):
+    """One paired row (measure × slice) of ``releval.decision.compare``."""
+
+    measure: str
+    n: int
+    excluded: int
+    mean_baseline: Number
+    mean_candidate: Number
+    mean_diff: Number
+    median_diff: Number
+    wins: int
+    ties: int
+    losses: int
+    ci_low: Number
+    ci_high: Number
+    p_value: Number
+    min_effect: Number
+    verdict: str
+    resamples: int
+    alpha: float
+    seed: int
+    unit: str
+    units: int
+    p_holm: Number
+    slice: str
+
+
+class Change(Fixed):
+    """The kind of change: the conditions it holds fixed and its inspections (by name)."""
+
+    kind: str | None
+    label: str
+    holds_fixed: list[dict[str, Any]]
+    inspections: dict[str, Any]
+
+
+class Comparison(Document):
+    baseline: str
+    candidate: str
+    controlled: bool
+    differences: list[Any]
+    conditions: dict[str, dict[str, Any]]  # system -> condition -> its value
+    measures: list[str]
+    note: str
+    unit: str | None
+    strata: str
+    paired: list[Paired]
+    unpaired: list[dict[str, Any]]
+    aggregates: dict[str, dict[str, Any]]  # system -> measure -> aggregates
+    composition: dict[str, dict[str, Any]]  # measure -> rate/mix decomposition
+    change: Change
+    training: list[dict[str, Any]]
+    figures: dict[str, Any] | None = None  # the primary comparison only
+    also: list[Comparison] | None = None  # the primary comparison only
+
+    def row(self, measure: str) -> Paired | None:
+        """The paired row of ``measure`` over every query, None when there is none."""
+        return next((r for r in self.paired if r.measure == measure), None)
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        """This comparison, then each ``compare.also`` one."""
+        return [self, *(self.also or [])]

@@ -1,0 +1,51 @@
+"""decision.json (stage ``gate``): every rule's outcome, the verdict and the rollback
+thresholds (``releval.decision.gate.decide``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from releval.documents import Document, Fixed
+
+Number = int | float | None
+
+
+class Rule(Fixed):
+    """One outcome (``releval.decision.gate.evidence.Outcome``)."""
+
+    rule: str
+    name: str
+    passed: bool
+    value: Number
+    threshold: Number
+    reason: str
+    applicable: bool = True
+
+
+class Rollback(Fixed):
+    """One rollback threshold with the candidate's offline value."""
+
+    metric: str
+    bound: str
+    threshold: Number
+    of: str | None
+    offline: Number
+    source: str | None
+    headroom: Number
+
+
+class Decision(Document):
+    passed: bool
+    baseline: str
+    candidate: str
+    controlled: bool
+    differences: list[Any]
+    rules: list[Rule]
+    failed: list[str]
+    not_applicable: list[str]
+    note: str | None
+    rollback: list[Rollback]
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if self.passed else "FAIL"
