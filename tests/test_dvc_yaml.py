@@ -8,7 +8,13 @@ import pytest
 import yaml
 from dvc.repo import Repo
 
-from releval.project.closure import code_files, command_module, is_code, rewrite_deps
+from releval.project.closure import (
+    code_files,
+    command_module,
+    is_code,
+    rewrite_deps,
+    stage_files,
+)
 from tests.dag import ROOT, covered
 
 
@@ -25,7 +31,7 @@ def test_every_stage_lists_exactly_the_modules_its_command_runs(stages):
     assert {name.split("@")[0] for name, _, _ in stages} >= {"inputs", "prepare", "report"}
     wrong = {}
     for name, cmd, deps in stages:
-        runs = code_files(command_module(cmd))
+        runs = stage_files(name.split("@")[0], command_module(cmd))
         listed = {d for d in deps if is_code(d)}
         if runs != listed:
             wrong[name] = {"missing": sorted(runs - listed), "unused": sorted(listed - runs)}

@@ -2,7 +2,8 @@
 
 ``code_files(module)`` is the static import closure of ``python -m module``: the module,
 every first-party module it imports (at the top or inside a function: a lazy import may
-run), the packages' ``__init__`` on the way, transitively. It is each stage's exact code
+run), the packages' ``__init__`` on the way, transitively; ``stage_files`` adds the
+document models a stage validates by name (the catalog's). It is each stage's exact code
 dependency: ``dvc.yaml`` lists it and nothing else (``python -m releval.project.closure``
 rewrites the lists, ``make dag``; tests/test_dvc_yaml.py fails on a missing and on an unused
 entry), and a project made by ``releval init`` digests it per stage (``template``).
@@ -67,6 +68,16 @@ def code_files(module: str, root: Path = PACKAGE_ROOT) -> set[str]:
     return {p.relative_to(root).as_posix() for p in seen}
 
 
+def stage_files(stage: str, module: str, root: Path = PACKAGE_ROOT) -> set[str]:
+    """What dvc.yaml's ``stage`` runs: its command module's closure, and the document models
+    the catalog names for what it writes (``releval.artifacts``; imported by name when the
+    stage validates a document it writes)."""
+    from releval import artifacts
+
+    models = {a.document.partition(":")[0] for a in artifacts.written_by(stage) if a.document}
+    return set().union(code_files(module, root), *(code_files(m, root) for m in models))
+
+
 def command_module(cmd: str) -> str:
     """The module a stage's ``python -m <module> …`` command runs."""
     argv = shlex.split(cmd)
@@ -90,7 +101,7 @@ _DEP = re.compile(r"^(\s+)- (\S+)\s*$")
 def rewrite_deps(text: str, root: Path = PACKAGE_ROOT) -> str:
     """``dvc.yaml``'s text with each stage's code deps replaced by its closure (sorted, first
     in its deps list); every other line (data deps, params, outs, comments) as written."""
-    closures = {name: sorted(code_files(command_module(body["cmd"]), root))
+    closures = {name: sorted(stage_files(name, command_module(body["cmd"]), root))
                 for name, body in stage_bodies(yaml.safe_load(text))}
     out, stage, in_deps = [], None, False
     for line in text.splitlines():
