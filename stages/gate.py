@@ -2,7 +2,9 @@
 
 Reads the comparison, the slices, the safety report, the metrics, the evaluation summary
 (system-level values, applicability), each system's latency (run_stats.json) and health
-(health.json), and the query set's description (split_report.json's ``query_set``); writes
+(health.json), and the query set's description (split_report.json's ``query_set``); the
+comparison, the summary, the run stats and the health report are read through their models
+(``releval.documents``: a renamed or missing key stops the stage naming the file); writes
 data/gate/decision.json (``releval.decision.gate.decide``, with the rollback thresholds) and
 prints "gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the
 decision; ``releval gate`` turns the decision into the exit status for CI.
@@ -18,6 +20,10 @@ import pandas as pd
 from releval import artifacts
 from releval.decision.gate import RULES, decide
 from releval.decision.gate.evidence import Evidence, check_sides
+from releval.documents.comparison import Comparison
+from releval.documents.health import Health
+from releval.documents.run_stats import Latency, RunStats
+from releval.documents.summary import Summary
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.params import Params
@@ -47,17 +53,18 @@ def directions(rules) -> dict[str, str]:
     return {name: MEASURES[parse_measures(name)[0].family].better for name in names}
 
 
-def run(p: Params, comparison: dict, slices: pd.DataFrame, safety: dict, metrics: dict,
-        latency: dict[str, dict], summary: dict, health: dict | None = None,
+def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, metrics: dict,
+        latency: dict[str, Latency], summary: Summary, health: Health | None = None,
         query_set: dict | None = None) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``, with the
     ``gate.rollback`` thresholds; a comparison of other systems than params name is stale
-    input and is rejected. ``health``: health/health.json; ``summary``:
-    evaluate/summary.json; ``query_set``: split/split_report.json's query_set."""
+    input and is rejected. ``latency``: system -> its run_stats.json's ``latency_ms``;
+    ``health``: health/health.json; ``summary``: evaluate/summary.json; ``query_set``:
+    split/split_report.json's query_set."""
     evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
                         comparison=comparison, slices=slices, safety=safety, metrics=metrics,
-                        latency=latency, summary=summary.get("systems") or {},
-                        better=directions(p.gate.rules), health=health or {},
+                        latency=latency, summary=summary.systems,
+                        better=directions(p.gate.rules), health=health,
                         query_set=query_set or {})
     check_sides(evidence)
     return Outputs(decide(p.gate.rules, evidence, p.gate.rollback))
@@ -73,13 +80,12 @@ def summary(decision: dict) -> str:
             f"{', '.join(failed)}){label}")
 
 
-def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
-    """system -> latency_ms from each system's run_stats.json (absent: not measured)."""
-    latency = {}
-    for name, stats in system_files(p, candidates, fused, "stats").items():
-        if stats.exists():
-            latency[name] = read_doc(stats).get("latency_ms") or {}
-    return latency
+def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, Latency]:
+    """system -> latency_ms of each system's run_stats.json (``RunStats``, validated; a
+    system without one is not measured)."""
+    return {name: RunStats.read(stats).latency_ms
+            for name, stats in system_files(p, candidates, fused, "stats").items()
+            if stats.exists()}
 
 
 def main() -> None:
@@ -96,10 +102,10 @@ def main() -> None:
     ap.add_argument("--out", default=artifacts.folder("gate"))
     args = ap.parse_args()
     p = params_of(args)
-    result = run(p, read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
-                 read_doc(args.metrics), read_latency(p, args.candidates, args.fused),
-                 read_doc(args.summary), read_doc(args.health),
-                 read_doc(args.split_report).get("query_set"))
+    result = run(p, Comparison.read(args.compare), read_table(args.slices),
+                 read_doc(args.safety), read_doc(args.metrics),
+                 read_latency(p, args.candidates, args.fused), Summary.read(args.summary),
+                 Health.read(args.health), read_doc(args.split_report).get("query_set"))
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 

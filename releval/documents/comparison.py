@@ -38,6 +38,40 @@ class Paired(Fixed):
     slice: str
 
 
+class Seed(Fixed):
+    """One training seed's paired comparison against the baseline (``releval.decision.seeds``)."""
+
+    seed: int
+    n: int
+    mean_candidate: Number
+    mean_diff: Number
+    ci_low: Number
+    ci_high: Number
+
+
+class Training(Fixed):
+    """One measure's training variance over the candidate's seeds
+    (``releval.decision.seeds.training_variance``)."""
+
+    measure: str
+    n_seeds: int
+    seeds: list[Seed]
+    n: int
+    mean_baseline: Number
+    mean_candidate: Number
+    mean_diff: Number
+    ci_low: Number
+    ci_high: Number
+    training_sd: Number
+    training_low: Number
+    training_high: Number
+    seed_min: Number
+    seed_max: Number
+    resamples: int
+    alpha: float
+    seed: int
+
+
 class Change(Fixed):
     """The kind of change: the conditions it holds fixed and its inspections (by name)."""
 
@@ -62,13 +96,17 @@ class Comparison(Document):
     aggregates: dict[str, dict[str, Any]]  # system -> measure -> aggregates
     composition: dict[str, dict[str, Any]]  # measure -> rate/mix decomposition
     change: Change
-    training: list[dict[str, Any]]
+    training: list[Training]
     figures: dict[str, Any] | None = None  # the primary comparison only
     also: list[Comparison] | None = None  # the primary comparison only
 
     def row(self, measure: str) -> Paired | None:
         """The paired row of ``measure`` over every query, None when there is none."""
         return next((r for r in self.paired if r.measure == measure), None)
+
+    def of(self, candidate: str) -> Comparison | None:
+        """The comparison (this one, or one of ``also``) whose candidate is ``candidate``."""
+        return next((c for c in self.comparisons if c.candidate == candidate), None)
 
     @property
     def comparisons(self) -> list[Comparison]:

@@ -7,6 +7,25 @@ from typing import Any
 
 from releval.documents import Document, Fixed
 
+Number = int | float | None
+
+
+class Entry(Fixed):
+    """One measure of one system (``releval.metrics.engine.evaluate_systems``): its value (a
+    system-level value or a mean; None where undefined), the counts, whether it applies (what
+    is ``missing`` where not) and the score ties (``releval.metrics.ties``: None where not
+    known)."""
+
+    value: Number
+    n: int
+    undefined: int
+    empty: int
+    applicable: bool
+    level: str
+    missing: str | None = None  # only where not applicable
+    ties: int | None = None
+    tie_range: list[Number] | None = None
+
 
 class Judgments(Fixed):
     evaluated: int
@@ -17,7 +36,7 @@ class Judgments(Fixed):
 class Summary(Document):
     splits: list[str]
     queries: int
-    systems: dict[str, dict[str, dict[str, Any]]]  # system -> measure -> its entry
+    systems: dict[str, dict[str, Entry]]  # system -> measure -> its entry
     no_answer_left_out: int
     skipped: list[Any]
     depth: int

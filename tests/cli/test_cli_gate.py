@@ -8,17 +8,18 @@ from typer.testing import CliRunner
 
 from releval.cli import app
 from releval.decision.gate import decide
-from releval.decision.gate.evidence import Evidence
 from releval.params.rules import JudgedRule, LatencyRule, SafetyRule
+from tests import documents
 
 runner = CliRunner()
 
 
 def decision(controlled=True, max_ms=300.0):
-    evidence = Evidence(
+    evidence = documents.evidence(
         baseline="bm25", candidate="hybrid",
-        comparison={"controlled": controlled,
-                    "differences": [] if controlled else ["queries: 3 only in the baseline"]},
+        comparison=documents.comparison(
+            controlled=controlled,
+            differences=[] if controlled else ["queries: 3 only in the baseline"]),
         slices=pd.DataFrame(),
         safety={"systems": {"hybrid": {"routes": ["bm25", "dense"], "violations": 0,
                                        "by_reason": {}}}},
@@ -58,8 +59,8 @@ def test_uncontrolled_decision_is_labelled(tmp_path):
 
 
 def test_no_rules_passes_with_the_note(tmp_path):
-    doc = decide([], Evidence(baseline="bm25", candidate="hybrid",
-                              comparison={"controlled": True}))
+    doc = decide([], documents.evidence(baseline="bm25", candidate="hybrid",
+                                        comparison=documents.comparison()))
     result = gate(tmp_path, doc)
     assert result.exit_code == 0 and "note: no rules configured" in result.stdout
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from releval.decision.gate import NO_RULES, RULES, decide, outcomes
-from releval.decision.gate.evidence import Evidence, check_sides
+from releval.decision.gate.evidence import check_sides
 from releval.errors import InputError
 from releval.metrics.engine import missing
 from releval.params import Gate, Params, Rule
@@ -21,21 +21,10 @@ from releval.params.rules import (
     NotWorse,
     SafetyRule,
 )
+from tests import documents
+from tests.documents import comparison, paired
 
 NAN = math.nan
-
-
-def paired(measure="nDCG@10", slice_="all", mean_diff=0.01, ci_low=-0.02, n=150):
-    return {"measure": measure, "slice": slice_, "n": n, "mean_baseline": 0.40,
-            "mean_candidate": 0.40 + mean_diff, "mean_diff": mean_diff, "ci_low": ci_low,
-            "ci_high": 0.04, "p_value": 0.5, "p_holm": 0.5, "min_effect": 0.01,
-            "verdict": "inconclusive"}
-
-
-def comparison(*rows, controlled=True, differences=()):
-    return {"baseline": "bm25", "candidate": "hybrid", "controlled": controlled,
-            "differences": list(differences), "unit": "query",
-            "paired": list(rows) or [paired()]}
 
 
 SLICES = pd.DataFrame({
@@ -81,7 +70,7 @@ LATENCY = {"bm25": {"p50": 0.1, "p95": 0.2, "p99": 0.3},
 def evidence(**changes):
     values = {"baseline": "bm25", "candidate": "hybrid", "comparison": comparison(),
               "slices": SLICES, "safety": SAFETY, "metrics": METRICS, "latency": LATENCY}
-    return Evidence(**{**values, **changes})
+    return documents.evidence(**{**values, **changes})
 
 
 def one(rule, ev=None):
@@ -107,7 +96,7 @@ def test_default_rules_are_the_registry_defaults():
 
 def test_a_comparison_of_other_systems_is_stale():
     check_sides(evidence())
-    check_sides(evidence(comparison={"controlled": True}))  # names no side: passes
+    check_sides(evidence(comparison=None))  # no comparison: no side to disagree with
     with pytest.raises(InputError, match="comparison's candidate is 'hybrid' but "
                                          "compare.candidate is 'dense'; rerun compare"):
         check_sides(evidence(candidate="dense"))
@@ -181,7 +170,7 @@ def test_no_regression_missing_measure_or_undefined_ci_fails():
 
 
 def test_no_regression_without_paired_rows_fails():
-    ev = evidence(comparison={"controlled": False, "differences": ["x"], "paired": []})
+    ev = evidence(comparison=comparison(controlled=False, differences=["x"], paired=[]))
     result = one(NoRegression(max_drop=1.0), ev)
     assert not result.passed and "compared: none" in result.reason
 
@@ -260,10 +249,10 @@ def test_latency_not_measured_fails():
 
 
 def entry(value, n=120, undefined=3, **extra):
-    return {"value": value, "n": n, "undefined": undefined, "empty": 0, **extra}
+    return documents.entry(value, n=n, undefined=undefined, **extra)
 
 
-SUMMARY = {  # evaluate/summary.json's systems: older entries lack applicable and level
+SUMMARY = {  # evaluate/summary.json's systems
     "bm25": {"nDCG@10": entry(0.40), "ECE(bins=10)": entry(0.05, level="system",
                                                           applicable=True),
              "Coverage@10": entry(0.30, level="system", applicable=True)},

@@ -13,6 +13,7 @@ from releval.decision.gate.evidence import Evidence
 from releval.params import Params
 from releval.params.rules import CoverageRule
 from stages.gate import main, run
+from tests.documents import comparison, health, read_comparison, read_summary, summary
 
 RULE = CoverageRule()
 
@@ -78,16 +79,23 @@ def test_coverage_is_a_default_rule_and_fails_the_decision():
     assert decision["failed"] == ["coverage no_answer", "coverage high_risk", "coverage negation"]
 
 
+COMPARISON, SUMMARY = comparison(), summary({})
+
+
 def test_the_gate_stage_reads_the_split_reports_query_set(tmp_path, monkeypatch):
     p = Params.model_validate({"gate": {"rules": [{"rule": "coverage"}]}})
-    decision = run(p, {}, pd.DataFrame(), {}, {}, {}, {}, query_set=QUERY_SET).decision
+    comparison, summary = read_comparison(COMPARISON), read_summary(SUMMARY)
+    decision = run(p, comparison, pd.DataFrame(), {}, {}, {}, summary,
+                   query_set=QUERY_SET).decision
     assert [r["name"] for r in decision["rules"]][:2] == ["coverage head", "coverage no_answer"]
-    assert run(p, {}, pd.DataFrame(), {}, {}, {}, {}).decision["failed"] == ["coverage"]
+    assert run(p, comparison, pd.DataFrame(), {}, {}, {}, summary).decision["failed"] == [
+        "coverage"]
     # main(): --split-report names the file whose query_set the rule reads
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": {"rules": [
         {"rule": "coverage"}]}}))
-    for name in ("comparison", "safety", "metrics", "summary", "health"):
-        (tmp_path / f"{name}.json").write_text("{}")
+    for name, doc in (("comparison", COMPARISON), ("safety", {}), ("metrics", {}),
+                      ("summary", SUMMARY), ("health", health({}))):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
     (tmp_path / "split_report.json").write_text(json.dumps({"query_set": QUERY_SET}))
     pd.DataFrame({"dimension": ["all"]}).to_parquet(tmp_path / "slices.parquet")
     monkeypatch.chdir(tmp_path)

@@ -10,19 +10,20 @@ from releval.decision.gate.health import check
 from releval.errors import InputError
 from releval.params import parse_params
 from releval.params.rules import HealthRule, Rollback
+from tests import documents
 
-HEALTH = {"systems": {
+HEALTH = documents.health({
     "hybrid": {"error_rate": 0.004, "latency_p99_ms": 120.0, "embedding_cache_hit_rate": 0.9,
                "timeout_rate": None, "cost_per_query": None,
                "undefined": {"timeout_rate": "no query status recorded",
                              "cost_per_query": "no cost model in health.cost for hybrid"}},
-    "bm25": {"error_rate": 0.05}}}
+    "bm25": {"error_rate": 0.05}})
 
 
 def evidence(**changes) -> Evidence:
-    values = dict(baseline="bm25", candidate="hybrid", comparison={"controlled": True},
+    values = dict(baseline="bm25", candidate="hybrid", comparison=documents.comparison(),
                   health=HEALTH, metrics={"hybrid": {"nDCG@10": 0.6, "RR@10": None}})
-    return Evidence(**{**values, **changes})
+    return documents.evidence(**{**values, **changes})
 
 
 def outcomes(rule: HealthRule, ev: Evidence | None = None) -> dict[str, tuple]:
@@ -63,7 +64,7 @@ def test_undefined_evidence_fails_with_the_reason_health_gives():
 
 
 def test_a_system_without_a_health_record_fails():
-    for ev in (evidence(health={}), evidence(candidate="dense")):
+    for ev in (evidence(health=None), evidence(candidate="dense")):
         [(passed, value, _, reason)] = outcomes(HealthRule(max={"error_rate": 0.01}),
                                                 ev).values()
         assert not passed and value is None

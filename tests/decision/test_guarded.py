@@ -21,13 +21,14 @@ from releval.params import Params
 from releval.params.rules import Guard, Guarded, NoRegression
 from releval.retrieval.bm25 import BM25Retriever
 from stages.gate import directions
+from tests import documents
 
 BETTER = {"R@100": "higher", "P@10": "higher", "HardNeg@10": "lower", "nDCG@10": "higher",
           "RR@10": "higher"}
 
 
 def entry(value, **extra):
-    return {"value": value, "n": 50, "undefined": 0, "empty": 0, **extra}
+    return documents.entry(value, **{"n": 50, **extra})
 
 
 # HardNeg@10 as the evaluation writes it for qrels that mark no hard negative
@@ -38,8 +39,8 @@ def evidence(baseline: dict, candidate: dict, latency=None, better=BETTER) -> Ev
     """Evidence of bm25 (baseline) against wide (candidate) from their summary values."""
     summary = {system: {m: v if isinstance(v, dict) else entry(v) for m, v in values.items()}
                for system, values in (("bm25", baseline), ("wide", candidate))}
-    return Evidence(baseline="bm25", candidate="wide", summary=summary, latency=latency or {},
-                    better=better)
+    return documents.evidence(baseline="bm25", candidate="wide", summary=summary,
+                              latency=latency or {}, better=better)
 
 
 def rule(primary="R@100", *guards, min_gain=0.0) -> Guarded:
@@ -208,13 +209,14 @@ def widened():
     per_query = {s: systems.per_query[systems.per_query[S.SYSTEM] == s].drop(columns=S.SYSTEM)
                  for s in runs}
     comparison = compare(per_query["bm25"], per_query["wide"], MEASURES, resamples=2000)
-    return Evidence(baseline="bm25", candidate="wide", comparison=comparison,
-                    summary=systems.summary, better=directions([rule(
+    return documents.evidence(baseline="bm25", candidate="wide", comparison=documents.comparison(
+        *comparison["paired"], baseline="bm25", candidate="wide", measures=MEASURES),
+        summary=systems.summary, better=directions([rule(
                         "R@100", ("P@10", 0.0), ("HardNeg@10", 0.0))]))
 
 
 def test_a_widened_matcher_buys_recall_with_precision_and_hard_negatives(widened):
-    means = {s: {m: widened.summary[s][m]["value"] for m in MEASURES} for s in ("bm25", "wide")}
+    means = {s: {m: widened.summary[s][m].value for m in MEASURES} for s in ("bm25", "wide")}
     assert means["wide"]["R@100"] > means["bm25"]["R@100"]  # it matches more
     assert means["wide"]["P@10"] < means["bm25"]["P@10"]  # more of it wrong
     assert means["wide"]["HardNeg@10"] > means["bm25"]["HardNeg@10"]  # near misses let in

@@ -21,6 +21,8 @@ from releval.demo.generator import generate
 from releval.errors import InputError
 from releval.params.rules import SafetyRule
 from releval.retrieval.routes import make_retriever
+from tests.documents import comparison as comparison_doc
+from tests.documents import read_comparison
 from tests.frames import AFTER, doc, documents, queries, query
 
 FILLER = [f"f{i:02d}" for i in range(60)]
@@ -173,7 +175,7 @@ def test_the_seeded_leak_fails_the_safety_gate_however_good_the_relevance(seeded
         found = violations({"bm25": bm25_window, "hybrid": hybrid}, data.queries,
                            data.documents, data.must_not_return)
         evidence = Evidence(baseline="bm25", candidate="hybrid",
-                            comparison={"controlled": True, "differences": []},
+                            comparison=read_comparison(comparison_doc()),
                             safety={"top_k": 10, "systems": summary(found, routes)},
                             metrics={"hybrid": {"nDCG@10": 1.0}})
         return decide([SafetyRule()], evidence)

@@ -8,9 +8,9 @@ import pytest
 
 from releval.data import contracts as S
 from releval.decision.gate import decide
-from releval.decision.gate.evidence import Evidence
 from releval.decision.seeds import training_variance
 from releval.params.rules import SeedsRule
+from tests import documents
 
 BASE = [0.5, 0.4, 0.6, 0.3, np.nan]  # the last query is undefined: left out
 
@@ -52,10 +52,10 @@ def test_one_seed_has_no_training_interval():
 def decision(offsets: dict[int, float], rule: SeedsRule, noise: float = 0.0) -> dict:
     baseline, seeds = frames(offsets, noise)
     training = training_variance(baseline, seeds, ["nDCG@10"], resamples=500, seed=3)
-    comparison = {"baseline": "v2", "candidate": "hybrid", "controlled": True, "also": [
-        {"baseline": "v2", "candidate": "v3", "controlled": True, "training": training}]}
-    ev = Evidence(baseline="v2", candidate="hybrid", comparison=comparison,
-                  better={"nDCG@10": "higher"})
+    comparison = documents.comparison(baseline="v2", candidate="hybrid", also=[
+        documents.comparison(baseline="v2", candidate="v3", training=training)])
+    ev = documents.evidence(baseline="v2", candidate="hybrid", comparison=comparison,
+                            better={"nDCG@10": "higher"})
     return decide([rule], ev)["rules"][0]
 
 
@@ -76,9 +76,9 @@ def test_the_seeds_mean_needs_both_intervals_above_the_bound():
 
 
 def test_missing_evidence_fails_and_says_what_is_missing():
-    no_seeds = decide([SeedsRule(measure="nDCG@10")], Evidence(
+    no_seeds = decide([SeedsRule(measure="nDCG@10")], documents.evidence(
         baseline="v2", candidate="hybrid",
-        comparison={"baseline": "v2", "candidate": "hybrid", "controlled": True}))
+        comparison=documents.comparison(baseline="v2", candidate="hybrid")))
     assert not no_seeds["passed"]
     assert "not trained with several seeds" in no_seeds["rules"][0]["reason"]
     other = decision({1: 0.1, 2: 0.1}, SeedsRule(measure="nDCG@10", candidate="v9"))

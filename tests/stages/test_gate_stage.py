@@ -11,16 +11,12 @@ import yaml
 from releval.errors import InputError
 from releval.params import Params
 from stages.common import guarded
-from stages.gate import main, run, summary
+from stages.gate import main, summary
+from stages.gate import run as stage_run
+from tests import documents
+from tests.documents import paired, read_comparison, read_summary
 
-COMPARISON = {
-    "baseline": "bm25", "candidate": "hybrid", "controlled": True, "differences": [],
-    "unit": "query",
-    "paired": [{"measure": "nDCG@10", "slice": "all", "n": 150, "mean_baseline": 0.40,
-                "mean_candidate": 0.42, "mean_diff": 0.02, "ci_low": -0.01, "ci_high": 0.05,
-                "p_value": 0.2, "p_holm": 0.2, "min_effect": 0.01,
-                "verdict": "inconclusive"}],
-}
+COMPARISON = documents.comparison(paired(mean_diff=0.02, ci_low=-0.01, ci_high=0.05))
 SLICES = pd.DataFrame({
     "dimension": ["all", "kind"], "slice": ["all", "error_code"],
     "measure": ["nDCG@10", "nDCG@10"], "n": [150, 12], "n_queries": [150, 12],
@@ -36,10 +32,7 @@ SAFETY = {"top_k": 10,
                         for s in ("bm25", "hybrid")}}
 METRICS = {"bm25": {"nDCG@10": 0.40, "Judged@10": 0.95},
            "hybrid": {"nDCG@10": 0.42, "Judged@10": 0.9}}
-SUMMARY = {"splits": ["test"], "queries": 150,
-           "systems": {system: {m: {"value": v, "n": 150, "undefined": 0, "empty": 0}
-                                for m, v in measures.items()}
-                       for system, measures in METRICS.items()}}
+SUMMARY = documents.summary(METRICS)
 GATE = {"rules": [{"rule": "no_regression", "measure": "nDCG@10", "max_drop": 0.01},
                   {"rule": "safety"}, {"rule": "no_answer"}, {"rule": "judged", "min": 0.8},
                   {"rule": "latency", "percentile": "p95", "max_ms": 50}]}
@@ -47,6 +40,12 @@ GATE = {"rules": [{"rule": "no_regression", "measure": "nDCG@10", "max_drop": 0.
 
 def params(gate=GATE, **compare):
     return Params.model_validate({"gate": gate, "compare": compare})
+
+
+def run(p, comparison, slices, safety, metrics, latency, summary):
+    """The stage's run() on the documents as the stages write them."""
+    return stage_run(p, read_comparison(comparison), slices, safety, metrics,
+                     documents.latency(latency), read_summary(summary))
 
 
 def test_run_passes_when_every_rule_holds():
@@ -101,7 +100,7 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": GATE}))
     files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
              "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY,
-             "data/health/health.json": {"systems": {}},
+             "data/health/health.json": documents.health({}),
              "data/split/split_report.json": {"query_set": {"categories": {}}}}
     for path, doc in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +111,7 @@ def project(tmp_path, monkeypatch):
                                 ("fused", "hybrid", 60.0)):
         (tmp_path / "data" / folder / system).mkdir(parents=True)
         (tmp_path / "data" / folder / system / "run_stats.json").write_text(json.dumps(
-            {"n_queries": 150, "latency_ms": {"p50": 1.0, "p95": p95, "p99": p95}}))
+            documents.run_stats(system, p95=p95, p99=p95)))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["stages.gate"])
     return tmp_path
@@ -142,4 +141,29 @@ def test_main_missing_input_is_one_line_and_exit_2(project, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: data/safety/safety.json: file not found"
+    assert not (project / "data/gate/decision.json").exists()
+
+
+@pytest.mark.parametrize(("path", "rename", "key"), [
+    ("data/compare/comparison.json", lambda d: d.update(is_controlled=d.pop("controlled")),
+     "controlled"),
+    ("data/compare/comparison.json", lambda d: d["paired"][0].update(lo=d["paired"][0].pop(
+        "ci_low")), "paired.0.ci_low"),
+    ("data/evaluate/summary.json", lambda d: d["systems"]["hybrid"]["nDCG@10"].update(
+        mean=d["systems"]["hybrid"]["nDCG@10"].pop("value")), "systems.hybrid.nDCG@10.value"),
+    ("data/health/health.json", lambda d: d.update(system=d.pop("systems")), "systems"),
+    ("data/fused/hybrid/run_stats.json", lambda d: d.update(latency=d.pop("latency_ms")),
+     "latency_ms"),
+])
+def test_main_a_renamed_key_stops_the_stage_naming_the_file_and_the_key(project, capsys, path,
+                                                                       rename, key):
+    doc = json.loads((project / path).read_text())
+    rename(doc)
+    (project / path).write_text(json.dumps(doc))
+    with pytest.raises(SystemExit) as stop:
+        guarded(main)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"error: {path}: not a ") and f": {key}: Field required" in err
     assert not (project / "data/gate/decision.json").exists()

@@ -16,6 +16,8 @@ from releval.errors import InputError
 from releval.params import Params
 from stages import fuse, gate
 from stages.health import main, run
+from tests.documents import health as health_doc
+from tests.documents import read_comparison, read_health, read_summary
 from tests.frames import doc, documents, queries, query
 from tests.stages import test_fuse_stage as fusing
 from tests.stages import test_gate_stage as gating
@@ -96,10 +98,12 @@ def test_a_fused_window_records_its_status_from_its_sources():
 def test_the_gate_reads_the_health_record():
     rules = {"rules": [{"rule": "health", "max": {"error_rate": 0.01, "latency_p99_ms": 1.0}}],
              "rollback": [{"metric": "error_rate", "max": 0.05}]}
-    health = {"systems": {"hybrid": {"error_rate": 0.02, "latency_p99_ms": None,
-                                     "undefined": {"latency_p99_ms": "latency not measured"}}}}
-    decision = gate.run(gating.params(rules), gating.COMPARISON, gating.SLICES, gating.SAFETY,
-                        gating.METRICS, {}, gating.SUMMARY, health=health).decision
+    health = read_health(health_doc({"hybrid": {
+        "error_rate": 0.02, "latency_p99_ms": None,
+        "undefined": {"latency_p99_ms": "latency not measured"}}}))
+    decision = gate.run(gating.params(rules), read_comparison(gating.COMPARISON), gating.SLICES,
+                        gating.SAFETY, gating.METRICS, {}, read_summary(gating.SUMMARY),
+                        health=health).decision
     assert [(r["passed"], r["value"]) for r in decision["rules"]] == [(False, 0.02),
                                                                       (False, None)]
     assert decision["rules"][1]["reason"].endswith("undefined: latency not measured")

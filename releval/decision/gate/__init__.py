@@ -100,7 +100,7 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict
         "baseline": evidence.baseline,
         "candidate": evidence.candidate,
         "controlled": evidence.controlled,
-        "differences": evidence.comparison.get("differences", []),
+        "differences": evidence.differences,
         "rules": [o.as_dict() for o in checked],
         "failed": [o.name for o in checked if not o.passed],
         "not_applicable": [o.name for o in checked if not o.applicable],

@@ -9,37 +9,57 @@ from typing import Any
 
 import pandas as pd
 
+from releval.documents.comparison import Comparison
+from releval.documents.health import Health
+from releval.documents.run_stats import Latency
+from releval.documents.summary import Entry
 from releval.errors import InputError
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """Everything the rules read. ``comparison``: comparison.json; ``slices``:
-    slices.parquet; ``safety``: safety.json; ``metrics``: system -> measure -> mean (or
-    None); ``latency``: system -> {"p50", "p95", "p99"} in ms (None = not measured);
-    ``health``: data/health/health.json (``systems``: system -> figure -> value, and why one
-    is ``undefined``); ``summary``: system -> measure -> {value, n, undefined, applicable,
-    level, …} (the "systems" of evaluate/summary.json: a system-level value or a mean; an
-    entry without ``applicable`` is applicable); ``better``: measure -> "higher" | "lower",
-    the direction in which the measure improves (the measure registry's); ``query_set``:
-    split_report.json's ``query_set`` (``releval.data.query_set.describe``)."""
+    """Everything the rules read. ``comparison``: comparison.json (``Comparison``; None:
+    none, which is not controlled); ``slices``: slices.parquet; ``safety``: safety.json;
+    ``metrics``: system -> measure -> mean (or None); ``latency``: system -> its
+    run_stats.json's ``latency_ms`` (``Latency``: p50 / p95 / p99 in ms, None = not
+    measured); ``health``: data/health/health.json (``Health``: its ``systems``, system ->
+    figure -> value, and why one is ``undefined``; None: no health report); ``summary``:
+    system -> measure -> ``Entry`` (the ``systems`` of evaluate/summary.json: a system-level
+    value or a mean, applicable or what is ``missing``); ``better``: measure -> "higher" |
+    "lower", the direction in which the measure improves (the measure registry's);
+    ``query_set``: split_report.json's ``query_set``
+    (``releval.data.query_set.describe``)."""
 
     baseline: str
     candidate: str
-    comparison: dict = field(default_factory=dict)
+    comparison: Comparison | None = None
     slices: pd.DataFrame = field(default_factory=pd.DataFrame)
     safety: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
-    latency: dict = field(default_factory=dict)
-    summary: dict = field(default_factory=dict)
+    latency: dict[str, Latency] = field(default_factory=dict)
+    summary: dict[str, dict[str, Entry]] = field(default_factory=dict)
     better: dict = field(default_factory=dict)
-    health: dict = field(default_factory=dict)
+    health: Health | None = None
     query_set: dict = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:
-        """Only an explicit ``controlled: true`` counts as controlled."""
-        return self.comparison.get("controlled") is True
+        """Only a comparison that says ``controlled: true`` counts as controlled."""
+        return self.comparison is not None and self.comparison.controlled
+
+    @property
+    def differences(self) -> list:
+        """What differs between the compared systems (none without a comparison)."""
+        return [] if self.comparison is None else self.comparison.differences
+
+    def entry(self, system: str, measure: str) -> Entry | None:
+        """``system``'s summary entry of ``measure`` (None when not evaluated)."""
+        return self.summary.get(system, {}).get(measure)
+
+    def health_of(self, system: str) -> dict | None:
+        """``system``'s health record (figure -> value, and ``undefined``: figure -> why);
+        None when absent."""
+        return None if self.health is None else self.health.systems.get(system)
 
 
 @dataclass(frozen=True)
@@ -71,16 +91,39 @@ def check_sides(evidence: Evidence) -> None:
     (a stale comparison); a side it does not name passes."""
     for side in ("baseline", "candidate"):
         name = getattr(evidence, side)
-        found = evidence.comparison.get(side, name)
+        if evidence.comparison is None:
+            return
+        found = getattr(evidence.comparison, side)
         if found != name:
             raise InputError(f"the comparison's {side} is {found!r} but compare.{side} is "
                              f"{name!r}; rerun compare", "comparison")
 
 
-def not_applicable(entry: dict) -> str:
+def not_applicable(entry: Entry) -> str:
     """What the data lacks for an evaluation summary entry marked not applicable (its
     ``missing``, written by the evaluation from the measure registry)."""
-    return entry.get("missing") or "the evaluation lacks what it needs"
+    return entry.missing or "the evaluation lacks what it needs"
+
+
+def measure_value(ev: Evidence, system: str, measure: str) -> tuple[float | None, str | None]:
+    """A system's summary value of ``measure``, or None and why there is none: not
+    evaluated, not applicable (what is missing) or undefined (with its counts)."""
+    entry = ev.entry(system, measure)
+    if entry is None:
+        return None, f"no {measure} for {system} in the evaluation summary"
+    if not entry.applicable:
+        return None, f"{measure} is not applicable to {system}: {not_applicable(entry)}"
+    value = number(entry.value)
+    if value is None:
+        return None, (f"{measure} of {system} is undefined (n={entry.n}, "
+                      f"undefined={entry.undefined})")
+    return value, None
+
+
+def latency_of(ev: Evidence, system: str, percentile: str) -> float | None:
+    """``system``'s latency percentile in ms; None when not measured."""
+    measured = ev.latency.get(system)
+    return None if measured is None else number(getattr(measured, percentile))
 
 
 def number(value: Any) -> float | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
+from releval.decision.gate.evidence import Evidence, Outcome, latency_of, measure_value
 from releval.params.rules import Guard, Guarded
 
 LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile, lower is better
@@ -66,28 +66,14 @@ class Reading:
                 f"{self.candidate:.{digits}f}{unit}, {self.better} is better")
 
 
-def _measure(ev: Evidence, system: str, name: str) -> tuple[float | None, str | None]:
-    """A system's summary value of measure ``name``, or None and why there is none."""
-    entry = (ev.summary.get(system) or {}).get(name)
-    if entry is None:
-        return None, f"no {name} for {system} in the evaluation summary"
-    if entry.get("applicable", True) is False:
-        return None, f"{name} is not applicable to {system}: {not_applicable(entry)}"
-    value = number(entry.get("value"))
-    if value is None:
-        counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)
-        return None, f"{name} of {system} is undefined" + (f" ({counts})" if counts else "")
-    return value, None
-
-
 def _inapplicable(ev: Evidence, name: str) -> bool:
     """The evaluation summary marks measure ``name`` not applicable to both systems."""
-    return all((ev.summary.get(s) or {}).get(name, {}).get("applicable", True) is False
+    return all((entry := ev.entry(s, name)) is not None and not entry.applicable
                for s in (ev.baseline, ev.candidate))
 
 
 def _latency(ev: Evidence, system: str, name: str) -> tuple[float | None, str | None]:
-    value = number((ev.latency.get(system) or {}).get(LATENCY.match(name)[1]))
+    value = latency_of(ev, system, LATENCY.match(name)[1])
     return value, None if value is not None else f"{name} not measured for {system}"
 
 
@@ -99,7 +85,7 @@ def read(ev: Evidence, name: str) -> Reading:
     if better not in ("higher", "lower"):
         return Reading(name, missing=f"the direction of {name} (higher or lower is better) "
                                      "is unknown")
-    look = _latency if latency else _measure
+    look = _latency if latency else measure_value
     (cand, why_cand), (base, why_base) = (look(ev, s, name) for s in (ev.candidate,
                                                                         ev.baseline))
     missing = "; ".join(w for w in (why_cand, why_base) if w) or None

@@ -33,17 +33,12 @@ BOUNDS: dict[str, Bound] = {
 }
 
 
-def record(health: dict, system: str) -> dict | None:
-    """``system``'s entry of health.json's ``systems`` (None when absent)."""
-    return (health.get("systems") or {}).get(system)
-
-
 def check(rule: HealthRule, ev: Evidence) -> list[Outcome]:
     """One outcome per bound: pass iff the figure ≤ its ``max`` (≥ its ``min``). A system
     without a health record, or a figure that is undefined (NaN / null: not measured, not
     recorded, no cost model, …), fails with the reason health.json gives for it."""
     system = rule.system or ev.candidate
-    entry = record(ev.health, system)
+    entry = ev.health_of(system)
     outcomes = []
     for bound, kind in BOUNDS.items():
         for metric, threshold in getattr(rule, bound).items():

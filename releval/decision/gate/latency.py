@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.decision.gate.evidence import Evidence, Outcome, latency_of
 from releval.params.rules import LatencyRule
 
 
 def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:
     """Pass iff latency[candidate][percentile] ≤ max_ms; not measured (null) fails."""
     name = f"{rule.rule} {rule.percentile}"
-    value = number((ev.latency.get(ev.candidate) or {}).get(rule.percentile))
+    value = latency_of(ev, ev.candidate, rule.percentile)
     if value is None:
         return [Outcome(rule.rule, name, False, None, rule.max_ms,
                         f"latency not measured for {ev.candidate}")]

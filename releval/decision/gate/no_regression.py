@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from releval.data import contracts as S
 from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.documents.comparison import Paired
 from releval.errors import InputError
 from releval.params.rules import NoRegression
 
@@ -15,9 +16,12 @@ def _signed(value: float | None) -> str:
     return "null" if value is None else f"{value:+.4f}"
 
 
-def _overall_row(rule: NoRegression, ev: Evidence) -> dict | None:
-    rows = [r for r in ev.comparison.get("paired") or []
-            if r.get(S.MEASURE) == rule.measure and r.get(S.SLICE) == S.ALL]
+def _paired(ev: Evidence) -> list[Paired]:
+    return [] if ev.comparison is None else ev.comparison.paired
+
+
+def _overall_row(rule: NoRegression, ev: Evidence) -> Paired | None:
+    rows = [r for r in _paired(ev) if r.measure == rule.measure and r.slice == S.ALL]
     return rows[0] if rows else None
 
 
@@ -49,14 +53,18 @@ def _missing_slice(rule: NoRegression, ev: Evidence, dimension: str, value: str)
     return f"{asked}; it has no {rule.measure} row (measures compared: compare.measures)"
 
 
-def _non_inferior(rule: NoRegression, name: str, row: dict) -> Outcome:
-    """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop."""
+def _column(rule: NoRegression) -> str:
+    """The figure the rule reads: ``ci_low`` (evidence ``ci``) or ``mean_diff``."""
+    return "ci_low" if rule.evidence == "ci" else "mean_diff"
+
+
+def _non_inferior(rule: NoRegression, name: str, n, value) -> Outcome:
+    """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop (``value``:
+    that figure of the row, ``n``: its queries)."""
     threshold = 0.0 - rule.max_drop  # (never -0.0)
-    column, label = (("ci_low", "CI lower bound of") if rule.evidence == "ci"
-                     else ("mean_diff", "mean"))
-    n = row.get("n")
+    label = "CI lower bound of" if rule.evidence == "ci" else "mean"
     n_text = f"n={int(n)}" if number(n) is not None else "n unknown"
-    value = number(row.get(column))
+    value = number(value)
     what = f"{label} Δ{rule.measure} (candidate − baseline)"
     if value is None:
         return Outcome(rule.rule, name, False, None, threshold,
@@ -77,12 +85,12 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
     threshold = 0.0 - rule.max_drop  # (never -0.0)
     row = _overall_row(rule, ev)
     if row is None:
-        compared = sorted({str(r.get(S.MEASURE)) for r in ev.comparison.get("paired") or []})
+        compared = sorted({r.measure for r in _paired(ev)})
         outcomes = [Outcome(rule.rule, base + S.ALL, False, None, threshold,
                             f"{rule.measure} is not in the paired comparison (compared: "
                             f"{', '.join(compared) or 'none'})")]
     else:
-        outcomes = [_non_inferior(rule, base + S.ALL, row)]
+        outcomes = [_non_inferior(rule, base + S.ALL, row.n, getattr(row, _column(rule)))]
     for spec in rule.slices:
         name = base + spec
         dimension, sep, value = spec.partition("=")
@@ -99,5 +107,5 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
                                     f"too small: n={int(found['n'])} below min n; cannot show "
                                     "non-inferiority"))
         else:
-            outcomes.append(_non_inferior(rule, name, found))
+            outcomes.append(_non_inferior(rule, name, found["n"], found[_column(rule)]))
     return outcomes

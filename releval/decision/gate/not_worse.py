@@ -3,24 +3,8 @@ tolerance, in the direction the measure improves (a system-level value or a mean
 
 from __future__ import annotations
 
-from releval.decision.gate.evidence import Evidence, Outcome, not_applicable, number
+from releval.decision.gate.evidence import Evidence, Outcome, measure_value
 from releval.params.rules import NotWorse
-
-
-def _value(rule: NotWorse, ev: Evidence, system: str) -> tuple[float | None, str | None]:
-    """The system's value of the measure, or None and why there is none."""
-    entry = (ev.summary.get(system) or {}).get(rule.measure)
-    if entry is None:
-        return None, f"no {rule.measure} for {system} in the evaluation summary"
-    if entry.get("applicable", True) is False:
-        return None, (f"{rule.measure} is not applicable to {system}: "
-                      f"{not_applicable(entry)}")
-    value = number(entry.get("value"))
-    if value is None:
-        counts = ", ".join(f"{k}={entry[k]}" for k in ("n", "undefined") if k in entry)
-        return None, f"{rule.measure} of {system} is undefined" + (f" ({counts})" if counts
-                                                                   else "")
-    return value, None
 
 
 def check(rule: NotWorse, ev: Evidence) -> list[Outcome]:
@@ -33,8 +17,8 @@ def check(rule: NotWorse, ev: Evidence) -> list[Outcome]:
         return [Outcome(rule.rule, name, False, None, None,
                         f"the direction of {rule.measure} (higher or lower is better) is "
                         "unknown")]
-    cand, why_cand = _value(rule, ev, ev.candidate)
-    base, why_base = _value(rule, ev, ev.baseline)
+    cand, why_cand = measure_value(ev, ev.candidate, rule.measure)
+    base, why_base = measure_value(ev, ev.baseline, rule.measure)
     if cand is None or base is None:
         missing = "; ".join(w for w in (why_cand, why_base) if w)
         return [Outcome(rule.rule, name, False, cand, None,

@@ -12,7 +12,7 @@ deployed candidate answers worse than the system it replaces did offline).
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, number
-from releval.decision.gate.health import BOUNDS, record
+from releval.decision.gate.health import BOUNDS
 from releval.errors import InputError
 from releval.params.rules import HEALTH_METRICS
 
@@ -24,7 +24,7 @@ def offline(metric: str, ev: Evidence, system: str | None = None) -> tuple[float
     figure nor evaluated."""
     system = system or ev.candidate
     if metric in HEALTH_METRICS:
-        return number((record(ev.health, system) or {}).get(metric)), "health"
+        return number((ev.health_of(system) or {}).get(metric)), "health"
     measures = ev.metrics.get(system) or {}
     if metric not in measures:
         raise InputError(f"rollback metric {metric!r} is neither a health figure "

@@ -11,13 +11,6 @@ def measures(rule: SeedsRule) -> list[str]:
     return [rule.measure]
 
 
-def _comparison(ev: Evidence, candidate: str) -> dict | None:
-    """The comparison (primary, or one of ``also``) whose candidate is ``candidate``."""
-    found = [c for c in [ev.comparison, *ev.comparison.get("also", [])]
-             if c.get("candidate") == candidate]
-    return found[0] if found else None
-
-
 def _interval(low, high) -> str:
     return f"[{low:+.4f}, {high:+.4f}]"
 
@@ -32,10 +25,10 @@ def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
     def fail(reason: str) -> list[Outcome]:
         return [Outcome(rule.rule, name, False, None, rule.min_diff, reason)]
 
-    comparison = _comparison(ev, candidate)
+    comparison = None if ev.comparison is None else ev.comparison.of(candidate)
     if comparison is None:
         return fail(f"no comparison has {candidate} as its candidate")
-    rows = {r["measure"]: r for r in comparison.get("training") or []}
+    rows = {r.measure: r for r in comparison.training}
     if not rows:
         return fail(f"{candidate} was not trained with several seeds (no seeds evaluated)")
     if rule.measure not in rows:
@@ -43,18 +36,18 @@ def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
                     f"seeds ({', '.join(rows)})")
     row = rows[rule.measure]
     sign = -1.0 if ev.better.get(rule.measure) == "lower" else 1.0
-    base = comparison["baseline"]
+    base = comparison.baseline
 
     def low(lo, hi) -> float | None:  # the interval's bound nearest no improvement
         lo, hi = number(lo), number(hi)
         return None if lo is None or hi is None else min(sign * lo, sign * hi)
 
-    both = (f"seeds' mean Δ {row['mean_diff']:+.4f}, bootstrap CI "
-            f"{_interval(row['ci_low'], row['ci_high'])}, training interval "
-            f"{_interval(row['training_low'], row['training_high'])} over "
-            f"{row['n_seeds']} seeds (sd {row['training_sd']:.4f})")
+    both = (f"seeds' mean Δ {row.mean_diff:+.4f}, bootstrap CI "
+            f"{_interval(row.ci_low, row.ci_high)}, training interval "
+            f"{_interval(row.training_low, row.training_high)} over "
+            f"{row.n_seeds} seeds (sd {row.training_sd:.4f})")
     if rule.require == "every":
-        bounds = {s["seed"]: low(s["ci_low"], s["ci_high"]) for s in row["seeds"]}
+        bounds = {s.seed: low(s.ci_low, s.ci_high) for s in row.seeds}
         if any(b is None for b in bounds.values()):
             return fail(f"a seed's CI is undefined; {both}")
         worst = min(bounds, key=bounds.get)
@@ -63,8 +56,8 @@ def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
                         f"{'every' if passed else 'not every'} seed of {candidate} improves "
                         f"{rule.measure} over {base} by more than {rule.min_diff:g} (weakest: "
                         f"seed {worst}, CI bound {sign * bounds[worst]:+.4f}); {both}")]
-    ci, training = low(row["ci_low"], row["ci_high"]), low(row["training_low"],
-                                                          row["training_high"])
+    ci, training = low(row.ci_low, row.ci_high), low(row.training_low,
+                                                          row.training_high)
     if ci is None or training is None:
         return fail(f"an interval is undefined (a training interval needs two seeds); {both}")
     value = min(ci, training)
