@@ -37,6 +37,7 @@ from flows import validated
 from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_receipt
 from releval import artifacts, executor
+from releval.documents.decision import Decision
 from releval.errors import InputError
 from releval.params import load_params
 from releval.project import template
@@ -233,12 +234,13 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     metrics = json.loads(artifacts.path("evaluate.metrics").read_text())
     create_table_artifact([{"system": s, **m} for s, m in metrics.items()],
                           key="releval-metrics", description="metrics per system")
-    decision = json.loads(artifacts.path("gate.decision").read_text())
-    create_table_artifact([{k: o[k] for k in ("name", "passed", "value", "threshold", "reason")}
-                           for o in decision["rules"]], key="releval-gate",
-                          description=f"release gate: {'PASS' if decision['passed'] else 'FAIL'}"
-                                      f" ({decision['candidate']} vs {decision['baseline']})")
-    record["decision"] = "PASS" if decision["passed"] else "FAIL"
+    decision = Decision.read(artifacts.path("gate.decision"))
+    create_table_artifact([o.model_dump(include={"name", "passed", "value", "threshold",
+                                                 "reason"}) for o in decision.rules],
+                          key="releval-gate",
+                          description=f"release gate: {decision.verdict} "
+                                      f"({decision.candidate} vs {decision.baseline})")
+    record["decision"] = decision.verdict
     if "inputs" not in skip:
         get_run_logger().info(push_inputs())
     if receipt is None:  # a pipeline without a report stage

@@ -14,6 +14,8 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data.readers import read_parquet, text_of, write_trec_run
+from releval.documents import Document
+from releval.documents.run_stats import RunStats
 from releval.errors import InputError
 from releval.params import Params, load_params
 
@@ -44,15 +46,17 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return read_parquet(path)
 
 
-def read_doc(path: str | Path) -> dict:
-    """A JSON object input; InputError (one line) when missing or not a JSON object."""
+def read_doc(path: str | Path, model: type[Document] | None = None) -> dict:
+    """A JSON object input, validated against its document ``model`` when given (a renamed
+    or missing key stops the stage naming the file and the key); InputError (one line) when
+    missing or not a JSON object."""
     try:
         doc = json.loads(text_of(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", str(path)) from None
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object", str(path))
-    return doc
+    return doc if model is None else model.check(doc, str(path))
 
 
 def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, pd.DataFrame]:
@@ -72,7 +76,7 @@ def system_seeds(p: Params, candidates: str | Path) -> dict[str, pd.DataFrame]:
 
 def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
     """Every evaluated system's run_stats.json."""
-    return {name: read_doc(path)
+    return {name: read_doc(path, RunStats)
             for name, path in system_files(p, candidates, fused, "stats").items()}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from releval import artifacts
 from releval.decision.compare import canonical
+from releval.documents.run_stats import RunStats
 from releval.params import Params
 from releval.project.fixture import NONE, evaluate_fixture, read
 from releval.project.inputs import pinned
@@ -43,7 +44,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params_of(args)
     folder = pinned(p, "fixture.path")
-    stats = {name: read_doc(artifacts.within(Path(args.fused) / name, "fused.stats"))
+    stats = {name: read_doc(artifacts.within(Path(args.fused) / name, "fused.stats"), RunStats)
              for name in p.fusion.systems}
     per_query, summary = run(p, folder, stats)
     out = Path(args.out)

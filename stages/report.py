@@ -24,6 +24,10 @@ from pathlib import Path
 import pandas as pd
 
 from releval import artifacts
+from releval.documents.comparison import Comparison
+from releval.documents.decision import Decision
+from releval.documents.health import Health
+from releval.documents.summary import Summary
 from releval.params import Params
 from releval.project.history import entries
 from releval.project.receipt import describes
@@ -128,18 +132,18 @@ def main() -> None:
     receipt = read_doc(args.receipt) if args.receipt and Path(args.receipt).exists() else None
     if receipt is not None and not describes(receipt):
         receipt = None  # left by an earlier run: not this page's
-    summary = read_doc(args.summary)
+    summary = read_doc(args.summary, Summary)
     reliability = read_table(args.reliability) if summary.get("recommendation") else None
     result = run(p, summary, read_doc(args.split_report),
                  read_doc(artifacts.within(args.raw, "raw.source")),
                  system_stats(p, args.candidates, args.fused),
                  read_doc(artifacts.within(judgments, "judgments.ingest")),
                  read_doc(artifacts.within(judgments, "judgments.agreement")),
-                 read_doc(args.compare), read_table(args.slices), read_doc(args.safety),
+                 read_doc(args.compare, Comparison), read_table(args.slices), read_doc(args.safety),
                  read_doc(artifacts.within(failures, "failures.report")),
                  pd.read_csv(artifacts.within(failures, "failures.worksheet"),
                              keep_default_na=False),
-                 read_doc(args.gate), per_query_diff=read_table(args.per_query_diff),
+                 read_doc(args.gate, Decision), per_query_diff=read_table(args.per_query_diff),
                  curves=read_table(args.curves), violations=read_table(args.violations),
                  failure_rows=read_table(artifacts.within(failures, "failures.failures")),
                  queries=read_table(artifacts.within(args.raw, "raw.queries")),
@@ -147,7 +151,7 @@ def main() -> None:
                  selftest=read_doc(artifacts.within(checked, "selftest.totals")),
                  selftest_rows=read_table(artifacts.within(checked, "selftest.rows")),
                  differential=read_table(artifacts.within(checked, "selftest.differential")),
-                 history=entries(Path(args.ledger)), health=read_doc(args.health))
+                 history=entries(Path(args.ledger)), health=read_doc(args.health, Health))
     write_outputs(result, "reports", Path(args.out).parent, plots=write_plots)
     print(f"report: {args.out}")
 

@@ -17,7 +17,7 @@ from releval.params import Params
 from stages import fuse, gate
 from stages.health import main, run
 from tests.documents import health as health_doc
-from tests.documents import read_comparison, read_health, read_summary
+from tests.documents import read_comparison, read_health, read_summary, whole
 from tests.frames import doc, documents, queries, query
 from tests.stages import test_fuse_stage as fusing
 from tests.stages import test_gate_stage as gating
@@ -65,7 +65,7 @@ def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):
         out.mkdir(parents=True)
         RUNS[system].to_parquet(out / "run.parquet")
         LATENCIES[system].to_parquet(out / "latency.parquet")
-        (out / "run_stats.json").write_text(json.dumps(STATS[system]))
+        (out / "run_stats.json").write_text(json.dumps(whole("run_stats", STATS[system])))
     (tmp_path / "data/raw").mkdir()
     DOCS.to_parquet(tmp_path / "data/raw/documents.parquet")
     QS.to_parquet(tmp_path / "data/raw/queries.parquet")

@@ -14,7 +14,9 @@ import yaml
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
 from releval.errors import InputError
 from releval.params import Params
+from stages.common import guarded
 from stages.report import Outputs, main, run
+from tests.documents import whole
 from tests.report import sample
 
 MEASURE = {"value": 0.5, "n": 40, "undefined": 2, "empty": 1}
@@ -195,15 +197,17 @@ def project(tmp_path, monkeypatch):
         "slices": {"min_n": 20}}))
     stats = STATS | {"dense": STATS["bm25"] | {"route": "dense"}}
     docs = {"raw/source.json": {"source": "hand-made data"},
-            "split/split_report.json": SPLIT, "evaluate/summary.json": SUMMARY,
+            "split/split_report.json": SPLIT,
+            "evaluate/summary.json": whole("summary", SUMMARY),
             "judgments/ingest.json": INGEST, "judgments/agreement.json": AGREEMENT,
-            "compare/comparison.json": COMPARISON, "safety/safety.json": SAFETY,
-            "gate/decision.json": GATE, "failures/failures.json": FAILURES,
-            "candidates/bm25/run_stats.json": stats["bm25"],
-            "candidates/dense/run_stats.json": stats["dense"],
-            "fused/hybrid/run_stats.json": stats["hybrid"],
+            "compare/comparison.json": whole("comparison", COMPARISON),
+            "safety/safety.json": SAFETY,
+            "gate/decision.json": whole("decision", GATE), "failures/failures.json": FAILURES,
+            "candidates/bm25/run_stats.json": whole("run_stats", stats["bm25"]),
+            "candidates/dense/run_stats.json": whole("run_stats", stats["dense"]),
+            "fused/hybrid/run_stats.json": whole("run_stats", stats["hybrid"]),
             "selftest/selftest.json": sample.SELFTEST,
-            "health/health.json": {"systems": {}, "definitions": {}}}
+            "health/health.json": whole("health", {"systems": {}, "definitions": {}})}
     tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
               "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
               "evaluate/curves.parquet": rename(sample.CURVES),
@@ -262,7 +266,7 @@ def test_main_of_a_recommendation_run_draws_the_reliability_diagram(project, mon
     rec_summary = sample.REC_SUMMARY | {"systems": {
         "bm25": sample.REC_SUMMARY["systems"][sample.BASE],
         "hybrid": sample.REC_SUMMARY["systems"][sample.CAND]}}
-    (project / "data/evaluate/summary.json").write_text(json.dumps(rec_summary))
+    (project / "data/evaluate/summary.json").write_text(json.dumps(whole("summary", rec_summary)))
     (project / "data/split/split_report.json").write_text(json.dumps(sample.REC_SPLIT))
     monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
     with pytest.raises(InputError, match="reliability.parquet"):
@@ -277,3 +281,22 @@ def test_main_of_a_recommendation_run_draws_the_reliability_diagram(project, mon
     summary = (project / "out/summary.md").read_text()
     assert "| bm25 | n/a | n/a |" in summary
     assert "| popularity | HR@10 | 0.2000 | 0.3000 | +0.1000 | 1.50 |" in summary
+
+
+@pytest.mark.parametrize(("path", "key", "renamed"), [
+    ("data/compare/comparison.json", "paired", "pairs"),
+    ("data/gate/decision.json", "rules", "outcomes"),
+    ("data/evaluate/summary.json", "systems", "system"),
+    ("data/fused/hybrid/run_stats.json", "latency_ms", "latency")])
+def test_a_renamed_key_in_a_document_stops_the_page_naming_file_and_key(
+        project, monkeypatch, capsys, path, key, renamed):
+    doc = json.loads((project / path).read_text())
+    doc[renamed] = doc.pop(key)
+    (project / path).write_text(json.dumps(doc))
+    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
+    with pytest.raises(SystemExit) as stop:
+        guarded(main)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}: not a ") and key in err and "\n" not in err
+    assert not (project / "out/summary.md").exists()
