@@ -3,7 +3,9 @@
 For each of two revisions of this repository (``--before``, the anchor, and ``--after``,
 default HEAD), in a fresh clone under ``--workdir`` with ``../shared`` beside it:
 
-1. runs the demo (``releval demo``) to fill the DVC cache and ``dvc.lock``;
+1. runs the demo (``releval demo``) to fill the DVC cache and ``dvc.lock``, keeping each
+   stage's time from its console (the stage's process, DVC and the validation of its
+   outputs);
 2. for each kind of edit — a line appended to a gate rule's module, a plot, the bootstrap,
    a measure, a route, and one value changed in each params section — asks
    ``dvc status`` which stages are out of date, then undoes the edit;
@@ -11,9 +13,10 @@ default HEAD), in a fresh clone under ``--workdir`` with ``../shared`` beside it
 4. times a no-op ``releval run`` (nothing changed: every stage but ``inputs`` and
    ``report`` is skipped).
 
-Prints a table of edit → stages re-run (before | after), the per-stage start times with
-their ratio after / before, and the no-op run's wall time with its ratio. Foreach stages
-count once per item (``candidates@bm25`` …), shown as ``candidates×N``.
+Prints a table of edit → stages re-run (before | after), the per-stage start times and
+the demo's per-stage times with their ratios after / before, and the no-op run's wall time
+with its ratio. Foreach stages count once per item (``candidates@bm25`` …), shown as
+``candidates×N``.
 
 Usage: python benchmarks/reruns.py --before REV [--after REV] [--repeat N] [--workdir DIR]
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +38,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+STAGE_LINE = re.compile(r"^\S\s+(\w+)\s+(?:ran|skipped|failed)\s+([\d.]+) s", re.M)
 CODE_EDITS = {  # kind of edit -> the file a comment line is appended to
     "a gate rule": "releval/decision/gate/not_worse.py",
     "a plot": "releval/report/plots.py",
@@ -151,7 +156,8 @@ def starts(clone: Path, repeat: int) -> dict[str, float]:
 def measure(rev: str, workdir: Path, repeat: int) -> dict:
     where = clone(rev, workdir)
     print(f"[{rev}] demo in {where} …", file=sys.stderr, flush=True)
-    _run(where, str(BIN / "releval"), "demo")
+    demo = _run(where, str(BIN / "releval"), "demo")
+    stage_times = {name: float(s) for name, s in STAGE_LINE.findall(demo.stdout + demo.stderr)}
     print(f"[{rev}] edits, starts, no-op run …", file=sys.stderr, flush=True)
     rows = edits(where)
     start_times = starts(where, repeat)
@@ -160,7 +166,7 @@ def measure(rev: str, workdir: Path, repeat: int) -> dict:
         start = time.perf_counter()
         _run(where, str(BIN / "releval"), "run")
         noop.append(time.perf_counter() - start)
-    return {"edits": rows, "starts": start_times, "noop": min(noop)}
+    return {"edits": rows, "starts": start_times, "demo": stage_times, "noop": min(noop)}
 
 
 def main() -> None:
@@ -185,6 +191,13 @@ def main() -> None:
         b, a = before["starts"].get(name), after["starts"].get(name)
         ratio = f"{a / b:.2f}" if a and b else "—"
         print(f"| {name} | {b or float('nan'):.2f} | {a or float('nan'):.2f} | {ratio} |")
+    print()
+    print("| stage in the demo | before s | after s | after / before |")
+    print("|---|---|---|---|")
+    for name in dict.fromkeys([*before["demo"], *after["demo"]]):
+        b, a = before["demo"].get(name), after["demo"].get(name)
+        ratio = f"{a / b:.2f}" if a and b else "—"
+        print(f"| {name} | {b or float('nan'):.1f} | {a or float('nan'):.1f} | {ratio} |")
     print()
     print(f"no-op releval run: before {before['noop']:.1f} s, after {after['noop']:.1f} s, "
           f"after / before {after['noop'] / before['noop']:.2f}")

@@ -4,7 +4,8 @@ the bytes validated when it ran, so a no-op run never loads Great Expectations).
 
 The key is sha256 over the suite's name, its parameters, the digest of the code the suites
 run (``flows.validation``'s import closure) and the file's own sha256. Passed keys are kept
-in ``<validation dir>/passed.json``; a failed check is never kept.
+in ``<validation dir>/passed.txt`` (beside the suites' JSON reports), one per line; a failed
+check is never kept.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from releval.project.closure import PACKAGE_ROOT, code_files
 from releval.project.template import digest
 
-LEDGER = "passed.json"
+LEDGER = "passed.txt"  # one key per line, oldest first
 KEEP = 1000  # the most recent passed keys kept
 
 
@@ -43,8 +44,8 @@ class Ledger:
     def __init__(self, folder: Path):
         self.path = Path(folder) / LEDGER
         try:
-            self.keys = list(json.loads(self.path.read_text()))
-        except (OSError, ValueError):
+            self.keys = self.path.read_text().split()
+        except OSError:
             self.keys = []
 
     def __contains__(self, k: str) -> bool:
@@ -55,5 +56,5 @@ class Ledger:
         self.keys = [*(x for x in self.keys if x != k), k][-KEEP:]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{LEDGER}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.keys) + "\n")
+        tmp.write_text("".join(f"{x}\n" for x in self.keys))
         tmp.replace(self.path)
