@@ -79,15 +79,24 @@ class Fresh:
         with Repo(".") as repo:
             self.stale = set(repo.status())
         self.changed = False
+        self.locked = self._read()
 
     def skippable(self, items: dict) -> bool:
         return not self.changed and not self.stale & set(items)
 
-    def lock(self, items: dict) -> list:
-        """The dvc.lock outs of ``items`` (a stage's foreach items, or the stage alone)."""
+    def ran(self, items: dict) -> None:
+        """``items`` (a stage's foreach items, or the stage alone) ran: did their outs move?"""
+        before, self.locked = self.locked, self._read()
+        self.changed |= any(before.get(n, {}).get("outs") != self.locked.get(n, {}).get("outs")
+                            for n in items)
+
+    @staticmethod
+    def _read() -> dict:
         path = Path("dvc.lock")
-        done = yaml.safe_load(path.read_text())["stages"] if path.exists() else {}
-        return [done.get(name, {}).get("outs") for name in items]
+        if not path.exists():
+            return {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 6x faster
+        return (yaml.load(path.read_text(), Loader=loader) or {}).get("stages", {})
 
 
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
@@ -209,9 +218,9 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         if not forced and fresh.skippable(items):
             record[stage] = "skipped"
         else:
-            before = fresh.lock(items)
             record[stage] = repro(stage, forced)
-            fresh.changed |= record[stage] == "ran" and fresh.lock(items) != before
+            if record[stage] == "ran":
+                fresh.ran(items)
         if record[stage].startswith("failed"):  # the stage printed its own one-line error
             _show("finish", stage, "failed")
             get_run_logger().error(record[stage])
