@@ -169,6 +169,18 @@ def measure(rev: str, workdir: Path, repeat: int) -> dict:
     return {"edits": rows, "starts": start_times, "demo": stage_times, "noop": min(noop)}
 
 
+def _times(title: str, before: dict[str, float], after: dict[str, float], digits: int) -> None:
+    """A table of seconds per stage, before and after, with the ratio after / before."""
+    print(f"| {title} | before s | after s | after / before |")
+    print("|---|---|---|---|")
+    for name in dict.fromkeys([*before, *after]):
+        b, a = before.get(name), after.get(name)
+        ratio = f"{a / b:.2f}" if a and b else "—"
+        print(f"| {name} | {b or float('nan'):.{digits}f} | {a or float('nan'):.{digits}f} | "
+              f"{ratio} |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="the anchor revision")
@@ -185,20 +197,8 @@ def main() -> None:
     for kind in dict.fromkeys([*before["edits"], *after["edits"]]):
         print(f"| {kind} | {before['edits'].get(kind, '—')} | {after['edits'].get(kind, '—')} |")
     print()
-    print("| stage start (import) | before s | after s | after / before |")
-    print("|---|---|---|---|")
-    for name in dict.fromkeys([*before["starts"], *after["starts"]]):
-        b, a = before["starts"].get(name), after["starts"].get(name)
-        ratio = f"{a / b:.2f}" if a and b else "—"
-        print(f"| {name} | {b or float('nan'):.2f} | {a or float('nan'):.2f} | {ratio} |")
-    print()
-    print("| stage in the demo | before s | after s | after / before |")
-    print("|---|---|---|---|")
-    for name in dict.fromkeys([*before["demo"], *after["demo"]]):
-        b, a = before["demo"].get(name), after["demo"].get(name)
-        ratio = f"{a / b:.2f}" if a and b else "—"
-        print(f"| {name} | {b or float('nan'):.1f} | {a or float('nan'):.1f} | {ratio} |")
-    print()
+    _times("stage start (import)", before["starts"], after["starts"], 2)
+    _times("stage in the demo", before["demo"], after["demo"], 1)
     print(f"no-op releval run: before {before['noop']:.1f} s, after {after['noop']:.1f} s, "
           f"after / before {after['noop'] / before['noop']:.2f}")
 
