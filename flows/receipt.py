@@ -84,7 +84,8 @@ def write_receipt(params_path: str, validations: int, started: str, stages: set[
                   schedule: dict | None = None, executed: dict | None = None) -> dict:
     """Write ``RECEIPT`` and keep it in the ledger as ``LEDGER/<finished>-<sha256[:12]>.json``
     (never overwritten), with its over-time
-    comparison against the ledger's previous run (``releval.project.history``); ``stages``
+    comparison against the ledger's previous run of its lineage
+    (``releval.project.history``); ``stages``
     are the names of dvc.yaml's stages, ``schedule`` a scheduled run's deployment, flow run
     and window, ``executed`` where the heavy work ran (executor, cluster size; the shard
     layout of each sharded search, from its run_stats)."""
@@ -92,7 +93,7 @@ def write_receipt(params_path: str, validations: int, started: str, stages: set[
     doc = collect(params_path, validations, {
         "started_at": started, "finished_at": finished.isoformat(timespec="seconds"),
         "schedule": schedule, "executor": _executed(params_path, executed)}, stages)
-    doc["run"]["over_time"] = history.over_time(history.previous(LEDGER), doc)
+    doc["run"]["over_time"] = history.over_time(history.previous(LEDGER, history.lineage(doc)), doc)
     receipt.write(RECEIPT, doc)
     receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)
     print(f"receipt: {RECEIPT} (sha256 {doc['sha256'][:12]}; "

@@ -16,6 +16,12 @@ change of the mean between the two instruments, with e = ``compare.min_effect``:
   fixture to tell (none in one of the runs, or the fixture itself changed); ``n/a``: the
   runs do not both have a live mean.
 
+A run's **lineage** (``lineage``) is what makes its figures comparable with another run's:
+the mode (retrieval or recommendation), the data source (the params' ``prepare`` section, less
+the keys a scheduled run's window sets, as a digest) and the compared measures. Runs of
+different lineages are never set against each other: ``previous`` finds the newest run of
+the same lineage, and the report draws one lineage at a time.
+
 ``entries`` reads the ledger for ``releval history``, the report's history section and
 ``reports/plots/history.csv``.
 """
@@ -29,7 +35,7 @@ from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
 from releval.params import parse_params
-from releval.project.receipt import read
+from releval.project.receipt import digest, read
 
 FIXTURE_INPUT = artifacts.at("input.slot").format(slot="fixture")
 SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"
@@ -49,14 +55,55 @@ def kept(folder: Path) -> list[tuple[Path, dict | None]]:
     return out
 
 
-def previous(folder: Path) -> dict | None:
-    """The newest readable receipt in the ledger, or None (reads from the newest back, so a
-    long ledger costs one file)."""
+def lineage(doc: dict) -> dict:
+    """The receipt's lineage: ``mode`` (retrieval | recommendation | ?), ``data`` (its
+    ``prepare.source``, and ``prepare.path`` where one is set), ``measures`` (the compared
+    measures, canonical), ``key`` (a digest of the mode, the whole ``prepare`` section less
+    the keys of the run's schedule window, and the measures) and ``derived``: what the
+    receipt lacked and how it was made up instead (empty when nothing was). A receipt without
+    params this version can read keeps its raw ``prepare`` section (if any), and its measures
+    are its headline measure alone; its mode is ``?``, so it shares a lineage only with runs
+    as unreadable."""
+    raw = (doc["receipt"].get("params") or {}).get("values")
+    prepare = dict((raw or {}).get("prepare") or {})
+    window = ((doc.get("run") or {}).get("schedule") or {}).get("window") or {}
+    for key in window:
+        if key.startswith("prepare."):
+            prepare.pop(key.removeprefix("prepare."), None)
+    derived = []
+    try:
+        p = None if raw is None else parse_params(raw, "receipt")
+    except InputError:
+        p = None
+    if p is not None:
+        mode = "recommendation" if p.recommendation else "retrieval"
+        measures = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)[0]
+    else:
+        mode = "?"
+        head = ((doc.get("run") or {}).get("headline") or {}).get("measure")
+        measures = [head] if head else []
+        derived.append("no params this version can read: mode unknown, the headline measure "
+                       "alone")
+    if "source" not in prepare:
+        derived.append("no prepare.source recorded: the default data source assumed")
+    data = str(prepare.get("source", "demo")) + (f":{prepare['path']}" if prepare.get("path")
+                                                 else "")
+    key = digest({"mode": mode, "prepare": prepare, "measures": sorted(measures)})[:12]
+    return {"mode": mode, "data": data, "measures": list(measures), "key": key,
+            "derived": derived}
+
+
+def previous(folder: Path, of: dict | None = None) -> dict | None:
+    """The newest readable receipt in the ledger (of the lineage ``of``, a ``lineage``, where
+    given), or None; reads from the newest back, so a long ledger of one lineage costs one
+    file."""
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
-            return read(path)
+            doc = read(path)
         except InputError:
             continue
+        if of is None or lineage(doc)["key"] == of["key"]:
+            return doc
     return None
 
 
@@ -113,7 +160,8 @@ def over_time(before: dict | None, after: dict) -> dict:
     why}."""
     if before is None:
         return {"controlled": False, "comparable": False, "previous": None,
-                "why": "the first run in the ledger: nothing earlier to compare with"}
+                "why": "the first run of its lineage in the ledger: nothing earlier to "
+                       "compare with"}
     then, now = before["receipt"], after["receipt"]
     block = compare_figures(then.get("figures"), now.get("figures"))
     block["previous"] = {"sha256": before["sha256"][:12],
@@ -140,18 +188,19 @@ def _delta(before: float | None, after: float | None) -> float | None:
 
 
 def entries(folder: Path) -> list[dict]:
-    """One row per kept run, oldest first: file, sha256 (12), finished_at, schedule (the
-    scheduled run's deployment, flow run and window, or None), commit, baseline, candidate,
-    headline measure, decision, failed rules, figures, fixture and over_time (as the
-    receipt kept it); an unreadable file gives {file, problem}."""
+    """One row per kept run, oldest first: run (its place in the ledger, 1 the oldest), file,
+    sha256 (12), finished_at, schedule (the scheduled run's deployment, flow run and window,
+    or None), commit, baseline, candidate, headline measure, decision, failed rules, figures,
+    fixture, over_time (as the receipt kept it) and lineage (``lineage``); an unreadable
+    file gives {run, file, problem}."""
     rows = []
-    for path, doc in kept(folder):
+    for i, (path, doc) in enumerate(kept(folder), start=1):
         if doc is None:
-            rows.append({"file": path.name, "problem": "unreadable or edited"})
+            rows.append({"run": i, "file": path.name, "problem": "unreadable or edited"})
             continue
         r, run = doc["receipt"], doc.get("run", {})
         head = run.get("headline", {})
-        rows.append({"file": path.name, "sha256": doc["sha256"][:12],
+        rows.append({"run": i, "file": path.name, "sha256": doc["sha256"][:12],
                      "finished_at": run.get("finished_at"), "schedule": run.get("schedule"),
                      "commit": (r["code"]["commit"] or "")[:10], "dirty": r["code"]["dirty"],
                      "queries": r["work"]["queries_evaluated"],
@@ -161,5 +210,5 @@ def entries(folder: Path) -> list[dict]:
                      "failed": head.get("failed", []),
                      "controlled": head.get("controlled", True),
                      "figures": r.get("figures"), "fixture": r.get("fixture"),
-                     "over_time": run.get("over_time")})
+                     "over_time": run.get("over_time"), "lineage": lineage(doc)})
     return rows
