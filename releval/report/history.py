@@ -1,6 +1,10 @@
 """The report's history section (index.html and summary.md), drawn from the run ledger
 (reports/runs/, as ``releval.project.history.entries`` reads it: one row per kept run, oldest
-first; a run is numbered by its place in the ledger, 1 the oldest, unreadable files too):
+first; a run is numbered by its place in the ledger, 1 the oldest, unreadable files too).
+
+The section shows one lineage (``releval.project.history.lineage``: mode, data source,
+measures): ``own`` picks the page's own run's rows and says in ``others`` how many other
+lineages and runs the ledger holds. Every function below reads the rows it is given:
 
 - a chart per measure (``measures``: the newest run's figures, the headline measure first;
   ``releval.report.plots.history_chart`` draws ``points``): the mean over the runs, baseline
@@ -23,6 +27,7 @@ from __future__ import annotations
 import pandas as pd
 
 from releval.decision.over_time import figure_of
+from releval.project.history import lineage
 from releval.report.formats import interval, markdown_table, number
 
 ONE_RUN = "One run kept so far: history starts with the next run."
@@ -39,7 +44,38 @@ OVER_TIME_HEADER = ["system", "measure", "traffic-weighted before → after", "�
 
 def kept(rows: list[dict]) -> list[tuple[int, dict]]:
     """(run number, row) of every readable run, oldest first."""
-    return [(i, r) for i, r in enumerate(rows, start=1) if "problem" not in r]
+    return [(r.get("run", i), r) for i, r in enumerate(rows, start=1) if "problem" not in r]
+
+
+def own(rows: list[dict], receipt: dict | None) -> tuple[list[dict], str]:
+    """The rows of the page's lineage and one line on what else the ledger holds. The page's
+    lineage: its run's row in the ledger (by ``receipt``'s sha256), else the lineage of
+    ``receipt`` where it records params, else the newest readable run's (the line says so)."""
+    found = kept(rows)
+    if not found:
+        return rows, ""
+    sha = str((receipt or {}).get("sha256", ""))[:12]
+    mine = next((r["lineage"] for _, r in found if sha and r["sha256"] == sha), None)
+    whose = ""
+    if mine is None and receipt and receipt.get("receipt", {}).get("params"):
+        mine = lineage(receipt)
+    if mine is None:
+        mine, whose = found[-1][1]["lineage"], " (this run is not in the ledger: the newest run's)"
+    same = [r for _, r in found if r["lineage"]["key"] == mine["key"]]
+    others = {r["lineage"]["key"] for _, r in found} - {mine["key"]}
+    line = (f"Lineage{whose}: {mine['mode']} · data {mine['data']} · "
+            f"{len(mine['measures'])} measure(s): {number(len(same), 'd')} of the ledger's "
+            f"{number(len(rows), 'd')} run(s).")
+    rest = len(found) - len(same)
+    if others:
+        line += (f" {number(len(others), 'd')} other lineage(s) ({number(rest, 'd')} run(s)) "
+                 "are not drawn: a different mode, data source or measure set.")
+    if len(rows) > len(found):
+        line += f" {number(len(rows) - len(found), 'd')} file(s) unreadable."
+    derived = sorted({d for r in same for d in r["lineage"]["derived"]})
+    if derived:
+        line += f" Derived for older receipts: {'; '.join(derived)}."
+    return same, line
 
 
 def headline(rows: list[dict]) -> str | None:
@@ -110,9 +146,9 @@ def run_rows(rows: list[dict]) -> list[list[str]]:
     out = []
     for i, r in enumerate(rows, start=1):
         if "problem" in r:
-            out.append([str(i), "?", "—", r["file"], "—", "—", "—", r["problem"]])
+            out.append([str(r.get("run", i)), "?", "—", r["file"], "—", "—", "—", r["problem"]])
             continue
-        out.append([str(i), finished(r), window(r), r["sha256"],
+        out.append([str(r.get("run", i)), finished(r), window(r), r["sha256"],
                     f"{r['baseline']} {_cell(r, LIVE, r['baseline'], measure)}",
                     f"{r['candidate']} {_cell(r, LIVE, r['candidate'], measure)}",
                     _cell(r, FIXTURE, r["candidate"], measure), decision(r)])

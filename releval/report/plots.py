@@ -463,19 +463,22 @@ def reliability(inputs: ReportInputs) -> Chart | None:
 
 
 def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
-    """The history section's chart of ``measure`` over the runs kept in the ledger
-    (``releval.report.history``): the mean of baseline and candidate on the live window
-    (solid) and on the pinned fixture (dashed) with their 95% CI bands, the gate's decision
-    marked on the candidate's live line; x: the run's place in the ledger, labelled with its
-    finish time. None with fewer than two readable runs or no mean of ``measure``."""
-    rows = inputs.history or []
+    """The history section's chart of ``measure`` over the runs of the page's lineage
+    (``releval.report.history.own``) kept in the ledger: the mean of baseline and candidate
+    on the live window (solid) and on the pinned fixture (dashed) with their 95% CI bands,
+    the gate's decision marked on the candidate's live line; x: the lineage's runs that have
+    a mean of ``measure``, by their place in the ledger, labelled with the finish time. None
+    with fewer than two readable runs or no mean of ``measure``."""
+    rows = history.own(inputs.history or [], inputs.receipt)[0]
     data = history.points(rows, measure)
     if history.too_few(rows) or data.empty:
         return None
-    times = json.dumps(["", *(history.finished(r)[5:] for r in rows)])  # MM-DD HH:MM
-    x = alt.X("run:Q", scale=alt.Scale(domain=[1, len(rows)], nice=False),
+    runs = sorted({int(r) for r in data["run"]})
+    times = json.dumps({str(i): history.finished(r)[5:] for i, r in history.kept(rows)
+                        if i in runs})  # MM-DD HH:MM
+    x = alt.X("run:O", scale=alt.Scale(domain=runs), sort=runs,
               title="run (ledger order; finished, UTC)",
-              axis=alt.Axis(values=list(range(1, len(rows) + 1)), grid=False, labelOverlap=True,
+              axis=alt.Axis(grid=False, labelOverlap=True, labelAngle=0,
                             labelExpr=f"['#' + datum.value, {times}[datum.value]]"))
     y = alt.Y("mean:Q", scale=alt.Scale(zero=False), title=f"{measure}, mean")
     color = alt.Color("system:N", title="system",
@@ -504,6 +507,6 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
     chart = alt.layer(*layers).properties(
         width=WIDTH - 140, height=220,
         title=_title(f"{measure} over the kept runs",
-                     f"{number(len(history.kept(rows)), 'd')} runs; newest: baseline "
+                     f"{number(len(runs), 'd')} runs; newest: baseline "
                      f"{last['baseline']}, candidate {last['candidate']}"))
     return _finish(chart)

@@ -287,3 +287,29 @@ def history(folder, runs: int = 3) -> list[dict]:
     from releval.project.history import entries
 
     return entries(write_ledger(folder, runs))
+
+
+# --- a ledger of two lineages: retrieval and recommendation runs in one checkout -------------
+
+RETRIEVAL_PARAMS = {"prepare": {"source": "demo"}}
+RECSYS_PARAMS = {"prepare": {"source": "recsys_demo"}}
+
+
+def lineage_docs() -> list[tuple[str, dict]]:
+    """Three runs with params: retrieval (nDCG@10 0.5), recommendation (0.2), retrieval
+    again; the figures of the two retrieval runs are comparable, the recommendation run's
+    are not."""
+    from releval.project.receipt import digest
+
+    out = []
+    for i, (params, mean) in enumerate(((RETRIEVAL_PARAMS, 0.5), (RECSYS_PARAMS, 0.2),
+                                        (RETRIEVAL_PARAMS, 0.52)), start=1):
+        _, doc = _receipt(f"2026-12-0{i}T08:00:00+00:00",
+                          {"systems": {BASE: mean, CAND: mean + 0.01}, "decision": "PASS",
+                           "failed": []},
+                          figures=_figures((mean, mean - 0.05, mean + 0.05),
+                                           (mean + 0.01, mean - 0.04, mean + 0.06)))
+        doc["receipt"]["params"] = {"values": params}
+        doc["sha256"] = digest(doc["receipt"])
+        out.append((f"2026120{i}T080000Z-{doc['sha256'][:12]}.json", doc))
+    return out
