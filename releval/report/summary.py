@@ -160,10 +160,15 @@ def _share(value: float | None) -> str:
     return UNDEFINED if value is None else f"{value:.1%}"
 
 
-def _query_set_lines(q: dict) -> list[str]:
+RISK_LEFT_OUT = ("Risk categories: left out: they classify search queries (tags, text), which "
+                 "a recommendation evaluation's user-queries do not have.")
+
+
+def _query_set_lines(q: dict, recommendation: bool = False) -> list[str]:
     """The evaluated query set (``releval.data.query_set.describe``): per sampling source its
     queries and weight, then per risk category count, share, weight share, minimum, whether
-    covered and the gate rules it underwrites; the under-covered categories last."""
+    covered and the gate rules it underwrites; the under-covered categories last. For a
+    recommendation evaluation the risk categories are left out (``RISK_LEFT_OUT``)."""
     head = f"Query set evaluated ({', '.join(q['splits'])}): {q['queries']} queries, weight " \
            f"{q['weight']:.1f}"
     if q["untagged"]:
@@ -172,6 +177,8 @@ def _query_set_lines(q: dict) -> list[str]:
     lines += markdown_table(["source", "queries", "share", "weight", "weight share"], [
         [name, s["count"], _share(s["share"]), f"{s['weight']:.1f}", _share(s["weight_share"])]
         for name, s in q["sources"].items()])
+    if recommendation:
+        return [*lines, "", RISK_LEFT_OUT]
     covered = {True: "yes", False: "**no**", None: UNDEFINED}
     rows = [[name, str(c["count"]) + (f" ({c['from_text']} from text)" if c["from_text"] else ""),
              _share(c["share"]), _share(c["weight_share"]),
@@ -193,9 +200,9 @@ def query_set_section(split_report: dict) -> list[str]:
     return ["", "## Query set", *_query_set_lines(q)] if q else []
 
 
-def _split_section(r: dict) -> list[str]:
+def _split_section(r: dict, recommendation: bool = False) -> list[str]:
     """Cut points, counts per split and tag, the leakage findings and the evaluated query set
-    (where the report describes it)."""
+    (where the report describes it; ``recommendation``: without the risk categories)."""
     cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
     lines = ["## Split", "", f"Method: {r['method']} · cuts: {cuts}"]
     if r.get("rule"):
@@ -219,7 +226,7 @@ def _split_section(r: dict) -> list[str]:
               + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
                  if dupes["count"] else "")]
     if r.get("query_set"):
-        lines += _query_set_lines(r["query_set"])
+        lines += _query_set_lines(r["query_set"], recommendation)
     random = rec.random_split(r)
     if random:
         protocol, rows = random
@@ -238,7 +245,7 @@ def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: 
     return {"candidates": _candidates_section(stats),
             "judgments": _judgments_section(ingest, agreement, summary.get("unjudged")),
             "route_hits": _route_hits_section(summary.get("route_hits", {})),
-            "split": _split_section(split_report)}
+            "split": _split_section(split_report, bool(summary.get("recommendation")))}
 
 
 def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
@@ -250,7 +257,7 @@ def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[
     lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
              *_judgments_section(ingest, agreement, summary.get("unjudged")),
              *_route_hits_section(summary.get("route_hits", {})), "",
-             *_split_section(split_report)]
+             *_split_section(split_report, bool(summary.get("recommendation")))]
     if history is not None:
         lines += ["", "## History", "", *history_lines(history)]
     return "\n".join(lines) + "\n"

@@ -68,3 +68,13 @@ def test_the_html_page_shows_the_same_table_in_its_split_section():
     assert ("<tr><td>no_answer</td><td>6</td><td>15.0%</td><td>5.0%</td><td>30</td>"
             "<td><strong>no</strong></td><td>no_answer</td></tr>") in split
     assert "<th>underwrites</th>" in split and "<td>template</td>" in split
+
+
+def test_a_recommendation_page_leaves_the_risk_categories_out_and_says_so():
+    from releval.report.summary import RISK_LEFT_OUT
+    from tests.report.sample import REC_SUMMARY
+
+    lines = render_summary(REC_SUMMARY, REPORT, {"source": "demo"}, STATS, INGEST,
+                           AGREEMENT).splitlines()
+    assert RISK_LEFT_OUT in lines and not any(x.startswith("| category |") for x in lines)
+    assert "| category |" in "\n".join(page())  # the retrieval page keeps them
