@@ -1,18 +1,25 @@
 """reports/index.html: the whole report in one self-contained page that opens offline from disk.
 
-Top to bottom: the decision (the gate's verdict and rules, controlled or not, what was held
-fixed, the paired comparison, the run's receipt), the metrics per system (n, undefined and
-Judged@k beside every figure, HardNeg@k right after P@k, the header of a measure where lower
-is better saying so, n/a where a measure does not apply; for a recommendation evaluation the
-protocol in words, then the ranking, calibration and beyond-accuracy measures), the
-history of the runs kept in the ledger (``releval.report.history``: a chart per measure, the
-runs, the newest run against the one before it, uncontrolled), the plots of the evaluation's
-mode (``releval.report.plots.PLOTS``, inline SVG), the per-query table (sortable by a click on
-a header, filterable by a text box: the one small inline script), the first rows of the
-failure worksheet, and the summary page's candidates, judgments (pooling and agreement), route
-hits and split (with leakage) sections (``releval.report.summary.sections``, the same facts
-as reports/summary.md; for recommendation the split section also compares the forward-in-time
-split with a random one).
+Top to bottom: the decision, one screen to decide from (the gate's verdict with the headline
+Δ, 95% CI and verdict of each gate measure beside it, controlled or not, the failed rules
+with their reasons, the passing and the n/a rules folded, what was held fixed in one line,
+links down); the metrics per system (n, undefined and Judged@k beside every figure,
+HardNeg@k right after P@k, the header of a measure where lower is better saying so, n/a
+where a measure does not apply; for a recommendation evaluation the protocol in words, then
+the ranking, calibration and beyond-accuracy measures); the plots of the evaluation's mode
+(``releval.report.plots.PLOTS``, inline SVG); the per-query table (sortable by a click on a
+header, filterable by a text box: the one small inline script); the first rows of the
+failure worksheet; the comparison in full (conditions, every paired measure, the kind of
+change, training variance, health and rollback, the receipt); then the appendix: the history
+of the page's lineage in the ledger (``releval.report.history``: a chart per measure, the
+runs, the newest run against the one before it, uncontrolled; one line on the other
+lineages), the self-test, and the summary page's candidates, judgments (pooling and
+agreement), route hits and split (with leakage) sections (``releval.report.summary.sections``,
+the same facts as reports/summary.md; for recommendation the split section compares the
+forward-in-time split with a random one and leaves the risk categories out, saying so).
+
+Layout: no table wider than the page at 1,280 px (headers wrap, long cells break); printed,
+every ``<details>`` opens and nothing is sticky.
 
 No network: inline CSS, system fonts, inline SVG, no external reference. Deterministic: the
 same inputs give the same bytes (no timestamp). Every string from the inputs is escaped;
@@ -169,6 +176,21 @@ def _conditions(c: dict) -> Raw:
                         rows))
 
 
+def held_line(c: dict) -> str:
+    """What was held fixed, in one line: the conditions the baseline and the candidate share,
+    then those that differ with both values."""
+    conditions = c.get("conditions", {})
+    b, k = conditions.get(c["baseline"], {}), conditions.get(c["candidate"], {})
+    keys = list(dict.fromkeys([*b, *k]))
+    if not keys:
+        return "Held fixed: no conditions recorded in the comparison."
+    same = [key for key in keys if b.get(key) == k.get(key)]
+    differ = [f"{key} ({b.get(key, '—')} vs {k.get(key, '—')})" for key in keys
+              if b.get(key) != k.get(key)]
+    return (f"Held fixed ({len(same)} of {len(keys)} conditions): {', '.join(same) or 'none'}"
+            + (f"; they differ in {', '.join(differ)}" if differ else "") + ".")
+
+
 def _paired(c: dict) -> Raw:
     rows = [[r["measure"], _count(r["n"]), number(r["mean_baseline"]),
              number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
@@ -187,46 +209,104 @@ def _paired(c: dict) -> Raw:
          "p (Holm)", "min effect", "verdict"], rows) + f'<p class="note">{note}</p>')
 
 
+def gate_measures(inputs: ReportInputs) -> list[str]:
+    """The compared measures the gate decides on: the gate's measure, then each applicable
+    rule's primary measure (the first compared measure its name names before a guard's
+    ``↔``), in the rules' order; only measures with a paired comparison."""
+    paired = {r["measure"] for r in inputs.comparison.get("paired", [])}
+    found = [inputs.measure]
+    for o in inputs.gate.get("rules", []):
+        if o.get("applicable", True):
+            words = o["name"].split("↔")[0].split()[1:]
+            found.append(next((w for w in words if w in paired), None))
+    return [m for m in dict.fromkeys(found) if m in paired]
+
+
+def _headline(inputs: ReportInputs) -> Raw:
+    """Beside the verdict: per gate measure the paired Δ (candidate − baseline), its 95% CI
+    and the comparison's verdict."""
+    rows = []
+    for measure in gate_measures(inputs):
+        r = inputs.paired(measure)
+        rows.append([measure, f"{number(r['mean_baseline'])} → {number(r['mean_candidate'])}",
+                     Raw(f'<td class="delta">{esc(number(r["mean_diff"], "+.4f"))}</td>'),
+                     interval(r["ci_low"], r["ci_high"]),
+                     Raw(f'<td class="v-{esc(r["verdict"].split()[0])}">'
+                         f'{esc(r["verdict"])}</td>')])
+    if not rows:
+        return Raw('<p class="absent">No paired comparison of a gate measure.</p>')
+    return _table(["gate measure", f"{inputs.baseline} → {inputs.candidate}", "Δ", "95% CI",
+                   "verdict"], rows, class_="headline")
+
+
+def _rule_rows(outcomes: list[dict]) -> list[list]:
+    return [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
+                 f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
+             significant(o["threshold"]), o["reason"]] for o in outcomes]
+
+
 def decision_section(inputs: ReportInputs) -> Raw:
-    """The verdict, every rule, controlled or not, the conditions, the paired comparison, the
-    kind of change with its inspections and the further comparisons, the training variance,
-    system health with the rollback thresholds, and the receipt."""
+    """The first screen: the verdict with the headline Δ per gate measure beside it,
+    controlled or not, the failed rules with their reasons, the passing and the n/a rules
+    folded (a count, expandable), what was held fixed in one line and a link to the
+    comparison in full (``comparison_section``)."""
     gate, c = inputs.gate, inputs.comparison
     passed = bool(gate["passed"])
     controlled = bool(gate.get("controlled", c.get("controlled", True)))
     status = (Raw('<span class="badge ok">controlled</span>') if controlled
               else Raw('<span class="badge warn">UNCONTROLLED</span>'))
-    parts = [Raw(f'<div class="verdict {"pass" if passed else "fail"}">'
-                 f"{esc(verdict(passed))}</div>"),
+    parts = [Raw(f'<div class="first"><div class="verdict {"pass" if passed else "fail"}">'
+                 f"{esc(verdict(passed))}</div>{_headline(inputs)}</div>"),
              Raw(f'<p class="lead"><strong>{esc(gate["candidate"])}</strong> (candidate) '
                  f'against <strong>{esc(gate["baseline"])}</strong> (baseline) · {status}'
                  "</p>")]
-    failed = [o["name"] for o in gate.get("rules", []) if not o["passed"]]
-    if failed:
-        parts.append(_tag("p", "Failed: " + "; ".join(failed), class_="failed"))
     differences = gate.get("differences") or c.get("differences") or []
     if not controlled:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
                          "number as indicative only.</p><ul>"
                          + "".join(f"<li>{esc(d)}</li>" for d in differences) + "</ul>"))
     checked, apart = split_applicable(gate.get("rules", []))
-    rules = [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
-                  f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
-              significant(o["threshold"]), o["reason"]] for o in checked]
-    parts.append(Raw("<h3>Release rules</h3>"))
-    parts.append(_table(["", "rule", "value", "threshold", "reason"], rules, class_="rules")
-                 if rules else Raw("<p>No rules configured.</p>"))
+    failed = [o for o in checked if not o["passed"]]
+    ok = [o for o in checked if o["passed"]]
+    header = ["", "rule", "value", "threshold", "reason"]
+    if not checked:
+        parts.append(Raw("<p>No rules configured.</p>"))
+    elif failed:
+        parts += [Raw(f'<h3 id="failed-rules">Failed rules ({_count(len(failed))} of '
+                      f"{_count(len(checked))})</h3>"),
+                  _table(header, _rule_rows(failed), class_="rules failed")]
+    else:
+        parts.append(_tag("p", f"Every rule passed ({_count(len(checked))}).", class_="ok"))
+    if ok and failed:
+        parts.append(Raw(f"<details><summary>{_count(len(ok))} rule(s) passed</summary>"
+                         + _table(header, _rule_rows(ok), class_="rules") + "</details>"))
+    elif ok:
+        parts.append(Raw("<details><summary>The rules</summary>"
+                         + _table(header, _rule_rows(ok), class_="rules") + "</details>"))
     if apart:
-        parts.append(Raw(f'<p class="note">{esc(NOT_APPLICABLE_HEADING)}:</p><ul class="na">'
+        parts.append(Raw(f"<details><summary>{_count(len(apart))} rule(s) "
+                         f"{esc(NOT_APPLICABLE_HEADING.lower())}</summary><ul class=\"na\">"
                          + "".join(f"<li>{esc(o['name'])}: {esc(o['reason'])}</li>"
-                                   for o in apart) + "</ul>"))
+                                   for o in apart) + "</ul></details>"))
+    parts.append(_tag("p", held_line(c), class_="held"))
     if gate.get("note"):
         parts.append(_tag("p", gate["note"], class_="note"))
-    parts += [_conditions(c), _paired(c),
-              markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
-              markdown(health.markdown(inputs.health or {}, gate, inputs.receipt)),
-              _receipt(inputs.receipt)]
+    parts.append(Raw('<p class="note">The comparison in full (every paired measure, the '
+                     "conditions, the kind of change, seeds, health, rollback, receipt): "
+                     '<a href="#comparison">below</a>.</p>'))
     return Raw("".join(parts))
+
+
+def comparison_section(inputs: ReportInputs) -> Raw:
+    """The comparison in full: the conditions side by side, the paired comparison, the kind
+    of change with its inspections and the further comparisons, the training variance,
+    system health with the rollback thresholds, and the receipt."""
+    c = inputs.comparison
+    return Raw("".join([
+        _conditions(c), _paired(c),
+        markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
+        markdown(health.markdown(inputs.health or {}, inputs.gate, inputs.receipt)),
+        _receipt(inputs.receipt)]))
 
 
 # --- metrics per system -------------------------------------------------------------------
@@ -372,8 +452,7 @@ def metrics_section(inputs: ReportInputs) -> Raw:
 # --- history ------------------------------------------------------------------------------
 
 
-def _history_charts(inputs: ReportInputs) -> Raw:
-    rows = inputs.history or []
+def _history_charts(rows: list[dict], inputs: ReportInputs) -> Raw:
     parts = []
     for i, measure in enumerate(history.measures(rows), start=1):
         chart = history_chart(inputs, measure)
@@ -387,20 +466,21 @@ def _history_charts(inputs: ReportInputs) -> Raw:
 
 
 def history_section(inputs: ReportInputs) -> Raw:
-    """The runs kept in the ledger (``releval.report.history``): a chart per measure, the
-    runs table and the newest run against the one before it (UNCONTROLLED)."""
-    rows = inputs.history
-    if rows is None:
+    """The runs of the page's lineage kept in the ledger (``releval.report.history``, ``own``:
+    one line on the other lineages): a chart per measure, the runs table and the newest run
+    against the one before it (UNCONTROLLED)."""
+    if inputs.history is None:
         return Raw('<p class="absent">No ledger read (the report stage\'s --ledger): no '
                    "history.</p>")
-    if not rows:
+    if not inputs.history:
         return _tag("p", history.NO_RUN, class_="absent")
-    parts = [_history_charts(inputs), Raw("<h3>Runs</h3>"),
-             _tag("p", history.intro(rows), class_="note"),
+    rows, line = history.own(inputs.history, inputs.receipt)
+    parts = [_tag("p", line, class_="lineage"), _history_charts(rows, inputs),
+             Raw("<h3>Runs</h3>"), _tag("p", history.intro(rows), class_="note"),
              _table(history.RUN_HEADER, history.run_rows(rows), class_="history")]
     few = history.too_few(rows)
     if few:
-        return Raw(_tag("p", few, class_="absent") + "".join(parts))
+        return Raw(parts[0] + _tag("p", few, class_="absent") + "".join(parts[1:]))
     last = history.newest(rows)
     moved = last.get("over_time") or {}
     badge = (Raw(' <span class="badge warn">UNCONTROLLED</span>') if moved.get("comparable")
@@ -538,11 +618,12 @@ def selftest_section(inputs: ReportInputs) -> Raw:
 SECTIONS = (
     ("decision", "Decision", decision_section),
     ("metrics", "Metrics per system", metrics_section),
-    ("history", "History", history_section),
-    ("selftest", "Self-test", selftest_section),
     ("plots", "Plots", plots_section),
     ("queries", "Per query", queries_section),
     ("worksheet", "Failure worksheet", worksheet_section),
+    ("comparison", "The comparison in full", comparison_section),
+    ("history", "History", history_section),
+    ("selftest", "Self-test", selftest_section),
 )
 SUMMARY_SECTIONS = (("candidates", "Candidates"), ("judgments", "Judgments and pooling"),
                     ("route_hits", "Route hits"), ("split", "Split and leakage"))
@@ -550,30 +631,37 @@ SUMMARY_SECTIONS = (("candidates", "Candidates"), ("judgments", "Judgments and p
 STYLE = """
 :root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--ok:#1a7f37;--bad:#c62828;--warn:#9a6700}
 *{box-sizing:border-box}
-body{margin:0 auto;max-width:1100px;padding:1.5rem 1.25rem 4rem;color:var(--fg);
+body{margin:0 auto;max-width:1480px;padding:1rem 1.25rem 4rem;color:var(--fg);
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.3rem;margin:2.2rem 0 .6rem;
 border-bottom:1px solid var(--line);padding-bottom:.3rem}h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
 nav a{margin-right:.9rem;color:#0b57d0;text-decoration:none}nav{margin:.5rem 0 1rem}
 .sub{color:var(--muted);margin:.2rem 0}
+.first{display:flex;flex-wrap:wrap;align-items:center;gap:.4rem 1.5rem}
+.first .scroll{flex:1 1 28rem}table.headline{font-size:1rem}
+table.headline td.delta{font-size:1.25rem;font-weight:700;font-variant-numeric:tabular-nums}
+.v-improved{color:var(--ok);font-weight:600}.v-regressed{color:var(--bad);font-weight:600}
 .verdict{display:inline-block;font-size:3rem;font-weight:800;letter-spacing:.08em;
 padding:.1rem 1.2rem;border-radius:.5rem;color:#fff;margin:.3rem 0}
 .verdict.pass{background:var(--ok)}.verdict.fail{background:var(--bad)}
-.lead{font-size:1.1rem}p.failed{color:var(--bad);font-weight:600}
+.lead{font-size:1.1rem;margin:.3rem 0}p.ok{color:var(--ok);font-weight:600}
+details{margin:.4rem 0}summary{cursor:pointer;font-weight:600}p.held{margin:.5rem 0}
 .badge{padding:.05rem .5rem;border-radius:1rem;font-size:.85rem;
 font-weight:600;border:1px solid}.badge.ok{color:var(--ok)}.badge.warn{color:#fff;
 background:var(--warn)}p.warn{color:var(--warn);font-weight:600}
 .scroll{overflow-x:auto}.scroll.tall{max-height:36rem;overflow-y:auto}
-table{border-collapse:collapse;margin:.4rem 0;font-size:.9rem}
-th,td{border-bottom:1px solid var(--line);padding:.3rem .55rem;text-align:left;
-vertical-align:top}th{background:#f6f8fa;position:sticky;top:0}
+table{border-collapse:collapse;margin:.4rem 0;font-size:.9rem;max-width:100%}
+th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;
+vertical-align:top;overflow-wrap:anywhere}th{background:#f6f8fa;position:sticky;top:0;
+overflow-wrap:normal}table.rules td:nth-child(n+3):nth-child(-n+4){white-space:nowrap}
 td[data-v]{text-align:right;font-variant-numeric:tabular-nums}
 td.mark{font-weight:700;text-align:center}td.ok{color:var(--ok)}td.bad{color:var(--bad)}
 td.pos{color:var(--ok)}td.neg{color:var(--bad)}
-table.metrics td{min-width:5.5rem}.fig{display:block;font-weight:600;
+table.metrics{font-size:.85rem}table.metrics td,table.metrics th{padding:.3rem .4rem}
+table.metrics td:first-child{white-space:nowrap}
+.fig{display:block;font-weight:600;overflow-wrap:normal;
 font-variant-numeric:tabular-nums}td.na .fig{color:var(--muted);font-weight:400}
-.meta{display:block;color:var(--muted);font-size:.75rem;
-white-space:nowrap}
+.meta{display:block;color:var(--muted);font-size:.75rem}
 table.sortable th{cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
 figure{margin:1.2rem 0 2rem}figcaption,.note{color:var(--muted);font-size:.85rem}
@@ -581,9 +669,15 @@ figure{margin:1.2rem 0 2rem}figcaption,.note{color:var(--muted);font-size:.85rem
 code{background:#f6f8fa;padding:.05rem .3rem;border-radius:.25rem;font-size:.85em}
 input[type=search]{font:inherit;padding:.3rem .5rem;width:22rem;max-width:100%}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem}
+@media print{body{max-width:none;padding:0;font-size:11pt}nav,input[type=search],#qcount
+{display:none}th{position:static}.scroll,.scroll.tall{overflow:visible;max-height:none}
+details::details-content{content-visibility:visible;display:block}summary{list-style:none}
+section,figure{break-inside:auto}h2,h3{break-after:avoid}}
 """.strip()
 
 SCRIPT = """
+window.addEventListener("beforeprint",function(){
+Array.prototype.forEach.call(document.querySelectorAll("details"),function(d){d.open=true;});});
 (function(){
 var t=document.getElementById("qtable");if(!t)return;
 var body=t.tBodies[0],rows=Array.prototype.slice.call(body.rows),

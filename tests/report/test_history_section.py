@@ -97,10 +97,10 @@ def test_the_caption_says_what_a_run_without_figures_shows(rows):
         "the live window shows nothing (they kept only the headline measure).")
 
 
-def test_the_html_section_comes_after_the_metrics_with_a_chart_per_measure(rows):
+def test_the_html_section_comes_after_the_plots_with_a_chart_per_measure(rows):
     page = render_html(sample.inputs(history=rows))
-    assert page.index('<section id="metrics">') < page.index('<section id="history">') < \
-        page.index('<section id="plots">')
+    assert page.index('<section id="metrics">') < page.index('<section id="plots">') < \
+        page.index('<section id="history">') < page.index('<section id="selftest">')
     assert '<a href="#history">History</a>' in page
     s = section(page)
     assert s == '<section id="history"><h2>History</h2>' + history_section(

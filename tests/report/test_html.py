@@ -7,8 +7,16 @@ import re
 import pytest
 
 from releval.report import html as page_module
-from releval.report.html import SECTIONS, SUMMARY_SECTIONS, markdown, query_rows, render_html
+from releval.report.html import (
+    SECTIONS,
+    SUMMARY_SECTIONS,
+    gate_measures,
+    markdown,
+    query_rows,
+    render_html,
+)
 from releval.report.plots import PLOTS
+from tests.report import sample
 from tests.report.sample import BASE, CAND, DIGEST, SUMMARY, inputs, rec_inputs
 
 ESCAPED_CAND = "hy&lt;b&gt;&amp;&quot;brid"
@@ -50,15 +58,27 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     assert 'id="plot-reliability"' not in page
 
 
-def test_the_decision_shows_the_verdict_every_rule_the_conditions_and_the_receipt(page):
+def test_the_decision_shows_the_verdict_the_headline_and_the_failed_rules_first(page):
     d = section(page, "decision")
     assert '<div class="verdict fail">FAIL</div>' in d
+    assert ('<td>nDCG@10</td><td>0.5000 → 0.6123</td><td class="delta">+0.1123</td>'
+            '<td>[+0.0100, +0.2000]</td><td class="v-improved">improved</td>') in d
+    assert d.index("verdict fail") < d.index('class="headline"') < d.index("Failed rules")
     assert '<span class="badge warn">UNCONTROLLED</span>' in d
     assert "<li>budget: 100 vs &lt;50&gt;</li>" in d
-    assert f"Failed: safety {ESCAPED_CAND}" in d
+    assert '<h3 id="failed-rules">Failed rules (1 of 2)</h3>' in d
     assert (f'<td class="mark bad">✗</td><td>safety {ESCAPED_CAND}</td><td>3</td><td>0</td>'
             "<td>3 violation(s) &gt; max 0 &lt;acl&gt;</td>") in d
-    assert '<td class="mark ok">✓</td><td>latency p95</td><td>0.1235</td><td>50</td>' in d
+    folded = d[d.index("<details><summary>1 rule(s) passed</summary>"):]
+    assert '<td class="mark ok">✓</td><td>latency p95</td><td>0.1235</td><td>50</td>' in \
+        folded[:folded.index("</details>")]
+    assert ('<p class="held">Held fixed (1 of 2 conditions): qrels; they differ in budget '
+            "(100 vs 50).</p>") in d
+    assert "<h3>Conditions" not in d and "<h3>Paired comparison</h3>" not in d
+
+
+def test_the_comparison_in_full_has_the_conditions_the_paired_rows_and_the_receipt(page):
+    d = section(page, "comparison")
     assert "<h3>Conditions (they differ: UNCONTROLLED)</h3>" in d
     assert ('<td>budget</td><td>100</td><td>50</td><td class="mark">✗</td>') in d
     assert ("<td>nDCG@10</td><td>40</td><td>0.5000</td><td>0.6123</td><td>+0.1123</td>"
@@ -68,7 +88,7 @@ def test_the_decision_shows_the_verdict_every_rule_the_conditions_and_the_receip
 
 
 def test_without_a_receipt_the_page_says_it_is_written_at_the_end_of_the_run():
-    d = section(render_html(inputs(receipt=None)), "decision")
+    d = section(render_html(inputs(receipt=None)), "comparison")
     assert "No receipt describes these outputs yet" in d and DIGEST[:12] not in d
 
 
@@ -77,9 +97,30 @@ def test_a_controlled_pass_reads_so():
                             "rules": [{"name": "latency p95", "passed": True, "value": 1.0,
                                        "threshold": 50.0, "reason": "fast"}]}
     comparison = inputs().comparison | {"controlled": True, "differences": []}
-    d = section(render_html(inputs(gate=gate, comparison=comparison)), "decision")
-    assert '<div class="verdict pass">PASS</div>' in d and "Failed:" not in d
-    assert '<span class="badge ok">controlled</span>' in d and "<h3>Held fixed</h3>" in d
+    page = render_html(inputs(gate=gate, comparison=comparison))
+    d = section(page, "decision")
+    assert '<div class="verdict pass">PASS</div>' in d and "Failed rules" not in d
+    assert '<p class="ok">Every rule passed (1).</p>' in d
+    assert '<span class="badge ok">controlled</span>' in d
+    assert "<h3>Held fixed</h3>" in section(page, "comparison")
+
+
+def test_the_headline_shows_each_gate_rules_primary_measure_and_no_guard():
+    paired = [sample.PAIRED | {"measure": m, "verdict": v}
+              for m, v in (("nDCG@10", "improved"), ("R@100", "regressed"), ("P@10", "improved"),
+                           ("RR@10", "inconclusive"))]
+    rules = [{"rule": "guarded", "name": "guarded R@100 ↔ P@10", "passed": False, "value": 1,
+              "threshold": 0, "reason": "r"},
+             {"rule": "guarded", "name": "guarded RR@10 ↔ nDCG@10", "passed": True,
+              "value": 1, "threshold": 0, "reason": "r", "applicable": False},
+             {"rule": "judged", "name": "judged Judged@10", "passed": True, "value": 1,
+              "threshold": 0, "reason": "r"}]
+    found = inputs(comparison=inputs().comparison | {"paired": paired},
+                   gate=inputs().gate | {"rules": rules}, measure="P@10")
+    assert gate_measures(found) == ["P@10", "R@100"]  # n/a and unpaired rules add none
+    d = section(render_html(found), "decision")
+    assert '<td class="v-regressed">regressed</td>' in d and "<td>RR@10</td>" not in d
+    assert "<details><summary>1 rule(s) not applicable" in d
 
 
 def test_every_user_string_is_escaped(page):
