@@ -10,6 +10,8 @@ target sessions.
         page.errors                                 # console errors, uncaught exceptions,
                                                     # error log entries, failed requests
         page.screenshot("shot.png")                 # the full page, beyond the viewport
+        page.set_viewport(1400, 900)                # lay it out at another size
+        page.screenshot("top.png", full=False)      # the first screen only
 
 Offline is enforced three times over: the browser resolves no host name
 (``--host-resolver-rules``) and uses no proxy; each page is put in emulated offline mode
@@ -623,10 +625,20 @@ class Page:
                 raise BrowserError(f"timed out after {limit:g}s waiting for {expression!r}")
             self.browser.pump(interval)
 
-    def screenshot(self, path: str | os.PathLike[str] | None = None) -> bytes:
-        """A PNG of the whole page (beyond the viewport), written to ``path`` if given."""
+    def set_viewport(self, width: int, height: int) -> None:
+        """Lay the page out in a ``width`` × ``height`` CSS-pixel viewport (device metrics
+        emulation, scale 1)."""
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+    def screenshot(self, path: str | os.PathLike[str] | None = None, *,
+                   full: bool = True) -> bytes:
+        """A PNG of the whole page (beyond the viewport; ``full=False``: the viewport at the
+        top of the page only), written to ``path`` if given."""
         metrics = self.send("Page.getLayoutMetrics")
-        size = metrics.get("cssContentSize") or metrics["contentSize"]
+        size = (metrics.get("cssContentSize") or metrics["contentSize"]) if full else {
+            "width": metrics["cssLayoutViewport"]["clientWidth"],
+            "height": metrics["cssLayoutViewport"]["clientHeight"]}
         width, height = max(1, int(size["width"] + 0.999)), max(1, int(size["height"] + 0.999))
         result = self.send(
             "Page.captureScreenshot",
