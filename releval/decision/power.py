@@ -69,8 +69,8 @@ def pilot(d: np.ndarray, clusters: np.ndarray | None = None) -> Pilot:
     return Pilot((sums - mean * sizes) / per_unit, mean, float(per_unit), "cluster")
 
 
-def power(effect, sd: float, units, alpha: float):
-    """Two-sided paired t power at ``effect`` (δ) with ``units`` (G), vectorised over both."""
+def power(effect, sd, units, alpha: float):
+    """Two-sided paired t power at ``effect`` (δ) with ``units`` (G) and sd s, broadcast."""
     g = np.asarray(units, dtype=float)
     t_c = stats.t.ppf(1 - alpha / 2, g - 1)
     nc = np.asarray(effect, dtype=float) * np.sqrt(g) / sd
@@ -78,35 +78,35 @@ def power(effect, sd: float, units, alpha: float):
     return stats.nct.sf(t_c, g - 1, nc) + wrong_side
 
 
-def mde(sd: float, units, alpha: float, target: float) -> np.ndarray:
-    """The analytic MDE: δ with power(δ, G) = target, for every G in ``units`` (G ≥ 2)."""
+def mde(sd, units, alpha: float, target: float) -> np.ndarray:
+    """The analytic MDE: s·e(G), e(G) the standardised δ/s whose power at G units equals
+    ``target`` (bisection, vectorised over G ≥ 2; s broadcast)."""
     g = np.atleast_1d(np.asarray(units, dtype=float))
-    low = np.zeros_like(g)
-    high = np.full_like(g, 1.0)
-    while np.any(short := power(high * sd, sd, g, alpha) < target):
+    low, high = np.zeros_like(g), np.ones_like(g)
+    while np.any(short := power(high, 1.0, g, alpha) < target):
         high = np.where(short, high * 2, high)
     for _ in range(BISECTION_STEPS):
         mid = (low + high) / 2
-        reached = power(mid * sd, sd, g, alpha) >= target
-        high = np.where(reached, mid, high)
-        low = np.where(reached, low, mid)
-    return high * sd
+        reached = power(mid, 1.0, g, alpha) >= target
+        high, low = np.where(reached, mid, high), np.where(reached, low, mid)
+    return np.asarray(sd, dtype=float) * high
 
 
-def needed(effect: float, sd: float, alpha: float, target: float) -> int | None:
-    """The smallest G ≥ 2 whose analytic power at ``effect`` reaches ``target``; None above
-    ``MAX_UNITS`` or when the effect or s is not positive."""
-    if not (effect > 0 and sd > 0):
-        return None
-    low, high = 1, 2  # power(low) < target <= power(high)
-    while power(effect, sd, high, alpha) < target:
-        low, high = high, high * 2
-        if high > MAX_UNITS:
-            return None
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if power(effect, sd, mid, alpha) >= target else (mid, high)
-    return high
+def needed(effect, sd, alpha: float, target: float) -> np.ndarray:
+    """The smallest G ≥ 2 whose analytic power at ``effect`` reaches ``target``, broadcast over
+    effects and s; NaN where the effect or s is not positive or G would exceed ``MAX_UNITS``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.atleast_1d(np.asarray(effect, dtype=float) / np.asarray(sd, dtype=float))
+    e = np.where(np.isfinite(e) & (e > 0), e, np.nan)
+    low, high = np.ones_like(e), np.full_like(e, 2.0)  # power(low) < target <= power(high)
+    while np.any(short := (power(e, 1.0, high, alpha) < target) & (high <= MAX_UNITS)):
+        low, high = np.where(short, high, low), np.where(short, high * 2, high)
+    while np.any(wide := high - low > 1):
+        mid = np.floor((low + high) / 2)
+        reached = power(e, 1.0, np.where(wide, mid, high), alpha) >= target
+        high = np.where(wide & reached, mid, high)
+        low = np.where(wide & ~reached, mid, low)
+    return np.where(np.isnan(e) | (high > MAX_UNITS), np.nan, high)
 
 
 def simulated_thresholds(residuals: np.ndarray, units: int, alpha: float, *, sets: int = SETS,
@@ -177,33 +177,48 @@ class Plan:
 
     def to_dict(self) -> dict:
         doc = asdict(self)
-        doc.update(needed_queries=self.queries(self.needed),
-                   needed_queries_simulated=self.queries(self.needed_simulated))
+        for name in ("needed", "needed_low", "needed_high", "needed_simulated"):
+            doc[name.replace("needed", "needed_queries")] = self.queries(doc[name])
         return doc
 
 
-def plan(p: Pilot, min_effect: float, alpha: float, target: float, *, sets: int = SETS,
-         seed: int = 0, simulate: bool = True) -> Plan:
-    """The plan of pilot ``p`` for ``min_effect`` at level α and power ``target``; NaN and None
-    where the pilot has fewer than 2 units or no variation."""
-    g, sd = p.units, p.sd
-    defined = g >= 2 and sd > 0
-    low_q, high_q = stats.chi2.ppf([1 - alpha / 2, alpha / 2], g - 1) if g >= 2 else (1, 1)
-    sd_low = sd * math.sqrt((g - 1) / low_q) if defined else math.nan
-    sd_high = sd * math.sqrt((g - 1) / high_q) if defined else math.nan
-    analytic = needed(min_effect, sd, alpha, target) if defined else None
-    run_simulation = simulate and defined
-    return Plan(
-        unit=p.unit, units=g, queries_per_unit=p.queries_per_unit, mean_diff=p.mean_diff,
-        sd=sd, sd_low=sd_low, sd_high=sd_high, alpha=alpha, power=target,
-        min_effect=min_effect,
-        mde=float(mde(sd, g, alpha, target)[0]) if defined else math.nan,
-        mde_simulated=(simulated_mde(p.residuals, g, alpha, target, sets=sets, seed=seed)
-                       if run_simulation else math.nan),
-        needed=analytic,
-        needed_low=needed(min_effect, sd_low, alpha, target) if defined else None,
-        needed_high=needed(min_effect, sd_high, alpha, target) if defined else None,
-        needed_simulated=(simulated_needed(p.residuals, min_effect, alpha, target, sets=sets,
-                                           seed=seed, start=analytic)
-                          if run_simulation else None),
-    )
+def _count(value: float) -> int | None:
+    return None if math.isnan(value) else int(value)
+
+
+def plans(pilots: list[Pilot], effects, alpha: float, target: float, *, sets: int = SETS,
+          seed: int = 0, simulate_needed: bool = True) -> list[Plan]:
+    """The plan of every pilot for its minimum effect at level α and power ``target`` (the
+    analytic parts vectorised over pilots); NaN and None where a pilot has fewer than 2 units
+    or no variation. ``simulate_needed`` False leaves ``needed_simulated`` None (its bisection
+    over sizes is the slow part)."""
+    g = np.array([p.units for p in pilots], dtype=float)
+    sd = np.array([p.sd for p in pilots], dtype=float)
+    defined = (g >= 2) & (sd > 0)
+    g_ok = np.where(defined, g, 2.0)
+    sd = np.where(defined, sd, np.nan)
+    chi_low, chi_high = (stats.chi2.ppf(q, g_ok - 1) for q in (1 - alpha / 2, alpha / 2))
+    sd_low, sd_high = sd * np.sqrt((g_ok - 1) / chi_low), sd * np.sqrt((g_ok - 1) / chi_high)
+    effects = np.broadcast_to(np.asarray(effects, dtype=float), g.shape)
+    detectable = np.where(defined, mde(sd, g_ok, alpha, target), np.nan)
+    units = [needed(effects, s, alpha, target) for s in (sd, sd_low, sd_high)]
+    out = []
+    for i, p in enumerate(pilots):
+        simulate = bool(defined[i])
+        analytic = _count(units[0][i])
+        out.append(Plan(
+            unit=p.unit, units=p.units, queries_per_unit=p.queries_per_unit,
+            mean_diff=p.mean_diff, sd=p.sd, sd_low=float(sd_low[i]), sd_high=float(sd_high[i]),
+            alpha=alpha, power=target, min_effect=float(effects[i]), mde=float(detectable[i]),
+            mde_simulated=(simulated_mde(p.residuals, p.units, alpha, target, sets=sets,
+                                         seed=seed) if simulate else math.nan),
+            needed=analytic, needed_low=_count(units[1][i]), needed_high=_count(units[2][i]),
+            needed_simulated=(simulated_needed(p.residuals, float(effects[i]), alpha, target,
+                                               sets=sets, seed=seed, start=analytic)
+                              if simulate and simulate_needed else None)))
+    return out
+
+
+def plan(p: Pilot, min_effect: float, alpha: float, target: float, **options) -> Plan:
+    """One pilot's plan (``plans``)."""
+    return plans([p], min_effect, alpha, target, **options)[0]

@@ -1,0 +1,43 @@
+"""The power plan of every (slice, measure) of a comparison: ``releval.decision.power`` over
+the paired differences d_j = candidate_j − baseline_j of the queries defined in both systems,
+on the "all" slice and on every labelled slice (``releval.decision.slices.membership``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.decision import power
+from releval.decision.slices import membership, wide_values
+
+KEYS = [S.DIMENSION, S.SLICE, S.MEASURE]
+COLUMNS = ("unit", "units", "queries_per_unit", "sd", "mde", "mde_simulated", "needed_queries",
+           "needed_queries_low", "needed_queries_high", "needed_queries_simulated")
+
+
+def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, candidate: str,
+               measures: Iterable[str], effects: dict[str, float], *, alpha: float,
+               target: float, clusters: pd.Series | None = None, simulate_needed: bool = False,
+               seed: int = 0) -> pd.DataFrame:
+    """One row per (dimension, slice, measure) with at least one query defined in both
+    systems: n and ``COLUMNS`` (``power.Plan``; the needed units converted to queries).
+    ``simulate_needed``: also the simulation's needed queries (a bisection over sizes: slower);
+    without it that column is None."""
+    measures = list(dict.fromkeys(measures))
+    wide = wide_values(per_query, [baseline, candidate], measures)
+    long = membership(per_query, labels).merge(wide, on=S.QUERY_ID)
+    long = long[long[baseline].notna() & long[candidate].notna()]
+    long["_d"] = long[candidate] - long[baseline]
+    keys, sizes, pilots = [], [], []
+    for key, group in long.groupby(KEYS, sort=False):
+        labels_ = None if clusters is None else clusters.reindex(group[S.QUERY_ID]).to_numpy()
+        keys.append(key)
+        sizes.append(len(group))
+        pilots.append(power.pilot(group["_d"].to_numpy(), labels_))
+    found = power.plans(pilots, [effects[k[2]] for k in keys], alpha, target, seed=seed,
+                        simulate_needed=simulate_needed)
+    rows = [{**dict(zip(KEYS, key, strict=True)), "n": n, **{c: plan.to_dict()[c] for c in COLUMNS}}
+            for key, n, plan in zip(keys, sizes, found, strict=True)]
+    return pd.DataFrame(rows, columns=[*KEYS, "n", *COLUMNS])
