@@ -13,18 +13,19 @@ from releval.decision import power
 from releval.decision.slices import membership, wide_values
 
 KEYS = [S.DIMENSION, S.SLICE, S.MEASURE]
-COLUMNS = ("unit", "units", "queries_per_unit", "sd", "mde", "mde_simulated", "needed_queries",
-           "needed_queries_low", "needed_queries_high", "needed_queries_simulated")
+COLUMNS = ("unit", "units", "queries_per_unit", "sd", "sd_low", "sd_high", "mde", "mde_simulated",
+           "needed_queries", "needed_queries_low", "needed_queries_high",
+           "needed_queries_simulated")
 
 
 def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, candidate: str,
                measures: Iterable[str], effects: dict[str, float], *, alpha: float,
-               target: float, clusters: pd.Series | None = None, simulate_needed: bool = False,
-               seed: int = 0) -> pd.DataFrame:
+               target: float, clusters: pd.Series | None = None,
+               simulate_needed: Iterable[str] = (), seed: int = 0) -> pd.DataFrame:
     """One row per (dimension, slice, measure) with at least one query defined in both
     systems: n and ``COLUMNS`` (``power.Plan``; the needed units converted to queries).
-    ``simulate_needed``: also the simulation's needed queries (a bisection over sizes: slower);
-    without it that column is None."""
+    ``simulate_needed``: the dimensions whose rows also get the simulation's needed queries
+    (a bisection over sizes: the slow part); None in the others."""
     measures = list(dict.fromkeys(measures))
     wide = wide_values(per_query, [baseline, candidate], measures)
     long = membership(per_query, labels).merge(wide, on=S.QUERY_ID)
@@ -36,8 +37,14 @@ def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, can
         keys.append(key)
         sizes.append(len(group))
         pilots.append(power.pilot(group["_d"].to_numpy(), labels_))
-    found = power.plans(pilots, [effects[k[2]] for k in keys], alpha, target, seed=seed,
-                        simulate_needed=simulate_needed)
+    simulated = set(simulate_needed)
+    found = [power.plan(p, effects[k[2]], alpha, target, seed=seed, simulate_needed=True)
+             if k[0] in simulated else None for k, p in zip(keys, pilots, strict=True)]
+    rest = [i for i, f in enumerate(found) if f is None]
+    for i, plan in zip(rest, power.plans([pilots[i] for i in rest],
+                                         [effects[keys[i][2]] for i in rest], alpha, target,
+                                         seed=seed, simulate_needed=False), strict=True):
+        found[i] = plan
     rows = [{**dict(zip(KEYS, key, strict=True)), "n": n, **{c: plan.to_dict()[c] for c in COLUMNS}}
             for key, n, plan in zip(keys, sizes, found, strict=True)]
     return pd.DataFrame(rows, columns=[*KEYS, "n", *COLUMNS])
