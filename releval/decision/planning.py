@@ -48,3 +48,29 @@ def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, can
     rows = [{**dict(zip(KEYS, key, strict=True)), "n": n, **{c: plan.to_dict()[c] for c in COLUMNS}}
             for key, n, plan in zip(keys, sizes, found, strict=True)]
     return pd.DataFrame(rows, columns=[*KEYS, "n", *COLUMNS])
+
+
+DETECTABILITY = ("mde", "mde_simulated", "needed_queries", "needed_queries_low",
+                 "needed_queries_high")
+
+
+def detectability(per_query: pd.DataFrame, labels: pd.DataFrame | None, baseline: str,
+                  candidate: str, measures: Iterable[str], min_effect: float | dict[str, float],
+                  *, alpha: float, target: float, clusters: pd.Series | None = None,
+                  seed: int = 0) -> pd.DataFrame:
+    """Per (dimension, slice, measure): the columns a comparison shows beside its verdict
+    (``DETECTABILITY``: the MDE at the current n, analytic and simulated, and the analytic
+    needed queries with σ's range). ``labels`` None: the "all" slice only."""
+    measures = list(dict.fromkeys(measures))
+    effects = min_effect if isinstance(min_effect, dict) else dict.fromkeys(measures, min_effect)
+    labels = pd.DataFrame(columns=[S.QUERY_ID, S.DIMENSION, S.SLICE]) if labels is None \
+        else labels
+    table = plan_table(per_query, labels, baseline, candidate, measures, effects, alpha=alpha,
+                       target=target, clusters=clusters, seed=seed)
+    return table[[*KEYS, *DETECTABILITY]]
+
+
+def fields(row: pd.Series) -> dict:
+    """One detectability row as JSON fields: NaN → None, the needed queries as integers."""
+    return {c: None if pd.isna(row[c]) else int(row[c]) if c.startswith("needed")
+            else float(row[c]) for c in DETECTABILITY}
