@@ -37,6 +37,7 @@ from releval.decision.compare import canonical, compare
 from releval.decision.conditions import Evidence, conditions_of, controlled_change
 from releval.decision.inspections import Settings, Subject, change_block
 from releval.decision.over_time import figures
+from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
 from releval.params import Params
@@ -89,6 +90,11 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     parts = breakdown(per_query, strata(evaluated, labels, queries, c.strata), ev.qrels,
                       measures, baseline, candidate)
     paired = [r for r in result.get("paired", []) if r["slice"] == S.ALL]
+    if paired:
+        plans = detectability(per_query, None, baseline, candidate, measures, effect,
+                              alpha=c.alpha, target=p.plan.power, clusters=clusters,
+                              seed=p.base.seed).set_index(S.MEASURE)
+        paired = [r | fields(plans.loc[r[S.MEASURE]]) for r in paired]
     settings = Settings(measures, effect, top_k=c.top_k, strata=c.strata,
                         dimensions=tuple(p.slices.dimensions), min_n=p.slices.min_n,
                         alpha=c.alpha, resamples=c.resamples, seed=p.base.seed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from releval.cli import files, project
+from releval.cli import files, plan, project
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Offline evaluation of retrieval and candidate generation.")
@@ -18,6 +18,7 @@ COMMANDS = {  # in the order ``releval --help`` lists them
     "history": project.history,
     "serve": project.serve,
     "drift": project.drift,
+    "plan": plan.plan,
     "demo": project.demo,
     "compare": files.compare,
     "gate": files.gate,

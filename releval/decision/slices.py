@@ -272,7 +272,7 @@ def _effects(min_effect: float | dict[str, float], measures: list[str]) -> dict[
     return {m: float(min_effect[m]) for m in measures}
 
 
-def _wide(per_query: pd.DataFrame, systems: list[str], measures: list[str]) -> pd.DataFrame:
+def wide_values(per_query: pd.DataFrame, systems: list[str], measures: list[str]) -> pd.DataFrame:
     """(query_id, measure) × system values, checked: systems and measures present, keys
     unique, values numeric."""
     S.require_columns(per_query, [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE], "per_query")
@@ -300,7 +300,7 @@ def _wide(per_query: pd.DataFrame, systems: list[str], measures: list[str]) -> p
     return wide.reindex(columns=systems).reset_index()
 
 
-def _membership(per_query: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+def membership(per_query: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """(dimension, slice, query_id) with the "all" slice (every query of either table) first;
     dimensions in order of appearance, slices sorted."""
     S.require_columns(labels, S.LABEL_COLUMNS, "labels")
@@ -334,10 +334,10 @@ def slice_table(per_query: pd.DataFrame, labels: pd.DataFrame, systems: Iterable
         raise InputError(f"baseline and candidate are the same system {baseline!r}", "slices")
     effects = _effects(min_effect, measures)
     compared = list(dict.fromkeys([*systems, baseline, candidate]))
-    wide = _wide(per_query, compared, measures)
+    wide = wide_values(per_query, compared, measures)
     if clusters is not None and not clusters.index.is_unique:
         raise InputError("clusters has duplicate query_ids", "clusters")
-    members = _membership(per_query, labels)
+    members = membership(per_query, labels)
     keys = [S.DIMENSION, S.SLICE]
     skeleton = members[keys].drop_duplicates().merge(
         pd.DataFrame({S.MEASURE: measures}), how="cross")

@@ -36,6 +36,12 @@ class Paired(Fixed):
     units: int
     p_holm: Number
     slice: str
+    # the comparison's power (stage compare: releval.decision.planning.detectability)
+    mde: Number = None
+    mde_simulated: Number = None
+    needed_queries: int | None = None
+    needed_queries_low: int | None = None
+    needed_queries_high: int | None = None
 
 
 class Seed(Fixed):

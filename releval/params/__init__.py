@@ -173,6 +173,13 @@ class Compare(Section):
     strata: Literal[SINGLE_DIMENSIONS] = "kind"  # slices for equal-slice weights, mix check
 
 
+class Plan(Section):
+    """Power planning (``releval.decision.power``): the power at which a minimum detectable
+    effect is stated and the needed queries are counted, at ``compare.alpha``."""
+
+    power: float = Field(0.8, gt=0, lt=1)
+
+
 class NoAnswer(Section):
     """Queries with this tag have no answer: excluded from relevance means, reported alone."""
 
@@ -265,6 +272,7 @@ class Params(Section):
     slices: Slices = Slices()
     no_answer: NoAnswer = NoAnswer()
     compare: Compare = Compare()
+    plan: Plan = Plan()
     safety: Safety = Safety()
     health: Health = Health()
     query_set: QuerySet = QuerySet()

@@ -132,3 +132,18 @@ def number(value: Any) -> float | None:
         return None
     value = float(value)
     return None if math.isnan(value) else value
+
+
+def detectable(row: Any) -> str:
+    """What a comparison row (a ``Paired`` or a slices row) could have detected, for a
+    reason: "; MDE m > min_effect e: about N queries would be needed" (or "≤ min_effect e");
+    "" when the row has no MDE (an older comparison, or fewer than 2 units)."""
+    get = row.get if isinstance(row, dict) else lambda name: getattr(row, name, None)
+    mde, effect = number(get("mde")), number(get("min_effect"))
+    needed = number(get("needed_queries"))
+    if mde is None or effect is None:
+        return ""
+    if mde <= effect:
+        return f"; MDE {mde:.3f} ≤ min_effect {effect:g}"
+    more = f": about {int(needed):,} queries would be needed" if needed is not None else ""
+    return f"; MDE {mde:.3f} > min_effect {effect:g}{more}"

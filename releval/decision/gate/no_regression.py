@@ -4,7 +4,7 @@ named slices, beyond ``max_drop``."""
 from __future__ import annotations
 
 from releval.data import contracts as S
-from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.decision.gate.evidence import Evidence, Outcome, detectable, number
 from releval.documents.comparison import Paired
 from releval.errors import InputError
 from releval.params.rules import NoRegression
@@ -58,9 +58,10 @@ def _column(rule: NoRegression) -> str:
     return "ci_low" if rule.evidence == "ci" else "mean_diff"
 
 
-def _non_inferior(rule: NoRegression, name: str, n, value) -> Outcome:
+def _non_inferior(rule: NoRegression, name: str, n, value, power: str = "") -> Outcome:
     """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop (``value``:
-    that figure of the row, ``n``: its queries)."""
+    that figure of the row, ``n``: its queries, ``power``: what the row could detect, said
+    when it fails)."""
     threshold = 0.0 - rule.max_drop  # (never -0.0)
     label = "CI lower bound of" if rule.evidence == "ci" else "mean"
     n_text = f"n={int(n)}" if number(n) is not None else "n unknown"
@@ -72,7 +73,8 @@ def _non_inferior(rule: NoRegression, name: str, n, value) -> Outcome:
     passed = value >= threshold
     reason = (f"{what} {_signed(value)} {'≥' if passed else '<'} {_signed(threshold)} "
               f"({n_text})"
-              + ("" if passed else f": a drop larger than {rule.max_drop:g} is not ruled out"))
+              + ("" if passed else f": a drop larger than {rule.max_drop:g} is not ruled out"
+                 f"{power}"))
     return Outcome(rule.rule, name, passed, value, threshold, reason)
 
 
@@ -90,7 +92,8 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
                             f"{rule.measure} is not in the paired comparison (compared: "
                             f"{', '.join(compared) or 'none'})")]
     else:
-        outcomes = [_non_inferior(rule, base + S.ALL, row.n, getattr(row, _column(rule)))]
+        outcomes = [_non_inferior(rule, base + S.ALL, row.n, getattr(row, _column(rule)),
+                                  detectable(row))]
     for spec in rule.slices:
         name = base + spec
         dimension, sep, value = spec.partition("=")
@@ -105,7 +108,8 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
         elif bool(found["too_small"]):
             outcomes.append(Outcome(rule.rule, name, False, None, threshold,
                                     f"too small: n={int(found['n'])} below min n; cannot show "
-                                    "non-inferiority"))
+                                    f"non-inferiority{detectable(found)}"))
         else:
-            outcomes.append(_non_inferior(rule, name, found["n"], found[_column(rule)]))
+            outcomes.append(_non_inferior(rule, name, found["n"], found[_column(rule)],
+                                          detectable(found)))
     return outcomes
