@@ -27,6 +27,11 @@ from releval.report.formats import (
 WORKSHEET_ROWS = 8  # rows of the inspection worksheet shown; the rest are in its CSV
 
 
+def _count(value) -> str:
+    """A count of queries, — where undefined."""
+    return "—" if value is None or pd.isna(value) else f"{int(value):,}"
+
+
 def _comparison_section(c: dict) -> list[str]:
     """The paired comparison, the conditions held fixed, aggregates and the mix check."""
     label = "controlled" if c["controlled"] else "UNCONTROLLED"
@@ -40,9 +45,11 @@ def _comparison_section(c: dict) -> list[str]:
     rows = [[r["measure"], r["n"], number(r["mean_baseline"]), number(r["mean_candidate"]),
              number(r["mean_diff"], "+.4f"), interval(r["ci_low"], r["ci_high"]),
              wins_ties_losses(r), number(r["p_value"]), number(r["p_holm"]),
-             number(r["min_effect"], ".3f"), r["verdict"]] for r in c["paired"]]
+             number(r["min_effect"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),
+             _count(r.get("needed_queries"))] for r in c["paired"]]
     lines += markdown_table(["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI",
-                             "W/T/L", "p", "p (Holm)", "min effect", "verdict"], rows)
+                             "W/T/L", "p", "p (Holm)", "min effect", "verdict", "MDE",
+                             "queries for min effect"], rows)
     if c["paired"]:
         r = c["paired"][0]
         lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
@@ -77,10 +84,11 @@ def _slices_section(slices: pd.DataFrame, c: dict, min_n: int) -> list[str]:
     body = [[r["dimension"], r["slice"], r["n"], number(r[f"mean_{base}"]),
              number(r[f"mean_{cand}"]),
              f"{number(r['mean_diff'], '+.4f')} {interval(r['ci_low'], r['ci_high'], '+.3f')}",
-             number(r["p_holm"], ".3f"), r["verdict"]]
+             number(r["p_holm"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),
+             _count(r.get("needed_queries"))]
             for _, r in rows[~rows["too_small"]].iterrows()]
     lines += markdown_table(["dimension", "slice", "n", base, cand, "Δ [95% CI]", "p (Holm)",
-                             "verdict"], body)
+                             "verdict", "MDE", "queries for min effect"], body)
     small = rows[rows["too_small"]]
     if len(small):
         lines += ["", f"Too small to test (n < {min_n}): " + ", ".join(

@@ -222,9 +222,20 @@ def gate_measures(inputs: ReportInputs) -> list[str]:
     return [m for m in dict.fromkeys(found) if m in paired]
 
 
+def _detectable(r: dict) -> str:
+    """The smallest effect the comparison could detect (MDE at ``plan.power``), and the
+    queries ``min_effect`` would need where the MDE exceeds it."""
+    if r.get("mde") is None:
+        return number(None)
+    needed = r.get("needed_queries")
+    more = (f" (> {number(r['min_effect'], 'g')}: ~{needed:,} queries needed)"
+            if r["mde"] > r["min_effect"] and needed is not None else "")
+    return f"{number(r['mde'], '.3f')}{more}"
+
+
 def _headline(inputs: ReportInputs) -> Raw:
-    """Beside the verdict: per gate measure the paired Δ (candidate − baseline), its 95% CI
-    and the comparison's verdict."""
+    """Beside the verdict: per gate measure the paired Δ (candidate − baseline), its 95% CI,
+    the comparison's verdict and what it could detect (``_detectable``)."""
     rows = []
     for measure in gate_measures(inputs):
         r = inputs.paired(measure)
@@ -232,11 +243,11 @@ def _headline(inputs: ReportInputs) -> Raw:
                      Raw(f'<td class="delta">{esc(number(r["mean_diff"], "+.4f"))}</td>'),
                      interval(r["ci_low"], r["ci_high"]),
                      Raw(f'<td class="v-{esc(r["verdict"].split()[0])}">'
-                         f'{esc(r["verdict"])}</td>')])
+                         f'{esc(r["verdict"])}</td>'), _detectable(r)])
     if not rows:
         return Raw('<p class="absent">No paired comparison of a gate measure.</p>')
     return _table(["gate measure", f"{inputs.baseline} → {inputs.candidate}", "Δ", "95% CI",
-                   "verdict"], rows, class_="headline")
+                   "verdict", "MDE"], rows, class_="headline")
 
 
 def _rule_rows(outcomes: list[dict]) -> list[list]:
