@@ -149,6 +149,12 @@ def _guards(t: _Text, hard_negatives: bool) -> None:
     t.item(4, {"measure": "nDCG@10", "tolerance": 0.01})
 
 
+def _plan(t: _Text) -> None:
+    t.put(0, "plan")
+    t.put(1, "power", 0.8, "what the query set could detect is stated at this power")
+    t.blank()
+
+
 def _seed_rules(t: _Text, runs: dict[str, Run], compared: set[str]) -> list[str]:
     seeded = [name for name, run in runs.items() if run.seeds and name in compared]
     for name in seeded:
@@ -238,6 +244,7 @@ def retrieval(data: Collection, c: Choices) -> str:
     t.put(1, "strata", "kind" if data.tags else "length",
           "the slices of the equal-slice aggregate")
     t.blank()
+    _plan(t)
 
     t.put(0, "health")
     t.put(1, "cost", {}, "no cost model given: cost per query is not stated")
@@ -376,6 +383,7 @@ def recommendation(log: Log, c: Choices) -> str:
     t.put(1, "cluster", "user_id", "a user's two cuts correlate: resample users")
     t.put(1, "strata", "history")
     t.blank()
+    _plan(t)
     t.put(0, "health")
     t.put(1, "cost", {}, "no cost model given")
     t.put(0, "query_set")

@@ -76,5 +76,6 @@ def test_entries_read_the_ledger_oldest_first_and_flag_an_edited_file(tmp_path):
     assert [r.get("finished_at") for r in rows[:2]] == ["2026-11-23T03:00:00+00:00",
                                                         "2026-11-30T03:00:00+00:00"]
     assert rows[1]["over_time"]["attribution"]["hybrid"]["nDCG@10"]["verdict"] == "drift"
-    assert rows[2] == {"file": "20261201T030000Z-c.json", "problem": "unreadable or edited"}
+    assert rows[2] == {"run": 3, "file": "20261201T030000Z-c.json",
+                       "problem": "unreadable or edited"}
     assert history.previous(tmp_path)["sha256"] == second["sha256"]
