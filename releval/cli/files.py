@@ -20,9 +20,11 @@ from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
 from releval.errors import InputError
-from releval.metrics import compiled
+from releval.metrics import compiled, trec_eval
+from releval.metrics.condensed import as_judged_only
 from releval.metrics.engine import DEFAULT_MEASURES, evaluate, resolve
 from releval.metrics.measures import MEASURES
+from releval.metrics.ranking import truncated
 from releval.report.formats import (
     NOT_APPLICABLE,
     applicable,
@@ -73,12 +75,27 @@ def metrics(
         f"[default: {' '.join(DEFAULT_MEASURES)}]")] = None,
     per_query: Annotated[bool, typer.Option("-q", "--per-query",
                                             help="also print per-query values")] = False,
-    fmt: Annotated[Format, typer.Option("--format", help="output format")] = Format.table,
+    fmt: Annotated[Format, typer.Option("--format", help="output format; trec: trec_eval's "
+                                        "lines, names and rules (default measures: its "
+                                        "official set)")] = Format.table,
+    complete: Annotated[bool, typer.Option(
+        "-c", "--complete", help="average over every qrels query, one missing from the run "
+        "scoring 0 (trec_eval -c; the default of every format but trec)")] = False,
     common_only: Annotated[bool, typer.Option(
         "--common-only", help="average over queries in both qrels and run (trec_eval's "
-        "default) instead of every judged query (trec_eval -c)")] = False,
-    rel: Annotated[int, typer.Option("--rel", help="minimum grade that counts as relevant "
-                                     "for binary measures")] = 1,
+        "default, and --format trec's)")] = False,
+    max_docs: Annotated[int | None, typer.Option(
+        "-M", "--max-docs", min=1, help="evaluate only the first N documents of each ranked "
+        "list (trec_eval -M)")] = None,
+    judged_only: Annotated[bool, typer.Option(
+        "-J", "--judged-only", help="measure on the ranking without its unjudged documents, "
+        "where the measure has that form (trec_eval -J)")] = False,
+    undefined_aware: Annotated[bool, typer.Option(
+        "--undefined-aware", help="with --format trec: leave a query without a relevant "
+        "judgment out of the means, as the other formats do, instead of scoring it 0 as "
+        "trec_eval does")] = False,
+    rel: Annotated[int, typer.Option("-l", "--rel", help="minimum grade that counts as "
+                                     "relevant for binary measures (trec_eval -l)")] = 1,
     max_grade: Annotated[int, typer.Option("--max-grade",
                                            help="top of the declared grade scale")] = 3,
     system: Annotated[str | None, typer.Option(
@@ -89,14 +106,31 @@ def metrics(
         "documents beside the value")] = False,
 ) -> None:
     """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
-    excluded from the means and counted (trec_eval scores them 0)."""
+    excluded from the means and counted; --format trec follows trec_eval (scored 0)."""
+    if complete and common_only:
+        fail("-c and --common-only name opposite query sets: choose one")
     compiled.warm()  # the engine's loops compile (or load) while the files are read
+    common_only = common_only or (fmt == Format.trec and not complete)
     try:
-        measures = resolve(measure or DEFAULT_MEASURES, rel=rel)
+        wanted = trec_eval.request(measure or trec_eval.DEFAULT, level=rel,
+                                   judged_only=judged_only) if fmt == Format.trec else None
+        measures = [m for _, m in wanted.measures] if wanted else \
+            resolve(measure or DEFAULT_MEASURES, rel=rel)
+        if judged_only and not wanted:
+            measures = as_judged_only(measures)
         run_frame = _select_system(read_run(run), system)
+        if max_docs is not None:
+            run_frame = truncated(run_frame, max_docs)
         truth = read_qrels(qrels)
-        result = evaluate(run_frame, truth, measures, rel=rel,
-                          max_grade=max_grade, common_only=common_only)
+        tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
+            run_frame) else run.stem
+        if wanted:
+            result = trec_eval.evaluate(run_frame, truth, wanted, run_id=tag, level=rel,
+                                        complete=not common_only, max_grade=max_grade,
+                                        undefined_aware=undefined_aware)
+        else:
+            result = evaluate(run_frame, truth, measures, rel=rel, max_grade=max_grade,
+                              common_only=common_only)
         if ties:
             from releval.metrics.ties import ties as tie_ranges
 
@@ -104,22 +138,22 @@ def metrics(
                               common_only=common_only)
     except InputError as exc:
         fail(_worded(exc))
-    if result.counts["queries_evaluated"] == 0:
+    evaluation = result.evaluation if wanted else result
+    if evaluation.counts["queries_evaluated"] == 0:
         fail(f"{qrels}: nothing evaluated: no query of the qrels "
-             + ("is in the run" if common_only and len(result.summary) else
+             + ("is in the run" if common_only and len(truth) else
                 "has a judgment") + " (zero work is not a pass)")
-    tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
-        run_frame) else run.stem
-    trec_names = {m.name: (MEASURES[m.family].trec(m) if m.rel == rel else None) or m.name
-                  for m in measures}
     integer = {m.name for m in measures if MEASURES[m.family].aggregate == "sum"}
-    if ties:
-        _print_with_ties(result, tied, fmt, per_query=per_query, tag=tag,
-                         trec_names=trec_names, integer=integer)
+    if wanted:
+        sys.stdout.write(result.text(per_query))
+        note_counts(evaluation)
+        if ties:
+            _print_ties(tied, Console(stderr=True), per_query=per_query, integer=integer)
+    elif ties:
+        _print_with_ties(result, tied, fmt, per_query=per_query, integer=integer)
     else:
-        PRINTERS[fmt](result, per_query=per_query, tag=tag, trec_names=trec_names,
-                      integer=integer)
-    if fmt in (Format.trec, Format.csv):
+        PRINTERS[fmt](result, per_query=per_query, integer=integer)
+    if fmt == Format.csv:
         note_counts(result)
 
 
@@ -216,8 +250,11 @@ def _print_with_ties(result, tied, fmt: Format, *, per_query: bool, **kw) -> Non
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     PRINTERS[fmt](result, per_query=per_query, **kw)
-    out = Console(stderr=True) if fmt == Format.trec else Console()
-    for part in _ties_tables(tied, per_query=per_query, integer=kw["integer"]):
+    _print_ties(tied, Console(), per_query=per_query, integer=kw["integer"])
+
+
+def _print_ties(tied, out: Console, *, per_query: bool, integer: set[str]) -> None:
+    for part in _ties_tables(tied, per_query=per_query, integer=integer):
         if isinstance(part, str):
             out.print(part, highlight=False, soft_wrap=False)
         else:

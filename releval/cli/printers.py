@@ -1,5 +1,5 @@
-"""How ``releval metrics`` prints an evaluation, one printer per ``--format``: a table, the
-lines of trec_eval, JSON with the measures' definitions, or CSV."""
+"""How ``releval metrics`` prints an evaluation, one printer per ``--format``: a table, JSON
+with the measures' definitions, or CSV (trec_eval's lines: ``releval.metrics.trec_eval``)."""
 
 from __future__ import annotations
 
@@ -69,24 +69,6 @@ def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_)
               "(scored 0)", highlight=False)
 
 
-def _print_trec(result: Evaluation, *, per_query: bool, tag: str, trec_names: dict,
-                integer: set[str], **_) -> None:
-    lines = []
-    if per_query:
-        pq = result.per_query.dropna(subset=[S.VALUE])
-        pq = pq.assign(_order=pq[S.MEASURE].map({m: i for i, m in enumerate(trec_names)}))
-        for row in pq.sort_values([S.QUERY_ID, "_order"], kind="stable").itertuples():
-            lines.append(f"{trec_names[row.measure]:<22}\t{row.query_id}\t"
-                         f"{measure_value(row.value, row.measure in integer)}")
-    lines.append(f"{'runid':<22}\tall\t{tag}")
-    lines.append(f"{'num_q':<22}\tall\t{result.counts['queries_evaluated']}")
-    for row in result.summary.itertuples(index=False):
-        if not pd.isna(row.value):
-            lines.append(f"{trec_names[row.measure]:<22}\tall\t"
-                         f"{measure_value(row.value, row.measure in integer)}")
-    sys.stdout.write("\n".join(lines) + "\n")
-
-
 def _print_json(result: Evaluation, *, per_query: bool, **_) -> None:
     doc = {
         "measures": {r.measure: {"value": None if pd.isna(r.value) else float(r.value),
@@ -110,5 +92,5 @@ def _print_csv(result: Evaluation, *, per_query: bool, **_) -> None:
     frame.to_csv(sys.stdout, index=False)
 
 
-PRINTERS = {Format.table: _print_table, Format.trec: _print_trec, Format.json: _print_json,
-            Format.csv: _print_csv}
+PRINTERS = {Format.table: _print_table, Format.json: _print_json, Format.csv: _print_csv}
+# Format.trec: trec_eval's own evaluation and lines (``releval.metrics.trec_eval``)

@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Compute, flag, option
+from releval.metrics.registry import MEASURES, Compute, flag, option
 from releval.metrics.spec import Measure
 
 OPTION = {"judged_only": flag(False)}  # the option each condensable family declares
@@ -76,6 +77,14 @@ def condensable(fn: Compute) -> Compute:
 
     compute.__doc__ = f"{fn.__doc__} {DEFINITION}"
     return compute
+
+
+def as_judged_only(measures: list[Measure]) -> list[Measure]:
+    """``measures`` with ``judged_only=True`` for each family that declares it (trec_eval -J
+    over a list of measures); the others unchanged."""
+    return [replace(m, options=(*m.options, ("judged_only", True)))
+            if "judged_only" in MEASURES[m.family].params and not option(m, "judged_only")
+            else m for m in measures]
 
 
 def plain_only(trec: Callable[[Measure], str | None]) -> Callable[[Measure], str | None]:

@@ -20,7 +20,7 @@ from releval.metrics.judgments import Judgments
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import BY_JUDGMENTS, Pooled
+from releval.metrics.registry import AGGREGATES, BY_JUDGMENTS, Pooled
 from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
@@ -76,9 +76,7 @@ def _summary_row(m: Measure, out: np.ndarray | Pooled, empty: np.ndarray,
         counted, value = out.contributing, out.value
     else:
         counted = ~np.isnan(out)
-        total = np.where(counted, out, 0.0).sum()
-        value = total if family.aggregate == "sum" else \
-            total / counted.sum() if counted.any() else np.nan
+        value = AGGREGATES[family.aggregate](out[counted])
     n = int(counted.sum())
     return {S.MEASURE: m.name, S.VALUE: float(value), "n": n, "undefined": len(empty) - n,
             "empty": int((counted & empty).sum()), "applicable": applicable,

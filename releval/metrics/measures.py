@@ -101,6 +101,17 @@ def average_precision(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, r.sum_rows(hits, r.ordinal(hits) / (r.pos[hits] + 1.0)), m.rel)
 
 
+@measure("GMAP", cutoff="none", options=JUDGED_ONLY, aggregate="geometric",
+         trec=plain_only(lambda m: "gm_map"))
+@condensable
+def geometric_map(r: Ranking, m: Measure) -> np.ndarray:
+    """GMAP = exp((1/n) Σ_q log(max(AP_q, ε))), ε = 10⁻⁵: the geometric mean of AP over the n
+    queries (trec_eval's gm_map, its floor MIN_GEO_MEAN), which rewards a system that is
+    consistent over queries more than MAP does. The per-query value is AP; a query with
+    AP = 0 contributes log ε. Undefined when |R| = 0."""
+    return average_precision(r, m)
+
+
 def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
     """Gain per grade: grade (dcg='log2'), 2^grade − 1 (dcg='exp-log2') or the ``gains``
     map (grades it does not name keep gain = grade, as trec_eval). Negative grades and
@@ -240,7 +251,9 @@ def hard_negative_rate(r: Ranking, m: Measure) -> np.ndarray:
     return np.where(r.n_judged() > 0, r.sum_rows(top[r.hard[top]]) / m.cutoff, np.nan)
 
 
-@measure("NumRet", cutoff="none", params=(), aggregate="sum", trec=lambda m: "num_ret")
+@measure("NumRet", cutoff="none", params=(), aggregate="sum", options=JUDGED_ONLY,
+         trec=plain_only(lambda m: "num_ret"))
+@condensable
 def num_ret(r: Ranking, m: Measure) -> np.ndarray:
     """NumRet = number of ranked documents. Summed over queries, as trec_eval."""
     return r.n_ret.astype(float)

@@ -5,9 +5,11 @@ ir_measures style: ``Family(param=value, ...)@cutoff`` — ``nDCG@10``, ``P(rel=
 trec_eval style: ``ndcg``, ``ndcg_cut.10`` (or ``ndcg_cut_10``), ``P.5,10``,
 ``recall.100``, ``recip_rank``, ``map``, ``map_cut.10``, ``Rprec``, ``bpref``,
 ``success.10``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``iprec_at_recall_0.50`` (or
-``iprec_at_recall.0,.5,1``); a bare cut family expands to trec_eval's default cutoffs, bare
-``iprec_at_recall`` to its 11 recall levels. Family options: ``ECE(bins=15, binning='mass')``,
-``ILD(space='cooccurrence')@10``, ``LongTail(head=0.1)@10``, ``P(judged_only=True)@10``; an
+``iprec_at_recall.0,.5,1``), ``gm_map``, and trec_eval's sets ``official`` and
+``all_trec`` (the measures of each set that releval shares with trec_eval); a bare cut family
+expands to trec_eval's default cutoffs, bare ``iprec_at_recall`` to its 11 recall levels.
+Family options: ``ECE(bins=15, binning='mass')``, ``ILD(space='cooccurrence')@10``,
+``LongTail(head=0.1)@10``, ``P(judged_only=True)@10``; an
 option at its default is left out of the canonical name. For ``IPrec`` the ``@`` names the
 recall level, as in ir_measures: ``IPrec@0.5`` is ``IPrec(recall=0.5)`` (its canonical name),
 and bare ``IPrec`` expands to the 11 levels 0.0, 0.1, …, 1.0.
@@ -16,6 +18,7 @@ and bare ``IPrec`` expands to the 11 levels 0.0, 0.1, …, 1.0.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 
 from releval.errors import InputError
@@ -31,6 +34,7 @@ TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
     "map_cut": ("AP", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
     "ndcg": ("nDCG", None),
     "map": ("AP", None),
+    "gm_map": ("GMAP", None),
     "recip_rank": ("RR", None),
     "Rprec": ("Rprec", None),
     "bpref": ("Bpref", None),
@@ -38,6 +42,15 @@ TREC_NAMES: dict[str, tuple[str, tuple[int, ...] | None]] = {
     "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None),
 }
+# trec_eval's measure table, in its order (the order of its output lines), over the names
+# releval shares with it; "runid" and "num_q" are its two lines that are not measures
+TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+              "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut",
+              "map_cut", "success")
+TREC_LINES = ("runid", "num_q")
+# trec_eval's nicknames for sets of measures (its ``-m official``, ``-m all_trec``), over the
+# names releval shares with it
+TREC_SETS = {"official": TREC_ORDER[:12], "all_trec": TREC_ORDER}
 # HR (hit rate) is Hit; MAP@k is AP@k, |R| in the denominator as trec_eval's map_cut (rectools'
 # MAP divides by |R| too; recommenders' map_at_k by min(|R|, k))
 ALIASES = {"Success": "Hit", "HR": "Hit", "MRR": "RR", "MAP": "AP", "R_prec": "Rprec",
@@ -70,8 +83,16 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     ``rel`` is the default relevance threshold for measures that take one and name none.
     ``families`` is the registry used to check names and parameters.
     """
-    families = MEASURES if families is None else families
-    text = text.strip()
+    return _parse(text.strip(), rel, MEASURES if families is None else families, suggest=True)
+
+
+def _parse(text: str, rel: int, families, *, suggest: bool) -> list[Measure]:
+    """``parse_measures``; an unknown name's error suggests the closest name when ``suggest``."""
+    if text in TREC_SETS:
+        return [found for name in TREC_SETS[text] if name not in TREC_LINES
+                for found in _parse(name, rel, families, suggest=False)]
+    if text in TREC_LINES:
+        return []  # a line of trec_eval's output, not a measure
     m = _IRM.match(text)
     family = m and ALIASES.get(m["family"], m["family"])
     if m and family in families and (m["params"] or m["cutoff"] or family not in TREC_NAMES):
@@ -87,9 +108,8 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     else:
         t = _TREC.match(text)
         if not t or t["base"] not in TREC_NAMES:
-            known = ", ".join(sorted(families))
-            raise InputError(f"unknown measure {text!r}; known families: {known} "
-                             "(or trec_eval names such as ndcg_cut.10, P.5, map)", text)
+            raise InputError(f"unknown measure {text!r}"
+                             + (_suggestion(text, families) if suggest else ""), text)
         family, defaults = TREC_NAMES[t["base"]]
         params = {}
         if t["cuts"]:
@@ -97,6 +117,22 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
         else:
             cutoffs = list(defaults) if defaults else [None]
     return [families[family].make(family, cutoff, params, rel, text) for cutoff in cutoffs]
+
+
+def _suggestion(text: str, families) -> str:
+    """"; did you mean X?": the closest known name (difflib) to the text's name part with the
+    rest (parameters, cutoffs) kept, or else to the whole text, that parses; else where the
+    names are listed."""
+    head = re.match(r"[A-Za-z_]*", text)[0]
+    known = [*families, *ALIASES, *TREC_NAMES, *TREC_SETS, *TREC_LINES, "iprec_at_recall"]
+    for part, rest in ((head, text[len(head):]), (text, "")):
+        for close in difflib.get_close_matches(part, known, n=3, cutoff=0.6):
+            try:
+                _parse(close + rest, 1, families, suggest=False)
+            except InputError:
+                continue
+            return f"; did you mean {close + rest}?"
+    return "; the measure names are listed in docs/measures.md"
 
 
 def _at_option(families, family: str, params: dict, at, rel: int, text: str) -> list[Measure]:

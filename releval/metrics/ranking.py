@@ -304,3 +304,18 @@ class Ranking:
     def empty(self) -> np.ndarray:
         """Queries with no ranked document (in the qrels, missing from the run)."""
         return self.n_ret == 0
+
+
+def truncated(run: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """The first ``depth`` documents of each query's ranked list in ``Ranking``'s order (by
+    rank, else score descending, ties by doc_id descending), the rest dropped: trec_eval's
+    ``max_num_docs_per_topic``, applied before everything else (the judged-only view too)."""
+    codes = ids.encode(ids.query_ids(run, "run"))[1]
+    order = Ranking._order(run, codes, ids.doc_ids(run, "run"))
+    order = np.arange(len(run)) if order is None else order
+    grouped = codes[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]][: len(grouped)])
+    pos = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
+    kept = run.iloc[np.sort(order[pos < depth])]
+    kept.attrs.update(run.attrs)
+    return kept

@@ -39,6 +39,9 @@ LEVELS = {  # (level, aggregate) -> (short, long)
                                        "where it is defined"),
     ("query", "sum"): ("query, sum", "query: one value per query, summed over the queries (as "
                                      "trec_eval)"),
+    ("query", "geometric"): ("query, geometric mean", "query: one value per query, their "
+                                                      "geometric mean over the queries where "
+                                                      "it is defined (as trec_eval's gm_map)"),
     ("system", "mean"): ("system", "system: one value per system, pooled over the queries that "
                                    "contribute"),
 }

@@ -102,6 +102,27 @@ has_catalog = Needs(lambda r, m: r.catalog is not None,
 has_hard_negatives = Needs(lambda r, m: r.hard is not None, "the qrels mark no hard negatives")
 
 
+# trec_eval's floor under each value of a geometric mean (its MIN_GEO_MEAN): a query with AP 0
+# contributes log(1e-5) instead of −∞
+GEO_FLOOR = 1e-5
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else np.nan
+
+
+def _geometric(values: np.ndarray) -> float:
+    return float(np.exp(np.log(np.maximum(values, GEO_FLOOR)).mean())) if len(values) else np.nan
+
+
+# how a per-query measure's values over the counted queries become its summary value
+AGGREGATES: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": _mean,  # arithmetic mean
+    "sum": lambda values: float(values.sum()),  # trec_eval sums the counting measures
+    "geometric": _geometric,  # exp(mean(log(max(v, GEO_FLOOR)))), trec_eval's gm_map
+}
+
+
 # the availabilities that depend on the judgments alone, so every block of a large run
 # (``releval.metrics.blocks``) shares them
 BY_JUDGMENTS = (always, has_hard_negatives)
@@ -114,7 +135,7 @@ class Family:
     compute: Compute
     cutoff: str  # "required" | "optional" | "none"
     params: dict[str, Option] = field(default_factory=dict)
-    aggregate: str = "mean"  # trec_eval sums the counting measures over queries
+    aggregate: str = "mean"  # a key of ``AGGREGATES``
     trec: Callable[[Measure], str | None] = lambda m: None
     level: str = "query"  # "query" | "system"
     better: str = "higher"  # "higher" | "lower": the way the measure improves

@@ -27,7 +27,7 @@ never lowers the value, and every order of a group reaches the sorted one by suc
 (``tests/metrics/test_ties.py`` checks every keyed family against all orders of small
 random runs). The keys:
 
-- P, R, R_cap, Hit, RR, AP, Rprec, IPrec, NumRelRet: relevant (grade ≥ rel) or not: a
+- P, R, R_cap, Hit, RR, AP, GMAP, Rprec, IPrec, NumRelRet: relevant (grade ≥ rel) or not: a
   relevant document moved up counts in every cutoff it enters and raises the precision at
   every relevant document after it;
 - nDCG (any ``dcg`` form or ``gains`` map, monotone or not): the document's gain; the
@@ -76,7 +76,7 @@ from releval.data import contracts as S
 from releval.metrics.engine import DEFAULT_MEASURES, resolve
 from releval.metrics.measures import MEASURES, gain
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import option
+from releval.metrics.registry import AGGREGATES, option
 from releval.metrics.spec import Measure
 
 TIE_COLUMNS = (S.QUERY_ID, S.MEASURE, S.VALUE, "worst", "best", "tied", "changed")
@@ -114,7 +114,7 @@ def _rbp_key(r: Ranking, m: Measure) -> np.ndarray:
 
 Key = Callable[[Ranking, Measure], np.ndarray] | None  # None: the order does not matter
 KEYS: dict[str, Key] = {
-    **dict.fromkeys(("P", "R", "R_cap", "Hit", "RR", "AP", "Rprec", "IPrec", "NumRelRet"),
+    **dict.fromkeys(("P", "R", "R_cap", "Hit", "RR", "AP", "GMAP", "Rprec", "IPrec", "NumRelRet"),
                     _relevant),
     "nDCG": lambda r, m: gain(m, r.grade),
     "ERR": _positive_grade,
@@ -135,12 +135,12 @@ class Ties:
 
     per_query: ``TIE_COLUMNS`` for every evaluated query and per-query measure (tied and
     changed are nullable booleans: NA where not known). summary: one row per per-query
-    measure: value, worst and best aggregated as the engine does (mean over the n queries
-    with a value, sum for the counting measures), ties (queries with ``tied``, NA where
-    not known), changed (queries with worst ≠ best, NA where not computed) and exact
-    (whether worst and best were computed). counts: the evaluated queries, the queries with
-    a tie group, the tie groups and the documents in them. by_rank: the run's rank column
-    decided the order (no ties).
+    measure: value, worst and best aggregated as the engine does over the n queries with a
+    value (the family's ``AGGREGATES`` entry: mean, sum or geometric mean), ties (queries
+    with ``tied``, NA where not known), changed (queries with worst ≠ best, NA where not
+    computed) and exact (whether worst and best were computed). counts: the evaluated
+    queries, the queries with a tie group, the tie groups and the documents in them.
+    by_rank: the run's rank column decided the order (no ties).
     """
 
     per_query: pd.DataFrame
@@ -269,10 +269,7 @@ def _extremes(r: Ranking, m: Measure, groups: _Groups, value: np.ndarray,
 
 
 def _aggregate(values: np.ndarray, counted: np.ndarray, how: str) -> float:
-    total = np.where(counted, values, 0.0).sum()
-    if how == "sum":
-        return float(total)
-    return float(total / counted.sum()) if counted.any() else float("nan")
+    return AGGREGATES[how](values[counted])
 
 
 def tie_ranges(r: Ranking, score: np.ndarray | None,

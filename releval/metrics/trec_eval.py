@@ -1,0 +1,157 @@
+"""trec_eval's evaluation, line for line: its measure names, query set, aggregation and output
+(trec_eval 9.0.8, the version pytrec_eval wraps).
+
+- Query set: the queries in both the run and the qrels, a qrels query without a relevant
+  judgment included (its measures are 0 there, not undefined). ``complete`` (trec_eval -c):
+  the averages run over every qrels query, a query missing from the run contributing 0;
+  num_q is then the number of qrels queries and num_rel counts the judgments with grade > 0
+  of every qrels query, whatever the relevance level (trec_eval's rule); num_ret and
+  num_rel_ret stay sums over the evaluated queries.
+- Aggregation: the family's ``AGGREGATES`` entry (mean; num_* summed; gm_map the geometric
+  mean with the floor 10⁻⁵) over the evaluated queries, and under ``complete`` over them and
+  a 0 for each missing qrels query.
+- ``max_docs`` (trec_eval -M): each ranked list is cut to its first ``max_docs`` documents in
+  trec_eval's order before anything else; ``judged_only`` (-J): measured on the ranking
+  without its unjudged documents (``releval.metrics.condensed``); ``level`` (-l): the least
+  grade counted relevant.
+- Output: ``%-22s\\t%s\\t%6.4f`` per value (``%ld`` for the counts), the per-query lines (query
+  ids in byte order) before the ``all`` lines, measures in trec_eval's table order
+  (``TREC_ORDER``, cutoffs ascending); runid and num_q only when asked for (by name or in a
+  set); gm_map in the summary only.
+- ``undefined_aware``: releval's rule instead of trec_eval's 0: a query where a measure is
+  undefined (no relevant judgment) is left out of its mean and gets no per-query line;
+  under ``complete`` a missing qrels query is evaluated as an empty ranking (0 where defined,
+  its |R| in num_rel); num_q counts the evaluated queries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.errors import InputError
+from releval.metrics import engine
+from releval.metrics.condensed import as_judged_only
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import TREC_LINES, TREC_ORDER, TREC_SETS
+from releval.metrics.ranking import truncated
+from releval.metrics.registry import AGGREGATES
+from releval.metrics.spec import Measure
+
+DEFAULT = ("official",)  # trec_eval's measures when none is named
+_NAME = re.compile(r"^(?P<base>.+?)(?:_(?P<param>\d+(?:\.\d+)?))?$")
+
+
+def trec_name(m: Measure, level: int) -> str | None:
+    """trec_eval's name of ``m`` under relevance level ``level``, or None: it has none (a
+    measure of its own, an option trec_eval lacks, or a ``rel`` other than ``level``)."""
+    family = MEASURES[m.family]
+    if "rel" in family.params and m.rel != level:
+        return None
+    return family.trec(m)
+
+
+def _order(name: str) -> tuple[int, float]:
+    """Where trec_eval prints ``name``: its measure's place in the table, then its cutoff."""
+    parts = _NAME.match(name)
+    return TREC_ORDER.index(parts["base"]), float(parts["param"] or 0)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What trec_eval's output holds: ``measures``, (trec_eval name, measure as computed)
+    in trec_eval's order, and ``lines``, the non-measure lines asked for (runid, num_q)."""
+
+    measures: tuple[tuple[str, Measure], ...]
+    lines: tuple[str, ...]
+
+
+def request(names: Iterable[str] = DEFAULT, *, level: int = 1,
+            judged_only: bool = False) -> Request:
+    """The measures ``names`` (trec_eval's names, releval's, or the sets ``official`` and
+    ``all_trec``) in trec_eval's output: every one must have a trec_eval name at ``level``;
+    ``judged_only`` computes each family that has a judged-only form on the condensed list."""
+    names = list(names)
+    asked = {line for text in names for line in TREC_LINES
+             if text.strip() == line or line in TREC_SETS.get(text.strip(), ())}
+    plain = engine.resolve(names, rel=level)
+    for m in plain:
+        if trec_name(m, level) is None:
+            raise InputError(f"{m.name} has no trec_eval name (trec_eval's output holds "
+                             "trec_eval's measures only)", m.name)
+    pairs = zip((trec_name(m, level) for m in plain),
+                as_judged_only(plain) if judged_only else plain, strict=True)
+    return Request(tuple(sorted(pairs, key=lambda p: _order(p[0]))),
+                   tuple(line for line in TREC_LINES if line in asked))
+
+
+@dataclass(frozen=True)
+class TrecEval:
+    """Result of ``evaluate``: ``per_query`` (query_id, name, value) and ``summary`` (name,
+    value), each in trec_eval's order; ``integer``: the names printed as counts;
+    ``evaluation``: the engine's ``Evaluation`` it was computed from (its counts, its
+    undefined and empty queries per measure)."""
+
+    per_query: pd.DataFrame
+    summary: pd.DataFrame
+    integer: frozenset[str]
+    evaluation: engine.Evaluation
+
+    def text(self, per_query: bool = False) -> str:
+        """trec_eval's output: the per-query lines (with ``per_query``), then the summary."""
+        frames = [self.per_query] if per_query else []
+        frames.append(self.summary.assign(**{S.QUERY_ID: "all"}))
+        rows = pd.concat(frames, ignore_index=True)
+        number = pd.to_numeric(rows[S.VALUE], errors="coerce").to_numpy(float)  # runid: NaN
+        shown = np.where(rows["name"].isin(self.integer),
+                         np.char.mod("%d", np.nan_to_num(number).astype(np.int64)),
+                         np.char.mod("%6.4f", number))
+        shown = np.where(rows["name"] == "runid", rows[S.VALUE].astype(str), shown)
+        return "".join(rows["name"].str.ljust(22) + "\t" + rows[S.QUERY_ID].astype(str) + "\t"
+                       + shown + "\n")
+
+
+def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: str,
+             level: int = 1, complete: bool = False, max_docs: int | None = None,
+             undefined_aware: bool = False, max_grade: int = 3) -> TrecEval:
+    """``run`` against ``qrels`` as trec_eval evaluates it (the module's rules)."""
+    if max_docs is not None:
+        run = truncated(run, max_docs)
+    measures = [m for _, m in req.measures]
+    result = engine.evaluate(run, qrels, measures, rel=level, max_grade=max_grade,
+                             common_only=not (complete and undefined_aware))
+    names = {m.name: name for name, m in req.measures}
+    order = {name: i for i, (name, _) in enumerate(req.measures)}
+    pq = result.per_query.assign(name=result.per_query[S.MEASURE].map(names))
+    if not undefined_aware:
+        pq[S.VALUE] = pq[S.VALUE].fillna(0.0)
+    n_evaluated = result.counts["queries_evaluated"]
+    n_qrels = qrels[S.QUERY_ID].nunique() if complete and not undefined_aware else n_evaluated
+    if undefined_aware:
+        summary = result.summary.assign(name=result.summary[S.MEASURE].map(names))
+        values = dict(zip(summary["name"], summary[S.VALUE], strict=True))
+    else:
+        by_name = pq.groupby("name", sort=False)[S.VALUE]
+        values = {name: AGGREGATES[MEASURES[m.family].aggregate](
+            np.r_[by_name.get_group(name).to_numpy(), np.zeros(n_qrels - n_evaluated)])
+            for name, m in req.measures}
+        if complete and "num_rel" in values:
+            values["num_rel"] = float((qrels[S.GRADE] > 0).sum())
+    lines = {"runid": run_id, "num_q": n_qrels}
+    summary = pd.DataFrame([*((line, lines[line]) for line in req.lines),
+                            *((name, values[name]) for name, _ in req.measures)],
+                           columns=["name", S.VALUE], dtype=object)
+    summary = summary[summary[S.VALUE].map(lambda v: isinstance(v, str) or not pd.isna(v))]
+    geometric = [name for name, m in req.measures
+                 if MEASURES[m.family].aggregate == "geometric"]
+    pq = pq[~pq["name"].isin(geometric) & pq[S.VALUE].notna()]
+    pq = pq.assign(_order=pq["name"].map(order)).sort_values(
+        [S.QUERY_ID, "_order"], kind="stable")[[S.QUERY_ID, "name", S.VALUE]]
+    integer = frozenset({"num_q"} | {name for name, m in req.measures
+                                     if MEASURES[m.family].aggregate == "sum"})
+    return TrecEval(pq.reset_index(drop=True), summary.reset_index(drop=True), integer, result)
