@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from releval import artifacts
-from releval.cli.output import TableOrJson, fail
+from releval.cli.output import TableOrJson, console, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
@@ -216,7 +216,7 @@ def _print_with_ties(result, tied, fmt: Format, *, per_query: bool, **kw) -> Non
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     PRINTERS[fmt](result, per_query=per_query, **kw)
-    out = Console(stderr=True) if fmt == Format.trec else Console()
+    out = console(stderr=fmt == Format.trec)
     for part in _ties_tables(tied, per_query=per_query, integer=kw["integer"]):
         if isinstance(part, str):
             out.print(part, highlight=False, soft_wrap=False)
@@ -236,11 +236,11 @@ def print_paired(result: dict, out: Console | None = None) -> None:
                       number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
                       interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r),
                       number(r["p_value"]), number(r["p_holm"]), r["verdict"])
-    (out or Console()).print(table)
+    (out or console()).print(table)
 
 
 def _print_unpaired(result: dict) -> None:
-    out = Console()
+    out = console()
     table = Table(title="UNCONTROLLED: different query samples, not a paired comparison")
     for col in ("measure", "before", "after", "Δ", "rate", "mix", "equal-slice", "mix shift"):
         table.add_column(col, justify="left" if col == "measure" else "right")
@@ -346,7 +346,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
                    failed_only: bool = False) -> None:
     """The gate's rules as a table (``failed_only``: the failed and the n/a ones, the others
     counted in the title; no table when there are none), then the verdict."""
-    out = out or Console()
+    out = out or console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
     checked, na = split_applicable(doc["rules"])
     failing = [r for r in checked if r.get("passed") is not True]
@@ -386,7 +386,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
 
 def print_changed_slices(doc: dict, out: Console | None = None) -> None:
     """slices.json's slices whose verdict is improved or regressed after Holm, one table."""
-    out = out or Console()
+    out = out or console()
     changed = [r for r in doc.get("changed", []) if r["dimension"] != "all"]
     head = (f"slices: {doc['tested']} tested, {doc['too_small']} too small; changed after Holm "
             f"over {doc['family']}:")

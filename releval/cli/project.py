@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from releval import artifacts
 from releval.cli import history as history_view
-from releval.cli.output import TableOrJson, err, fail
+from releval.cli.output import TableOrJson, console, err, fail
 from releval.diagnosis.drift import TOL
 from releval.errors import InputError
 from releval.report import recommendation as rec
@@ -228,8 +227,7 @@ def history(
         err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
                   highlight=False)
         return
-    out = Console()
-    out = out if out.is_terminal else Console(width=max(out.width, 160))
+    out = console()
     for part in history_view.tables(rows, ledger):
         out.print(part, highlight=False)
 
@@ -306,7 +304,7 @@ def drift(
 
 def _print_drift(found: Diagnosis) -> int:
     """``releval drift``'s report; its exit status."""
-    d, out = found.drift, Console()
+    d, out = found.drift, console()
     out.print(f"drift of {found.system} {found.measure} on the {found.split} split",
               highlight=False)
     for side, rev, value in (("A", found.a, d.figure_a), ("B", found.b, d.figure_b)):
@@ -438,20 +436,19 @@ def _show_run(root: Path, title: str) -> None:
     from releval.cli.files import print_changed_slices, print_decision, print_paired
 
     summary = json.loads(artifacts.path("evaluate.summary", root).read_text())
-    out = Console()
-    wide = out if out.is_terminal else Console(width=max(out.width, 140))
+    out = console()
     block = summary.get("recommendation")
     if block:
-        wide.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
-                   f"user-queries, qrels: {summary['qrels']}", highlight=False)
-        wide.print(rec.protocol_line(block), highlight=False)
-        for table in _recommendation_tables(summary, title, wide.width):
-            wide.print(table)
-        wide.print(rec.LEGEND, highlight=False, style="dim")
+        out.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
+                  f"user-queries, qrels: {summary['qrels']}", highlight=False)
+        out.print(rec.protocol_line(block), highlight=False)
+        for table in _recommendation_tables(summary, title, out.width):
+            out.print(table)
+        out.print(rec.LEGEND, highlight=False, style="dim")
         for name, show in (("compare.comparison", print_paired),
                            ("slices.summary", print_changed_slices)):
             if (path := artifacts.path(name, root)).exists():
-                show(json.loads(path.read_text()), wide)
+                show(json.loads(path.read_text()), out)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")
@@ -468,14 +465,14 @@ def _show_run(root: Path, title: str) -> None:
                 cells.append("n/a" if m in lacking and entry.get("applicable", True) is False
                              else number(entry.get("value")))
             table.add_row(system, *cells, str(first["n"]), str(first["undefined"]))
-        wide.print(table)
+        out.print(table)
         for m, why in lacking.items():
-            wide.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
-                       highlight=False, style="dim")
+            out.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
+                      highlight=False, style="dim")
     decision = artifacts.path("gate.decision", root)
     if decision.exists():
         doc = json.loads(decision.read_text())
-        print_decision(doc, doc.get("controlled", True) is not False, wide, failed_only=True)
+        print_decision(doc, doc.get("controlled", True) is not False, out, failed_only=True)
     page, summary_page, receipt = (artifacts.at(n) for n in (
         "reports.html", "reports.summary", "reports.receipt"))
     out.print(f"report: {page if (root / page).exists() else summary_page}"

@@ -5,10 +5,17 @@ terminal's width."""
 import io
 import json
 
+import pytest
 from rich.console import Console
 
 from releval.cli.project import _recommendation_tables, _show_run
 from tests.report.sample import BASE, CAND, GATE, REC_SUMMARY, SUMMARY
+
+
+@pytest.fixture(autouse=True)
+def piped(monkeypatch):
+    """stdout is captured, not a terminal, and no width is stated (pytest-xdist states 80)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 def project(tmp_path, summary):
@@ -28,7 +35,24 @@ def test_a_retrieval_run_prints_the_headline_measures(tmp_path, capsys):
     assert "FAIL" in out and "report: reports/summary.md" in out
 
 
-def test_a_recommendation_run_prints_the_measures_by_group(tmp_path, capsys):
+def test_piped_the_reproduce_hint_and_the_gate_rows_are_one_line_each(tmp_path, capsys):
+    from releval.cli.output import PIPED_WIDTH
+
+    root = project(tmp_path, SUMMARY)
+    (root / "reports").mkdir()
+    (root / "reports/receipt.json").write_text(json.dumps({"sha256": "ab" * 32}))
+    _show_run(root, "releval run")
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= PIPED_WIDTH for line in lines)
+    assert ("receipt: reports/receipt.json (sha256 abababababab); check it with `releval "
+            "reproduce reports/receipt.json`, list runs with `releval history`") in lines
+    for rule in GATE["rules"]:
+        if not rule["passed"]:
+            assert any(rule["name"] in line and rule["reason"] in line for line in lines)
+
+
+def test_a_recommendation_run_prints_the_measures_by_group(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "140")  # a stated width: the groups split to fit it
     _show_run(project(tmp_path, REC_SUMMARY), "releval run")
     out = capsys.readouterr().out
     lines = out.splitlines()
