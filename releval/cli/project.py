@@ -177,8 +177,10 @@ def run_pipeline(
         "releval run --gate)")] = False,
 ) -> None:
     """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
-    summary, the decision and where the report is. Exit 0 when it ran (with ``--gate``: and
-    the gate passed), 1 when the gate failed under ``--gate``, else the flow's status."""
+    summary, the decision and where the report is.
+
+    Exit 0 when it ran (with --gate: and the gate passed), 1 when the gate failed under
+    --gate or the run failed, 2 when a stage refused its input."""
     root = _project_root("releval run")
     code = _run_flow(params, overrides or [], verbose)
     if code:
@@ -353,8 +355,10 @@ def demo(
         "in reports/run.log)")] = False,
 ) -> None:
     """Generate the demo data, run the whole pipeline on it and print the summary
-    (``--recsys``: the recommendation demo of examples/recsys-demo.yaml). Outside a project,
-    first make one at DIRECTORY from the example (releval init) and run there."""
+    (--recsys: the recommendation demo of examples/recsys-demo.yaml).
+
+    Outside a project, first make one at DIRECTORY from the example (releval init) and run
+    there."""
     if not _is_project(Path.cwd()):
         example = "recsys-demo.yaml" if recsys else "demo.yaml"
         _require(["pipeline"], "releval demo")  # then what the example's params need

@@ -1,6 +1,8 @@
 """The assembled ``releval`` app: every command, in order, runnable as ``python -m releval.cli``;
 the project's commands refuse to run outside a project."""
 
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,8 @@ import click
 import typer
 from typer.testing import CliRunner
 
-from releval.cli import app
+from releval.cli import COMMANDS as FUNCTIONS
+from releval.cli import app, first_sentence
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["metrics", "init", "run", "reproduce", "history", "serve", "drift", "demo", "compare",
@@ -22,6 +25,31 @@ def test_help_lists_every_command_in_order():
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0, result.output
     assert "Offline evaluation of retrieval and candidate generation." in result.stdout
+
+
+
+def flat(text: str) -> str:
+    """``text`` on one line (click's formatter also wraps after a hyphen: rejoined)."""
+    return " ".join(re.sub(r"-\n\s*", "-", text).split())
+
+
+def test_help_lists_each_command_with_its_first_sentence_unbroken():
+    out = CliRunner().invoke(app, ["--help"]).stdout
+    for name, command in FUNCTIONS.items():
+        assert f"{name} {first_sentence(command)}" in flat(out), name
+
+
+def test_each_commands_help_renders_its_paragraphs_and_shows_flags_as_flags():
+    for name, command in FUNCTIONS.items():
+        result = CliRunner().invoke(app, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        blocks = {flat(block) for block in re.split(r"\n\s*\n", result.stdout)}
+        for paragraph in inspect.getdoc(command).split("\n\n"):
+            assert flat(paragraph) in blocks, (name, paragraph)
+        assert "<bool>" not in result.stdout and "``" not in result.stdout, name
+        for flag in ("--help", *(["--gate", "--verbose"] if name == "run" else [])):
+            line = next(x for x in result.stdout.splitlines() if flag in x)
+            assert "<" not in line, line  # a flag takes no value
 
 
 def test_module_entry_point_runs_the_app():
