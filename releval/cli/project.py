@@ -61,6 +61,21 @@ def _project_root(command: str) -> Path:
     return root
 
 
+def _read_params(params: Path) -> dict:
+    """The params file's sections; InputError when it is missing, a folder, not UTF-8 YAML
+    or not a mapping."""
+    from releval.data.readers import existing
+    from releval.params import read_raw
+
+    try:
+        raw = read_raw(existing(params))
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", str(params)) from None
+    if not isinstance(raw, dict):
+        raise InputError("not a YAML mapping of sections", str(params))
+    return raw
+
+
 def _team_runs(values: list[str]) -> dict[str, Path]:
     runs = {}
     for value in values:
@@ -117,11 +132,11 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
     DVC's stages read: ``releval.project.params_file``), write the overrides into it (as
     ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
     imports the flows)."""
-    from releval.params import apply_overrides, parse_params, read_raw
+    from releval.params import apply_overrides, parse_params
     from releval.project.params_file import adopt
 
     try:
-        raw = apply_overrides(read_raw(params), overrides)
+        raw = apply_overrides(_read_params(params), overrides)
         parsed = parse_params(raw, str(params))
         if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
             raise InputError("fusion.systems is empty: the pipeline's later stages read the "
@@ -221,6 +236,8 @@ def history(
     (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution)."""
     from releval.project.history import entries
 
+    if ledger.exists() and not ledger.is_dir():
+        fail(f"{ledger}: is a file, expected the folder of kept receipts")
     rows = entries(ledger)
     if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
@@ -382,12 +399,13 @@ def demo(
         _show_run(root, "releval demo")
         return
     root = _project_root("releval demo")
-    from releval.params import read_raw
-
     if recsys:
         code = _run_flow(root / RECSYS_DEMO, [], verbose, "releval demo")
     else:
-        source = (read_raw(params).get("prepare") or {}).get("source", "demo")
+        try:
+            source = (_read_params(params).get("prepare") or {}).get("source", "demo")
+        except InputError as exc:
+            fail(str(exc))
         if source in RECOMMENDATION_SOURCES:
             fail(f"{params} is in recommendation mode (prepare.source: {source}); run "
                  "`releval demo --recsys`, or restore the retrieval params (`git checkout "

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -81,3 +82,29 @@ def test_history_of_an_empty_ledger_says_so(tmp_path):
     result = CliRunner().invoke(app, ["history", "--ledger", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "no runs kept yet" in " ".join(result.stderr.split())  # rich wraps long paths
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "--params", "missing.yaml"], "missing.yaml: file not found"),
+    (["run", "--params", "folder"], "folder: is a folder, expected a file"),
+    (["run", "--params", "list.yaml"], "list.yaml: not a YAML mapping of sections"),
+    (["demo", "--params", "missing.yaml"], "missing.yaml: file not found"),
+    (["demo", "--params", "list.yaml"], "list.yaml: not a YAML mapping of sections"),
+    (["history", "--ledger", "list.yaml"], "list.yaml: is a file, expected the folder"),
+    (["gate", "--decision", "missing.json"], "missing.json: file not found"),
+    (["metrics", "list.yaml", "missing.txt"], "missing.txt: file not found"),
+    (["compare", "missing.csv", "list.yaml"], "missing.csv: file not found"),
+])
+def test_a_missing_or_unreadable_input_exits_2_with_one_line_naming_it(tmp_path, monkeypatch,
+                                                                       args, message):
+    """The input rules (docs/contracts.md): status 2 and one line, in a project too."""
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, (args, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
+    assert result.stdout == ""
