@@ -299,9 +299,10 @@ def _show(method: str, *args) -> None:
 
 
 def main() -> None:
-    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE] [-v]``: one
-    line per stage on the console, everything else in reports/run.log (``-v``: on the
-    console too); exit 0 on success, else one error line per failure (``ending``)."""
+    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE] [-v]
+    [--outcome FILE]``: one line per stage on the console, everything else in reports/run.log
+    (``-v``: on the console too); exit 0 on success, else one error line per failure
+    (``ending``)."""
     import argparse
 
     ap = argparse.ArgumentParser(description="Run the releval pipeline flow.")
@@ -310,6 +311,8 @@ def main() -> None:
     ap.add_argument("--skip", action="append", default=[], help="leave a stage out")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="show DVC's, Prefect's and the stages' own output too")
+    ap.add_argument("--outcome", type=Path,
+                    help="write each stage's status and seconds and the error here (JSON)")
     args = ap.parse_args()
     offline_env()
     template.refresh()  # an initialised project: the installed code's digest per stage
@@ -327,11 +330,15 @@ def main() -> None:
         finally:
             BOARD.remove(board)
     logging.getLogger("prefect").setLevel(logging.WARNING)  # its exit notes: in the log only
-    if problem:
-        lines, status = ending(problem, _errors_since(start), refused)
-        for line in lines:
-            print(line, file=sys.stderr)
-        sys.exit(status)
+    lines, status = ending(problem, _errors_since(start), refused) if problem else ([], 0)
+    if args.outcome:
+        args.outcome.write_text(json.dumps({
+            "stages": {stage: {"status": state, "seconds": round(seconds, 1)}
+                       for stage, (state, seconds) in board.lines.items()},
+            "error": next((line.removeprefix("error: ") for line in lines), None)}))
+    for line in lines:
+        print(line, file=sys.stderr)
+    sys.exit(status)
 
 
 def ending(problem: str, stage_errors: list[str], refused: bool = False) -> tuple[list[str],

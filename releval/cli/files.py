@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from releval import artifacts
-from releval.cli.output import TableOrJson, console, fail
+from releval.cli.output import AsJson, console, emit, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
@@ -408,15 +408,14 @@ DECISION = artifacts.path("gate.decision")
 def gate(
     decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
     = DECISION,
-    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
-    = TableOrJson.table,
+    as_json: AsJson = False,
 ) -> None:
     """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
-    decision file is missing or invalid."""
+    decision file is missing or invalid. --json: the decision document as it is."""
     doc = _read_decision(decision)
     controlled = doc.get("controlled", True) is not False
-    if fmt == TableOrJson.json:
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    if as_json:
+        emit(doc)
     else:
         print_decision(doc, controlled)
     if not doc["passed"]:

@@ -1,12 +1,13 @@
 """What every command shares: the consoles (``console``: a terminal's width, or unwrapped
-lines in a pipe or a CI log), one-line errors (exit status 2) and the table-or-JSON format
-option."""
+lines in a pipe or a CI log), one-line errors (exit status 2) and ``--json``, the one
+spelling of machine output on ``run``, ``gate`` and ``history``."""
 
 from __future__ import annotations
 
+import json
 import os
-from enum import StrEnum
-from typing import IO, NoReturn
+import sys
+from typing import IO, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -28,10 +29,13 @@ def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
 
 err = console(stderr=True)
 
+AsJson = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout "
+                                      "instead of the tables")]
 
-class TableOrJson(StrEnum):
-    table = "table"
-    json = "json"
+
+def emit(doc) -> None:
+    """``doc`` as one JSON document on stdout."""
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
 
 
 def fail(message: str) -> NoReturn:

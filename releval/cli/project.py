@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,11 +20,11 @@ from rich.text import Text
 
 from releval import artifacts
 from releval.cli import history as history_view
-from releval.cli.output import TableOrJson, console, err, fail
+from releval.cli.output import AsJson, console, emit, err, fail
 from releval.diagnosis.drift import TOL
 from releval.errors import InputError
 from releval.report import recommendation as rec
-from releval.report.formats import number
+from releval.report.formats import number, verdict
 from releval.report.summary import SHOWN
 
 if TYPE_CHECKING:
@@ -126,12 +127,13 @@ def init(
 
 
 def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
-              command: str = "releval run") -> int:
+              command: str = "releval run", outcome: Path | None = None) -> int:
     """Validate the params file with the -S overrides applied (refused in one line when an
     extra it needs is not installed: ``releval.extras.needed``); make it params.yaml (the file
     DVC's stages read: ``releval.project.params_file``), write the overrides into it (as
     ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
-    imports the flows)."""
+    imports the flows). ``outcome``: the flow writes its stages' statuses and its error there
+    (JSON), and its console goes to stderr, leaving stdout to the caller's JSON."""
     from releval.params import apply_overrides, parse_params
     from releval.project.params_file import adopt
 
@@ -158,10 +160,12 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
             fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
     return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params),
-                   *(["--verbose"] if verbose else [])])
+                   *(["--verbose"] if verbose else []),
+                   *(["--outcome", str(outcome)] if outcome else [])],
+                  **({"stdout": 2} if outcome else {}))
 
 
-def _child(cmd: list[str]) -> int:
+def _child(cmd: list[str], **kwargs) -> int:
     """Run a project process: one at a time per project, stale DVC locks cleared first, and
     a SIGTERM/SIGINT stops it whole (releval.project.runner)."""
     from releval.project.runner import Stopped, exclusive, run_child
@@ -171,7 +175,7 @@ def _child(cmd: list[str]) -> int:
             if cleared:
                 err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
                           highlight=False)
-            return run_child(cmd)
+            return run_child(cmd, **kwargs)
     except InputError as exc:
         fail(str(exc))
     except Stopped as exc:
@@ -190,19 +194,59 @@ def run_pipeline(
     gate: Annotated[bool, typer.Option(
         "--gate", help="exit 1 when the release gate fails (CI needs one command: "
         "releval run --gate)")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
     summary, the decision and where the report is.
 
     Exit 0 when it ran (with --gate: and the gate passed), 1 when the gate failed under
-    --gate or the run failed, 2 when a stage refused its input."""
+    --gate or the run failed, 2 when a stage refused its input. --json: the stage lines go
+    to stderr and stdout is one JSON document (run_document), whatever the outcome."""
     root = _project_root("releval run")
-    code = _run_flow(params, overrides or [], verbose)
-    if code:
-        raise typer.Exit(code)
-    _show_run(root, "releval run")
-    if gate and not json.loads(artifacts.path("gate.decision", root).read_text())["passed"]:
-        raise typer.Exit(1)
+    if as_json:
+        with tempfile.TemporaryDirectory(prefix="releval-run-") as tmp:
+            outcome = Path(tmp) / "outcome.json"
+            code = _run_flow(params, overrides or [], verbose, outcome=outcome)
+            ran = json.loads(outcome.read_text()) if outcome.exists() else {}
+    else:
+        code = _run_flow(params, overrides or [], verbose)
+        if code:
+            raise typer.Exit(code)
+        _show_run(root, "releval run")
+    decision = artifacts.path("gate.decision", root)
+    passed = not code and json.loads(decision.read_text())["passed"]
+    status = code or (1 if gate and not passed else 0)
+    if as_json:
+        emit(run_document(root, ran, status))
+    raise typer.Exit(status)
+
+
+def run_document(root: Path, ran: dict, status: int) -> dict:
+    """``releval run --json``: ``outcome`` (pass, fail, or error when the run did not
+    finish), ``exit_status``, ``error`` (its one line, or null), ``stages`` (each stage's
+    status and seconds), ``decision`` (verdict, passed, candidate, baseline, failed and
+    not_applicable rules; null when the run did not finish) and ``paths`` (decision, report,
+    summary, receipt, log, relative to the project) with the receipt's ``sha256``."""
+    paths = {key: artifacts.at(name) for key, name in (
+        ("decision", "gate.decision"), ("report", "reports.html"),
+        ("summary", "reports.summary"), ("receipt", "reports.receipt"),
+        ("log", "reports.log"))}
+    finished = not ran.get("error") and (root / paths["decision"]).exists()
+    doc = json.loads((root / paths["decision"]).read_text()) if finished else None
+    receipt = root / paths["receipt"]
+    return {
+        "outcome": "error" if doc is None else verdict(doc["passed"]).lower(),
+        "exit_status": status,
+        "error": ran.get("error"),
+        "stages": ran.get("stages", {}),
+        "decision": None if doc is None else {
+            "verdict": verdict(doc["passed"]), "passed": doc["passed"],
+            "candidate": doc["candidate"], "baseline": doc["baseline"],
+            "failed": doc["failed"], "not_applicable": doc["not_applicable"]},
+        "paths": {key: str(path) for key, path in paths.items()},
+        "sha256": json.loads(receipt.read_text())["sha256"]
+        if finished and receipt.exists() else None,
+    }
 
 
 def reproduce(
@@ -228,19 +272,19 @@ LEDGER = artifacts.path("reports.ledger")
 def history(
     ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
     = LEDGER,
-    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
-    = TableOrJson.table,
+    as_json: AsJson = False,
 ) -> None:
     """The runs kept in the ledger, oldest first: when, window, receipt, headline figures
     (live and pinned fixture), gate decision, and what moved since the run before
-    (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution)."""
+    (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution).
+    --json: the ledger's entries, one object per kept run."""
     from releval.project.history import entries
 
     if ledger.exists() and not ledger.is_dir():
         fail(f"{ledger}: is a file, expected the folder of kept receipts")
     rows = entries(ledger)
-    if fmt == TableOrJson.json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    if as_json:
+        emit(rows)
         return
     if not rows:
         err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",

@@ -2,6 +2,7 @@
 the project's commands refuse to run outside a project."""
 
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -108,3 +109,8 @@ def test_a_missing_or_unreadable_input_exits_2_with_one_line_naming_it(tmp_path,
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
     assert result.stdout == ""
+
+
+def test_history_json_is_the_ledgers_entries(tmp_path):
+    result = CliRunner().invoke(app, ["history", "--ledger", str(tmp_path), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []

@@ -65,9 +65,9 @@ def test_no_rules_passes_with_the_note(tmp_path):
     assert result.exit_code == 0 and "note: no rules configured" in result.stdout
 
 
-def test_json_format_prints_the_decision_and_keeps_the_exit_status(tmp_path):
+def test_json_prints_the_decision_and_keeps_the_exit_status(tmp_path):
     doc = decision(max_ms=200.0)
-    result = gate(tmp_path, doc, "--format", "json")
+    result = gate(tmp_path, doc, "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == doc
 
