@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from releval import artifacts
+from releval.cli.output import console
 from releval.progress import ENV as PROGRESS_ENV
 
 LOG = artifacts.path("reports.log")
@@ -120,7 +121,7 @@ def quiet(log: Path = LOG, verbose: bool = False) -> Iterator[Board]:
     log.parent.mkdir(parents=True, exist_ok=True)
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     terminal_file = os.fdopen(os.dup(saved[1]), "w", buffering=1, encoding="utf-8")
-    terminal = Console(file=terminal_file)
+    terminal = console(file=terminal_file)
     read, write = os.pipe()
     sink = open(log, "ab")  # noqa: SIM115 (closed below, after the pump)
 

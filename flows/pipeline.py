@@ -299,9 +299,10 @@ def _show(method: str, *args) -> None:
 
 
 def main() -> None:
-    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE] [-v]``: one
-    line per stage on the console, everything else in reports/run.log (``-v``: on the
-    console too); exit 0 on success, else 1 with the error."""
+    """``python -m flows.pipeline [--params params.yaml] [--force] [--skip STAGE] [-v]
+    [--outcome FILE]``: one line per stage on the console, everything else in reports/run.log
+    (``-v``: on the console too); exit 0 on success, else one error line per failure
+    (``ending``)."""
     import argparse
 
     ap = argparse.ArgumentParser(description="Run the releval pipeline flow.")
@@ -310,11 +311,13 @@ def main() -> None:
     ap.add_argument("--skip", action="append", default=[], help="leave a stage out")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="show DVC's, Prefect's and the stages' own output too")
+    ap.add_argument("--outcome", type=Path,
+                    help="write each stage's status and seconds and the error here (JSON)")
     args = ap.parse_args()
     offline_env()
     template.refresh()  # an initialised project: the installed code's digest per stage
     start = LOG.stat().st_size if LOG.exists() else 0
-    problem = None
+    problem, refused = None, False
     with quiet(LOG, verbose=args.verbose) as board:
         BOARD.append(board)
         try:
@@ -323,17 +326,31 @@ def main() -> None:
                             executed=executed, return_state=True)
             problem = None if state.is_completed() else state.message
         except InputError as exc:
-            problem = str(exc)
+            problem, refused = str(exc), True
         finally:
             BOARD.remove(board)
     logging.getLogger("prefect").setLevel(logging.WARNING)  # its exit notes: in the log only
-    if problem:
-        if not args.verbose:  # the failing stage's own one-line error, from the log
-            for line in _errors_since(start):
-                print(line, file=sys.stderr)
-        print(f"error: {problem}", file=sys.stderr)
-        print(f"(the whole log: {LOG})", file=sys.stderr)
-        sys.exit(1)
+    lines, status = ending(problem, _errors_since(start), refused) if problem else ([], 0)
+    if args.outcome:
+        args.outcome.write_text(json.dumps({
+            "stages": {stage: {"status": state, "seconds": round(seconds, 1)}
+                       for stage, (state, seconds) in board.lines.items()},
+            "error": next((line.removeprefix("error: ") for line in lines), None)}))
+    for line in lines:
+        print(line, file=sys.stderr)
+    sys.exit(status)
+
+
+def ending(problem: str, stage_errors: list[str], refused: bool = False) -> tuple[list[str],
+                                                                                  int]:
+    """What a failed run prints on stderr, one ``error:`` line per failure and where the
+    whole log is, and its exit status. A stage that refused its input printed its own
+    ``error:`` line and exited 2 (``stages.common.guarded``): that line stands for the failure
+    (DVC's "failed to reproduce … exited with 2" stays in the log) and the status is 2, as for
+    the flow's own refusal of its input (``refused``); any other failure is the flow's
+    message, status 1."""
+    errors = stage_errors or [f"error: {problem}"]
+    return [*errors, f"(the whole log: {LOG})"], 2 if stage_errors or refused else 1
 
 
 def _errors_since(offset: int) -> list[str]:

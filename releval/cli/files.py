@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from releval import artifacts
-from releval.cli.output import TableOrJson, fail
+from releval.cli.output import AsJson, console, emit, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
@@ -148,7 +148,7 @@ def metrics(
         sys.stdout.write(result.text(per_query))
         note_counts(evaluation)
         if ties:
-            _print_ties(tied, Console(stderr=True), per_query=per_query, integer=integer)
+            _print_ties(tied, console(stderr=True), per_query=per_query, integer=integer)
     elif ties:
         _print_with_ties(result, tied, fmt, per_query=per_query, integer=integer)
     else:
@@ -250,7 +250,7 @@ def _print_with_ties(result, tied, fmt: Format, *, per_query: bool, **kw) -> Non
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     PRINTERS[fmt](result, per_query=per_query, **kw)
-    _print_ties(tied, Console(), per_query=per_query, integer=kw["integer"])
+    _print_ties(tied, console(), per_query=per_query, integer=kw["integer"])
 
 
 def _print_ties(tied, out: Console, *, per_query: bool, integer: set[str]) -> None:
@@ -273,11 +273,11 @@ def print_paired(result: dict, out: Console | None = None) -> None:
                       number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
                       interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r),
                       number(r["p_value"]), number(r["p_holm"]), r["verdict"])
-    (out or Console()).print(table)
+    (out or console()).print(table)
 
 
 def _print_unpaired(result: dict) -> None:
-    out = Console()
+    out = console()
     table = Table(title="UNCONTROLLED: different query samples, not a paired comparison")
     for col in ("measure", "before", "after", "Δ", "rate", "mix", "equal-slice", "mix shift"):
         table.add_column(col, justify="left" if col == "measure" else "right")
@@ -383,7 +383,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
                    failed_only: bool = False) -> None:
     """The gate's rules as a table (``failed_only``: the failed and the n/a ones, the others
     counted in the title; no table when there are none), then the verdict."""
-    out = out or Console()
+    out = out or console()
     title = f"release gate: {doc.get('candidate', '?')} against {doc.get('baseline', '?')}"
     checked, na = split_applicable(doc["rules"])
     failing = [r for r in checked if r.get("passed") is not True]
@@ -423,7 +423,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
 
 def print_changed_slices(doc: dict, out: Console | None = None) -> None:
     """slices.json's slices whose verdict is improved or regressed after Holm, one table."""
-    out = out or Console()
+    out = out or console()
     changed = [r for r in doc.get("changed", []) if r["dimension"] != "all"]
     head = (f"slices: {doc['tested']} tested, {doc['too_small']} too small; changed after Holm "
             f"over {doc['family']}:")
@@ -445,15 +445,14 @@ DECISION = artifacts.path("gate.decision")
 def gate(
     decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
     = DECISION,
-    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
-    = TableOrJson.table,
+    as_json: AsJson = False,
 ) -> None:
     """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
-    decision file is missing or invalid."""
+    decision file is missing or invalid. --json: the decision document as it is."""
     doc = _read_decision(decision)
     controlled = doc.get("controlled", True) is not False
-    if fmt == TableOrJson.json:
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    if as_json:
+        emit(doc)
     else:
         print_decision(doc, controlled)
     if not doc["passed"]:

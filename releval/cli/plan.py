@@ -4,19 +4,16 @@ ledger or a git revision, read from the DVC cache)."""
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from releval import artifacts
-from releval.cli.output import TableOrJson, fail
+from releval.cli.output import AsJson, console, emit, fail
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.report.formats import number
@@ -58,8 +55,7 @@ def plan(
     min_effect: Annotated[float | None, typer.Option(
         "--min-effect", min=0.0, help="the effect to detect (default: compare.min_effect)")]
     = None,
-    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
-    = TableOrJson.table,
+    as_json: AsJson = False,
 ) -> None:
     """The queries needed per measure and per slice to detect the minimum effect of
     compare.baseline against compare.candidate at compare.alpha and the stated power.
@@ -91,11 +87,11 @@ def plan(
         fail(str(exc))
     head = {"pilot": source, "baseline": c.baseline, "candidate": c.candidate,
             "alpha": c.alpha, "power": target}
-    if fmt == TableOrJson.json:
-        rows = table.astype(object).where(table.notna(), None).to_dict(orient="records")
-        sys.stdout.write(json.dumps({**head, "plans": rows}, indent=2) + "\n")
+    if as_json:
+        emit({**head, "plans": table.astype(object).where(table.notna(), None)
+              .to_dict(orient="records")})
         return
-    out = Console()
+    out = console()
     out.print(f"plan: {c.candidate} against {c.baseline}, α {c.alpha}, power {target}; "
               f"pilot: {source}", highlight=False)
     grid = Table("slice", "measure", "n", "σ [interval]", "MDE", "MDE (simulated)",

@@ -8,10 +8,9 @@ import sys
 from enum import StrEnum
 
 import pandas as pd
-from rich.console import Console
 from rich.table import Table
 
-from releval.cli.output import err
+from releval.cli.output import console, err
 from releval.data import contracts as S
 from releval.metrics.engine import Evaluation, missing, resolve
 from releval.metrics.measures import MEASURES
@@ -37,7 +36,7 @@ def note_counts(result: Evaluation) -> None:
 
 
 def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_) -> None:
-    out = Console()
+    out = console()
     if per_query:
         wide = result.per_query.pivot(index=S.QUERY_ID, columns=S.MEASURE, values=S.VALUE)
         per_query_measures = result.summary[result.summary["level"] == "query"]

@@ -10,21 +10,21 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from releval import artifacts
 from releval.cli import history as history_view
-from releval.cli.output import TableOrJson, err, fail
+from releval.cli.output import AsJson, console, emit, err, fail
 from releval.diagnosis.drift import TOL
 from releval.errors import InputError
 from releval.report import recommendation as rec
-from releval.report.formats import number
+from releval.report.formats import number, verdict
 from releval.report.summary import SHOWN
 
 if TYPE_CHECKING:
@@ -60,6 +60,21 @@ def _project_root(command: str) -> Path:
              "or make one: releval init DIR --corpus … | --interactions …")
     _require(["pipeline"], command)
     return root
+
+
+def _read_params(params: Path) -> dict:
+    """The params file's sections; InputError when it is missing, a folder, not UTF-8 YAML
+    or not a mapping."""
+    from releval.data.readers import existing
+    from releval.params import read_raw
+
+    try:
+        raw = read_raw(existing(params))
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", str(params)) from None
+    if not isinstance(raw, dict):
+        raise InputError("not a YAML mapping of sections", str(params))
+    return raw
 
 
 def _team_runs(values: list[str]) -> dict[str, Path]:
@@ -112,17 +127,18 @@ def init(
 
 
 def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
-              command: str = "releval run") -> int:
+              command: str = "releval run", outcome: Path | None = None) -> int:
     """Validate the params file with the -S overrides applied (refused in one line when an
     extra it needs is not installed: ``releval.extras.needed``); make it params.yaml (the file
     DVC's stages read: ``releval.project.params_file``), write the overrides into it (as
     ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
-    imports the flows)."""
-    from releval.params import apply_overrides, parse_params, read_raw
+    imports the flows). ``outcome``: the flow writes its stages' statuses and its error there
+    (JSON), and its console goes to stderr, leaving stdout to the caller's JSON."""
+    from releval.params import apply_overrides, parse_params
     from releval.project.params_file import adopt
 
     try:
-        raw = apply_overrides(read_raw(params), overrides)
+        raw = apply_overrides(_read_params(params), overrides)
         parsed = parse_params(raw, str(params))
         if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
             raise InputError("fusion.systems is empty: the pipeline's later stages read the "
@@ -144,10 +160,12 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
             fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
     return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params),
-                   *(["--verbose"] if verbose else [])])
+                   *(["--verbose"] if verbose else []),
+                   *(["--outcome", str(outcome)] if outcome else [])],
+                  **({"stdout": 2} if outcome else {}))
 
 
-def _child(cmd: list[str]) -> int:
+def _child(cmd: list[str], **kwargs) -> int:
     """Run a project process: one at a time per project, stale DVC locks cleared first, and
     a SIGTERM/SIGINT stops it whole (releval.project.runner)."""
     from releval.project.runner import Stopped, exclusive, run_child
@@ -157,7 +175,7 @@ def _child(cmd: list[str]) -> int:
             if cleared:
                 err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
                           highlight=False)
-            return run_child(cmd)
+            return run_child(cmd, **kwargs)
     except InputError as exc:
         fail(str(exc))
     except Stopped as exc:
@@ -176,17 +194,59 @@ def run_pipeline(
     gate: Annotated[bool, typer.Option(
         "--gate", help="exit 1 when the release gate fails (CI needs one command: "
         "releval run --gate)")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Run the pipeline: DVC stages orchestrated and validated by the Prefect flow; then the
-    summary, the decision and where the report is. Exit 0 when it ran (with ``--gate``: and
-    the gate passed), 1 when the gate failed under ``--gate``, else the flow's status."""
+    summary, the decision and where the report is.
+
+    Exit 0 when it ran (with --gate: and the gate passed), 1 when the gate failed under
+    --gate or the run failed, 2 when a stage refused its input. --json: the stage lines go
+    to stderr and stdout is one JSON document (run_document), whatever the outcome."""
     root = _project_root("releval run")
-    code = _run_flow(params, overrides or [], verbose)
-    if code:
-        raise typer.Exit(code)
-    _show_run(root, "releval run")
-    if gate and not json.loads(artifacts.path("gate.decision", root).read_text())["passed"]:
-        raise typer.Exit(1)
+    if as_json:
+        with tempfile.TemporaryDirectory(prefix="releval-run-") as tmp:
+            outcome = Path(tmp) / "outcome.json"
+            code = _run_flow(params, overrides or [], verbose, outcome=outcome)
+            ran = json.loads(outcome.read_text()) if outcome.exists() else {}
+    else:
+        code = _run_flow(params, overrides or [], verbose)
+        if code:
+            raise typer.Exit(code)
+        _show_run(root, "releval run")
+    decision = artifacts.path("gate.decision", root)
+    passed = not code and json.loads(decision.read_text())["passed"]
+    status = code or (1 if gate and not passed else 0)
+    if as_json:
+        emit(run_document(root, ran, status))
+    raise typer.Exit(status)
+
+
+def run_document(root: Path, ran: dict, status: int) -> dict:
+    """``releval run --json``: ``outcome`` (pass, fail, or error when the run did not
+    finish), ``exit_status``, ``error`` (its one line, or null), ``stages`` (each stage's
+    status and seconds), ``decision`` (verdict, passed, candidate, baseline, failed and
+    not_applicable rules; null when the run did not finish) and ``paths`` (decision, report,
+    summary, receipt, log, relative to the project) with the receipt's ``sha256``."""
+    paths = {key: artifacts.at(name) for key, name in (
+        ("decision", "gate.decision"), ("report", "reports.html"),
+        ("summary", "reports.summary"), ("receipt", "reports.receipt"),
+        ("log", "reports.log"))}
+    finished = not ran.get("error") and (root / paths["decision"]).exists()
+    doc = json.loads((root / paths["decision"]).read_text()) if finished else None
+    receipt = root / paths["receipt"]
+    return {
+        "outcome": "error" if doc is None else verdict(doc["passed"]).lower(),
+        "exit_status": status,
+        "error": ran.get("error"),
+        "stages": ran.get("stages", {}),
+        "decision": None if doc is None else {
+            "verdict": verdict(doc["passed"]), "passed": doc["passed"],
+            "candidate": doc["candidate"], "baseline": doc["baseline"],
+            "failed": doc["failed"], "not_applicable": doc["not_applicable"]},
+        "paths": {key: str(path) for key, path in paths.items()},
+        "sha256": json.loads(receipt.read_text())["sha256"]
+        if finished and receipt.exists() else None,
+    }
 
 
 def reproduce(
@@ -212,24 +272,25 @@ LEDGER = artifacts.path("reports.ledger")
 def history(
     ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
     = LEDGER,
-    fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
-    = TableOrJson.table,
+    as_json: AsJson = False,
 ) -> None:
     """The runs kept in the ledger, oldest first: when, window, receipt, headline figures
     (live and pinned fixture), gate decision, and what moved since the run before
-    (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution)."""
+    (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution).
+    --json: the ledger's entries, one object per kept run."""
     from releval.project.history import entries
 
+    if ledger.exists() and not ledger.is_dir():
+        fail(f"{ledger}: is a file, expected the folder of kept receipts")
     rows = entries(ledger)
-    if fmt == TableOrJson.json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    if as_json:
+        emit(rows)
         return
     if not rows:
         err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
                   highlight=False)
         return
-    out = Console()
-    out = out if out.is_terminal else Console(width=max(out.width, 160))
+    out = console()
     for part in history_view.tables(rows, ledger):
         out.print(part, highlight=False)
 
@@ -306,7 +367,7 @@ def drift(
 
 def _print_drift(found: Diagnosis) -> int:
     """``releval drift``'s report; its exit status."""
-    d, out = found.drift, Console()
+    d, out = found.drift, console()
     out.print(f"drift of {found.system} {found.measure} on the {found.split} split",
               highlight=False)
     for side, rev, value in (("A", found.a, d.figure_a), ("B", found.b, d.figure_b)):
@@ -355,8 +416,10 @@ def demo(
         "in reports/run.log)")] = False,
 ) -> None:
     """Generate the demo data, run the whole pipeline on it and print the summary
-    (``--recsys``: the recommendation demo of examples/recsys-demo.yaml). Outside a project,
-    first make one at DIRECTORY from the example (releval init) and run there."""
+    (--recsys: the recommendation demo of examples/recsys-demo.yaml).
+
+    Outside a project, first make one at DIRECTORY from the example (releval init) and run
+    there."""
     if not _is_project(Path.cwd()):
         example = "recsys-demo.yaml" if recsys else "demo.yaml"
         _require(["pipeline"], "releval demo")  # then what the example's params need
@@ -380,12 +443,13 @@ def demo(
         _show_run(root, "releval demo")
         return
     root = _project_root("releval demo")
-    from releval.params import read_raw
-
     if recsys:
         code = _run_flow(root / RECSYS_DEMO, [], verbose, "releval demo")
     else:
-        source = (read_raw(params).get("prepare") or {}).get("source", "demo")
+        try:
+            source = (_read_params(params).get("prepare") or {}).get("source", "demo")
+        except InputError as exc:
+            fail(str(exc))
         if source in RECOMMENDATION_SOURCES:
             fail(f"{params} is in recommendation mode (prepare.source: {source}); run "
                  "`releval demo --recsys`, or restore the retrieval params (`git checkout "
@@ -438,20 +502,19 @@ def _show_run(root: Path, title: str) -> None:
     from releval.cli.files import print_changed_slices, print_decision, print_paired
 
     summary = json.loads(artifacts.path("evaluate.summary", root).read_text())
-    out = Console()
-    wide = out if out.is_terminal else Console(width=max(out.width, 140))
+    out = console()
     block = summary.get("recommendation")
     if block:
-        wide.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
-                   f"user-queries, qrels: {summary['qrels']}", highlight=False)
-        wide.print(rec.protocol_line(block), highlight=False)
-        for table in _recommendation_tables(summary, title, wide.width):
-            wide.print(table)
-        wide.print(rec.LEGEND, highlight=False, style="dim")
+        out.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
+                  f"user-queries, qrels: {summary['qrels']}", highlight=False)
+        out.print(rec.protocol_line(block), highlight=False)
+        for table in _recommendation_tables(summary, title, out.width):
+            out.print(table)
+        out.print(rec.LEGEND, highlight=False, style="dim")
         for name, show in (("compare.comparison", print_paired),
                            ("slices.summary", print_changed_slices)):
             if (path := artifacts.path(name, root)).exists():
-                show(json.loads(path.read_text()), wide)
+                show(json.loads(path.read_text()), out)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")
@@ -468,14 +531,14 @@ def _show_run(root: Path, title: str) -> None:
                 cells.append("n/a" if m in lacking and entry.get("applicable", True) is False
                              else number(entry.get("value")))
             table.add_row(system, *cells, str(first["n"]), str(first["undefined"]))
-        wide.print(table)
+        out.print(table)
         for m, why in lacking.items():
-            wide.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
-                       highlight=False, style="dim")
+            out.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
+                      highlight=False, style="dim")
     decision = artifacts.path("gate.decision", root)
     if decision.exists():
         doc = json.loads(decision.read_text())
-        print_decision(doc, doc.get("controlled", True) is not False, wide, failed_only=True)
+        print_decision(doc, doc.get("controlled", True) is not False, out, failed_only=True)
     page, summary_page, receipt = (artifacts.at(n) for n in (
         "reports.html", "reports.summary", "reports.receipt"))
     out.print(f"report: {page if (root / page).exists() else summary_page}"

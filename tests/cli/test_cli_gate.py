@@ -65,11 +65,28 @@ def test_no_rules_passes_with_the_note(tmp_path):
     assert result.exit_code == 0 and "note: no rules configured" in result.stdout
 
 
-def test_json_format_prints_the_decision_and_keeps_the_exit_status(tmp_path):
+def test_json_prints_the_decision_and_keeps_the_exit_status(tmp_path):
     doc = decision(max_ms=200.0)
-    result = gate(tmp_path, doc, "--format", "json")
+    result = gate(tmp_path, doc, "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == doc
+
+
+
+def test_piped_output_keeps_each_rule_on_one_line(tmp_path, monkeypatch):
+    """Not a terminal (a pipe, a CI log): no wrap at 80 columns; $COLUMNS when set."""
+    from releval.cli.output import PIPED_WIDTH
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    doc = decision(max_ms=200.0)
+    lines = gate(tmp_path, doc).stdout.splitlines()
+    assert all(len(line) <= PIPED_WIDTH for line in lines)
+    for rule in doc["rules"]:  # name, mark, value, threshold and reason: one row
+        assert any(rule["name"] in line and rule["reason"] in line for line in lines), rule
+    assert len(lines) == len(doc["rules"]) + 6  # title, 3 rules, 2 borders, head, verdict
+    monkeypatch.setenv("COLUMNS", "60")
+    narrow = gate(tmp_path, doc).stdout.splitlines()
+    assert max(map(len, narrow)) == 60 and len(narrow) > len(lines)
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -5,10 +5,17 @@ terminal's width."""
 import io
 import json
 
+import pytest
 from rich.console import Console
 
 from releval.cli.project import _recommendation_tables, _show_run
 from tests.report.sample import BASE, CAND, GATE, REC_SUMMARY, SUMMARY
+
+
+@pytest.fixture(autouse=True)
+def piped(monkeypatch):
+    """stdout is captured, not a terminal, and no width is stated (pytest-xdist states 80)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 def project(tmp_path, summary):
@@ -28,7 +35,24 @@ def test_a_retrieval_run_prints_the_headline_measures(tmp_path, capsys):
     assert "FAIL" in out and "report: reports/summary.md" in out
 
 
-def test_a_recommendation_run_prints_the_measures_by_group(tmp_path, capsys):
+def test_piped_the_reproduce_hint_and_the_gate_rows_are_one_line_each(tmp_path, capsys):
+    from releval.cli.output import PIPED_WIDTH
+
+    root = project(tmp_path, SUMMARY)
+    (root / "reports").mkdir()
+    (root / "reports/receipt.json").write_text(json.dumps({"sha256": "ab" * 32}))
+    _show_run(root, "releval run")
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= PIPED_WIDTH for line in lines)
+    assert ("receipt: reports/receipt.json (sha256 abababababab); check it with `releval "
+            "reproduce reports/receipt.json`, list runs with `releval history`") in lines
+    for rule in GATE["rules"]:
+        if not rule["passed"]:
+            assert any(rule["name"] in line and rule["reason"] in line for line in lines)
+
+
+def test_a_recommendation_run_prints_the_measures_by_group(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "140")  # a stated width: the groups split to fit it
     _show_run(project(tmp_path, REC_SUMMARY), "releval run")
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -119,3 +143,44 @@ def test_run_with_gate_exits_1_when_the_gate_fails_and_0_when_it_passes(tmp_path
     assert CliRunner().invoke(app, ["run", "--gate"]).exit_code == 0
     monkeypatch.setattr(cli, "_run_flow", lambda params, overrides, verbose=False: 2)
     assert CliRunner().invoke(app, ["run", "--gate"]).exit_code == 2  # the flow's own status
+
+
+def test_run_json_is_one_document_with_the_outcome_stages_decision_and_paths(tmp_path,
+                                                                              monkeypatch):
+    from typer.testing import CliRunner
+
+    from releval.cli import app
+    from releval.cli import project as cli
+
+    root = project(tmp_path, SUMMARY)
+    (root / "dvc.yaml").write_text("stages: {}\n")
+    (root / "flows").mkdir()
+    decided = GATE | {"failed": [f"safety {CAND}"], "not_applicable": []}
+    (root / "data/gate/decision.json").write_text(json.dumps(decided))
+    monkeypatch.chdir(root)
+
+    def flow(code, error=None):
+        def run(params, overrides, verbose=False, command="releval run", outcome=None):
+            outcome.write_text(json.dumps({"stages": {"inputs": {"status": "ran",
+                                                                 "seconds": 0.4}},
+                                           "error": error}))
+            return code
+        return run
+
+    monkeypatch.setattr(cli, "_run_flow", flow(0))
+    result = CliRunner().invoke(app, ["run", "--json", "--gate"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 1 == doc["exit_status"]  # the gate failed under --gate
+    assert doc["outcome"] == "fail" and doc["error"] is None
+    assert doc["stages"] == {"inputs": {"status": "ran", "seconds": 0.4}}
+    assert doc["decision"] == {"verdict": "FAIL", "passed": False, "candidate": CAND,
+                               "baseline": BASE, "failed": [f"safety {CAND}"],
+                               "not_applicable": []}
+    assert doc["paths"]["decision"] == "data/gate/decision.json"
+    assert set(doc["paths"]) == {"decision", "report", "summary", "receipt", "log"}
+    monkeypatch.setattr(cli, "_run_flow", flow(2, "data/x.csv: file not found"))
+    refused = CliRunner().invoke(app, ["run", "--json"])
+    doc = json.loads(refused.stdout)
+    assert refused.exit_code == 2 == doc["exit_status"]
+    assert doc["outcome"] == "error" and doc["decision"] is None
+    assert doc["error"] == "data/x.csv: file not found"
