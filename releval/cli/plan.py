@@ -88,11 +88,13 @@ def plan(
     head = {"pilot": source, "baseline": c.baseline, "candidate": c.candidate,
             "alpha": c.alpha, "power": target}
     if as_json:
-        emit({**head, "plans": table.astype(object).where(table.notna(), None)
-              .to_dict(orient="records")})
+        rows = table.astype(object).where(table.notna(), None).to_dict(orient="records")
+        emit({**head, "plans": [{k: int(v) if k.startswith("needed") and v is not None else v
+                                 for k, v in row.items()} for row in rows]})
         return
     out = console()
-    out.print(f"plan: {c.candidate} against {c.baseline}, α {c.alpha}, power {target}; "
+    unit = f"; resampled by {c.cluster} (σ per {c.cluster})" if c.cluster else ""
+    out.print(f"plan: {c.candidate} against {c.baseline}, α {c.alpha}, power {target}{unit}; "
               f"pilot: {source}", highlight=False)
     grid = Table("slice", "measure", "n", "σ [interval]", "MDE", "MDE (simulated)",
                  "min effect", "needed queries [σ's interval]", "needed (simulated)")

@@ -17,8 +17,8 @@ from releval.cli import COMMANDS as FUNCTIONS
 from releval.cli import app, first_sentence
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["metrics", "init", "run", "reproduce", "history", "serve", "drift", "demo", "compare",
-            "gate"]
+COMMANDS = ["metrics", "init", "run", "reproduce", "history", "serve", "drift", "plan", "demo",
+            "compare", "gate"]
 
 
 def test_help_lists_every_command_in_order():
