@@ -78,10 +78,11 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
     self-test's outputs (``releval.report.selftest``), the ledger's ``history``
     (``releval.project.history.entries`` rows; None: no history section content) and
     health/health.json (``health``; None: none measured)."""
+    query_set = query_set_section(split_report, bool(summary.get("recommendation")))
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
-                               p.slices.min_n, health or {}, query_set_section(split_report),
-                               receipt)
-    page = render_summary(summary, split_report, source, stats, ingest, agreement, history)
+                               p.slices.min_n, health or {}, query_set, receipt)
+    page = render_summary(summary, split_report, source, stats, ingest, agreement, history,
+                          receipt)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:
         page += "\n## Self-test\n\n" + "\n".join(checked) + "\n"

@@ -245,15 +245,18 @@ def caption(rows: list[dict], measure: str) -> str:
     return text
 
 
-def history_lines(rows: list[dict] | None) -> list[str]:
-    """The section in markdown (without its heading): the runs table and the newest run's
+def history_lines(rows: list[dict] | None, receipt: dict | None = None) -> list[str]:
+    """The section in markdown (without its heading), like the page's: the line on the
+    lineages (``own``), then the page's lineage alone: the runs table and the newest run's
     over-time comparison (``too_few``: its sentence instead)."""
     if rows is None:
         return []
     if not rows:
         return [NO_RUN]
-    lines = [intro(rows), "", *markdown_table(RUN_HEADER, [[c.replace("|", "\\|") for c in r]
-                                                          for r in run_rows(rows)])]
+    rows, line = own(rows, receipt)
+    table = [[c.replace("|", "\\|") for c in r] for r in run_rows(rows)]
+    lines = [*([line, ""] if line else []), intro(rows), "",
+             *markdown_table(RUN_HEADER, table)]
     if too_few(rows):
         return [*lines, "", too_few(rows)]
     last = newest(rows)

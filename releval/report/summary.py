@@ -193,11 +193,12 @@ def _query_set_lines(q: dict, recommendation: bool = False) -> list[str]:
     return lines
 
 
-def query_set_section(split_report: dict) -> list[str]:
+def query_set_section(split_report: dict, recommendation: bool = False) -> list[str]:
     """decision.md's "## Query set" section: the evaluated query set and its coverage (the
-    split section's table); none when the split report does not describe it."""
+    split section's table; ``recommendation``: without the risk categories); none when the
+    split report does not describe it."""
     q = split_report.get("query_set")
-    return ["", "## Query set", *_query_set_lines(q)] if q else []
+    return ["", "## Query set", *_query_set_lines(q, recommendation)] if q else []
 
 
 def _split_section(r: dict, recommendation: bool = False) -> list[str]:
@@ -249,15 +250,16 @@ def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: 
 
 
 def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
-                   ingest: dict, agreement: dict, history: list[dict] | None = None) -> str:
+                   ingest: dict, agreement: dict, history: list[dict] | None = None,
+                   receipt: dict | None = None) -> str:
     """The summary page, from the evaluation's summary.json, the split report, the data's
     source.json, each system's run_stats.json and the judgments' ingest.json and
     agreement.json; then, where ``history`` (the ledger's ``entries`` rows) is given, its
-    "## History" part (``releval.report.history``)."""
+    "## History" part: the lineage of ``receipt`` (``releval.report.history``)."""
     lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
              *_judgments_section(ingest, agreement, summary.get("unjudged")),
              *_route_hits_section(summary.get("route_hits", {})), "",
              *_split_section(split_report, bool(summary.get("recommendation")))]
     if history is not None:
-        lines += ["", "## History", "", *history_lines(history)]
+        lines += ["", "## History", "", *history_lines(history, receipt)]
     return "\n".join(lines) + "\n"

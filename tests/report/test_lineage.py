@@ -71,3 +71,27 @@ def test_a_receipt_without_params_is_derived_and_says_so():
     found = ledger.lineage(doc)
     assert found["mode"] == "?" and found["measures"] == [sample.MEASURE]
     assert found["derived"] and "no params" in found["derived"][0]
+
+
+
+def test_the_summary_pages_history_is_its_receipts_lineage(folder):
+    docs = [doc for _, doc in sample.lineage_docs()]
+    rows = ledger.entries(folder)
+    text = "\n".join(history.history_lines(rows, docs[1]))
+    assert "Lineage: recommendation" in text and "1 other lineage(s) (2 run(s))" in text
+    retrieval = "\n".join(history.history_lines(rows, docs[2]))
+    assert "Lineage: retrieval" in retrieval and "| 2 |" not in retrieval.split("Lineage")[0]
+
+
+def test_decision_md_leaves_the_risk_categories_out_of_a_recommendation_query_set():
+    from releval.report.summary import RISK_LEFT_OUT, query_set_section
+
+    q = {"splits": ["test"], "queries": 3, "weight": 3.0, "untagged": 0,
+         "sources": {"log": {"count": 3, "share": 1.0, "weight": 3.0, "weight_share": 1.0}},
+         "categories": {"negation": {"count": 0, "from_text": 0, "share": 0.0,
+                                     "weight_share": 0.0, "minimum": None, "covered": None,
+                                     "underwrites": []}},
+         "undercovered": []}
+    recommendation = "\n".join(query_set_section({"query_set": q}, recommendation=True))
+    assert RISK_LEFT_OUT in recommendation and "negation" not in recommendation
+    assert "negation" in "\n".join(query_set_section({"query_set": q}))
