@@ -142,8 +142,9 @@ def _delta(before: float | None, after: float | None) -> float | None:
 def entries(folder: Path) -> list[dict]:
     """One row per kept run, oldest first: file, sha256 (12), finished_at, schedule (the
     scheduled run's deployment, flow run and window, or None), commit, baseline, candidate,
-    headline measure, decision, failed rules, figures, fixture and over_time (as the
-    receipt kept it); an unreadable file gives {file, problem}."""
+    headline measure, decision, failed rules, figures, fixture, over_time (as the
+    receipt kept it) and looks (``releval.decision.looks.taken``; None: a receipt written
+    before looks were recorded, unknown); an unreadable file gives {file, problem}."""
     rows = []
     for path, doc in kept(folder):
         if doc is None:
@@ -161,5 +162,5 @@ def entries(folder: Path) -> list[dict]:
                      "failed": head.get("failed", []),
                      "controlled": head.get("controlled", True),
                      "figures": r.get("figures"), "fixture": r.get("fixture"),
-                     "over_time": run.get("over_time")})
+                     "over_time": run.get("over_time"), "looks": r.get("looks")})
     return rows
