@@ -37,7 +37,7 @@ from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
 from releval.report import change, health, history, training
 from releval.report import recommendation as rec
-from releval.report.decision import WORKSHEET_ROWS
+from releval.report.decision import WORKSHEET_ROWS, reuse
 from releval.report.formats import (
     HARD_NEGATIVES,
     HARD_NEGATIVES_LEGEND,
@@ -204,6 +204,8 @@ def decision_section(inputs: ReportInputs) -> Raw:
     failed = [o["name"] for o in gate.get("rules", []) if not o["passed"]]
     if failed:
         parts.append(_tag("p", "Failed: " + "; ".join(failed), class_="failed"))
+    if reuse(gate):
+        parts.append(_tag("p", reuse(gate), class_="note"))
     differences = gate.get("differences") or c.get("differences") or []
     if not controlled:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
