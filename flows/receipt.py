@@ -58,7 +58,7 @@ def write_looks(params_path: str) -> bool:
     rerun of the same candidates leaves the gate's input as it was. True when it changed."""
     before = _recorded()
     recorded = before if before is not None else looks.from_ledger(
-        doc for _, doc in history.kept(LEDGER))
+        (run.get("looks"), run.get("finished_at")) for run in history.entries(LEDGER))
     after = looks.record(recorded, _looks(load_params(params_path)),
                          datetime.now(UTC).date().isoformat())
     if after == before:

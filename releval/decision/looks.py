@@ -19,8 +19,8 @@ fusion is tuned on (``TUNING_SPLIT``): tuning spends the validation set, not the
 
 The looks file (``reports.looks``: ``{"looks": [look + first_seen], "unrecorded": n}``) holds
 the distinct (set, candidate) looks with the date each was first seen (``record``), built
-from the ledger's receipts where it is missing (``from_ledger``: a receipt without looks,
-written before they were recorded, or unreadable is counted in ``unrecorded``, never
+from the ledger where it is missing (``from_ledger``: a run whose receipt has no looks,
+written before they were recorded, or is unreadable is counted in ``unrecorded``, never
 guessed). ``count`` gives the decision's ``looks`` entry: the distinct candidates on the
 evaluated set among the recorded looks and the current one.
 """
@@ -91,16 +91,16 @@ def record(doc: dict, looks: Iterable[dict], when: str) -> dict:
     return {"looks": [*doc.get("looks", []), *added], "unrecorded": doc.get("unrecorded", 0)}
 
 
-def from_ledger(receipts: Iterable[dict | None]) -> dict:
-    """The looks file from the ledger's receipts, oldest first (None: unreadable): each
-    receipt's ``looks`` first seen on its finish date; one without them is ``unrecorded``."""
+def from_ledger(runs: Iterable[tuple[list[dict] | None, str | None]]) -> dict:
+    """The looks file from the ledger's runs, oldest first, each (its receipt's ``looks``,
+    its finish time): its looks first seen on that date; a run without looks (None: written
+    before they were recorded, or unreadable) is ``unrecorded``."""
     doc: dict = {"looks": [], "unrecorded": 0}
-    for receipt in receipts:
-        looks = (receipt or {}).get("receipt", {}).get("looks")
+    for looks, finished in runs:
         if looks is None:
             doc["unrecorded"] += 1
             continue
-        doc = record(doc, looks, (receipt["run"].get("finished_at") or "")[:10])
+        doc = record(doc, looks, (finished or "")[:10])
     return doc
 
 

@@ -17,7 +17,8 @@ change of the mean between the two instruments, with e = ``compare.min_effect``:
   runs do not both have a live mean.
 
 ``entries`` reads the ledger for ``releval history``, the report's history section and
-``reports/plots/history.csv``.
+``reports/plots/history.csv``; ``reuse`` says how many decisions the newest run's evaluated
+set has informed (``releval.decision.looks``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from releval import artifacts
+from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
@@ -164,3 +166,14 @@ def entries(folder: Path) -> list[dict]:
                      "figures": r.get("figures"), "fixture": r.get("fixture"),
                      "over_time": run.get("over_time"), "looks": r.get("looks")})
     return rows
+
+
+def reuse(rows: list[dict]) -> str | None:
+    """How many decisions the evaluated set of the newest run with looks has informed, over
+    the ledger's ``entries`` (``looks.sentence``); None when no run recorded looks."""
+    newest = next((r for r in reversed(rows) if r.get("looks")), None)
+    if newest is None:
+        return None
+    doc = looks.from_ledger((r.get("looks"), r.get("finished_at")) for r in rows)
+    return looks.sentence(looks.count(doc, newest["looks"][0],
+                                      (newest["finished_at"] or "")[:10]))

@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+from releval.cli.history import tables
 from releval.data import contracts as S
 from releval.decision import looks
 from releval.decision.gate import RULES, decide
@@ -10,6 +11,8 @@ from releval.decision.gate.holdout import check
 from releval.documents.decision import Decision
 from releval.params import Params
 from releval.params.rules import HoldoutRule
+from releval.project import history
+from releval.project.receipt import digest, write
 from tests import documents
 from tests.frames import QRELS, SPLIT
 
@@ -82,16 +85,27 @@ def test_fusion_tuning_counts_against_the_validation_set_not_the_test_set(tmp_pa
 
 def test_receipts_without_looks_are_counted_as_unrecorded_and_said(tmp_path):
     look = looks.evaluated(P, SPLIT, QRELS, runs(tmp_path, hybrid=["d1"]))
-    older = {"receipt": {"schema": "releval.project.receipt/1"},
-             "run": {"finished_at": "2025-12-01T10:00:00+00:00"}}
-    newer = {"receipt": {"looks": [look]}, "run": {"finished_at": "2026-01-05T10:00:00+00:00"}}
-    doc = looks.from_ledger([older, None, newer, newer])
+    ledger = tmp_path / "runs"
+    for name, r, finished in (
+            ("20251201T100000Z-a", {"schema": "releval.project.receipt/1"}, "2025-12-01"),
+            ("20260105T100000Z-b", {"looks": [look]}, "2026-01-05"),
+            ("20260106T100000Z-c", {"looks": [look]}, "2026-01-06")):
+        r |= {"code": {"commit": "abc", "dirty": False}, "work": {"queries_evaluated": 1},
+              "inputs": {}}
+        write(ledger / f"{name}.json", {"receipt": r, "sha256": digest(r),
+                                         "run": {"finished_at": f"{finished}T10:00:00+00:00"}})
+    (ledger / "20260107T100000Z-d.json").write_text("{")  # unreadable
+    rows = history.entries(ledger)
+    doc = looks.from_ledger((r.get("looks"), r.get("finished_at")) for r in rows)
     assert doc == {"looks": [{**look, "first_seen": "2026-01-05"}], "unrecorded": 2}
     counted = looks.count(doc, look, DAY3)
     assert (counted["count"], counted["since"], counted["unrecorded"]) == (1, "2026-01-05", 2)
-    assert looks.sentence(counted) == (
-        f"this test set ({look['set'][:12]}) has informed 1 decision since 2026-01-05 (2 "
-        "earlier run(s) in the ledger recorded no looks and are not counted)")
+    said = (f"this test set ({look['set'][:12]}) has informed 1 decision since 2026-01-05 (2 "
+            "earlier run(s) in the ledger recorded no looks and are not counted)")
+    assert looks.sentence(counted) == said
+    assert history.reuse(rows) == said
+    assert f"reuse: {said}" in tables(rows, ledger)  # `releval history`'s line
+    assert history.reuse(rows[:1]) is None  # no run recorded looks: nothing to say
 
 
 def counted(n: int) -> dict:

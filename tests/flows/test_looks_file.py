@@ -20,7 +20,8 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text("base: {seed: 1}\n")
     write_looks_inputs(tmp_path, runs=[RUN])
     (tmp_path / LOOKS).unlink()
-    older = {"schema": "releval.project.receipt/1", "work": {}}
+    older = {"schema": "releval.project.receipt/1", "code": {"commit": "abc", "dirty": False},
+             "work": {"queries_evaluated": 1}, "inputs": {}}
     write(tmp_path / LEDGER / "20251201T100000Z-a.json",
           {"receipt": older, "sha256": digest(older),
            "run": {"finished_at": "2025-12-01T10:00:00+00:00"}})
