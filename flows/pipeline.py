@@ -35,7 +35,7 @@ from prefect.states import Failed
 
 from flows import validated
 from flows.console import LOG, Board, offline_env, quiet
-from flows.receipt import write_receipt
+from flows.receipt import write_looks, write_receipt
 from releval import artifacts, executor
 from releval.documents.decision import Decision
 from releval.errors import InputError
@@ -44,6 +44,7 @@ from releval.project import template
 
 VALIDATION_DIR = artifacts.path("validation.reports")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
+GATE_STAGE = "gate"  # reads the looks file (reports.looks): this run's looks added just before
 BOARD: list[Board] = []  # the quiet console's stage lines while main() shows one
 
 
@@ -209,6 +210,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
             except InputError as exc:
                 get_run_logger().error(str(exc))
                 return Failed(message=str(exc))
+        if stage == GATE_STAGE and stage not in skip and write_looks(params_path):
+            fresh.changed = True  # a new look: the gate must count it
         _show("start", stage)
         if stage in skip:
             record[stage] = "kept"

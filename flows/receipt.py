@@ -1,6 +1,7 @@
 """The run's receipt, written after every stage ran: the catalog's ``reports.receipt`` and a
 copy in the ledger (``reports.ledger``), from the pipeline's outputs (read where the catalog,
-``releval.artifacts``, puts them) and dvc.lock (releval.project.receipt)."""
+``releval.artifacts``, puts them) and dvc.lock (releval.project.receipt); and the looks file
+(``reports.looks``, ``releval.decision.looks``), kept before the gate reads it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 import yaml
 
 from releval import artifacts
+from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.no_answer import evaluated_queries
 from releval.params import load_params, read_raw
@@ -21,6 +23,7 @@ from stages.common import read_doc, read_table, system_files
 
 RECEIPT = artifacts.path("reports.receipt")
 LEDGER = artifacts.path("reports.ledger")
+LOOKS = artifacts.path("reports.looks")
 SYSTEMS = (artifacts.group_folder("candidates"), artifacts.group_folder("fused"))
 
 
@@ -32,6 +35,36 @@ def _current(lock: dict, names: set[str]) -> dict:
 def _results(p, queries: pd.Series) -> dict[str, dict[str, str]]:
     return {name: receipt.result_digests(read_table(path), queries)
             for name, path in system_files(p, *SYSTEMS, "run").items()}
+
+
+def _looks(p) -> list[dict]:
+    """This run's looks (``looks.taken``) from its split, qrels and runs."""
+    split, qrels = (read_table(artifacts.path(n)) for n in ("split.split", "judgments.qrels"))
+    return looks.taken(p, split, qrels, system_files(p, *SYSTEMS, "run"))
+
+
+def _recorded() -> dict | None:
+    """``LOOKS`` as written, None when missing or unreadable."""
+    try:
+        doc = json.loads(LOOKS.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def write_looks(params_path: str) -> bool:
+    """Add this run's looks to ``LOOKS`` (rebuilt from the ledger where it is missing or
+    unreadable), each first seen today; the file is rewritten only when a look is new, so a
+    rerun of the same candidates leaves the gate's input as it was. True when it changed."""
+    before = _recorded()
+    recorded = before if before is not None else looks.from_ledger(
+        (run.get("looks"), run.get("finished_at")) for run in history.entries(LEDGER))
+    after = looks.record(recorded, _looks(load_params(params_path)),
+                         datetime.now(UTC).date().isoformat())
+    if after == before:
+        return False
+    receipt.write(LOOKS, after)
+    return True
 
 
 def _headline(p, metrics: dict, decision: dict) -> dict:
@@ -76,6 +109,7 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
                          checked=checked,
                          figures=comparison.get("figures"),
                          fixture=fixture if fixture.get("fixture") else None,
+                         looks=_looks(p),
                          ran=ran | {"headline": _headline(p, metrics, decision),
                                     "inputs_lock": lock["stages"].get("inputs")})
 

@@ -143,6 +143,7 @@ CATALOG: dict[str, Artifact] = {a.name: a for a in [
     *_group("reports", "reports", None,
             A("receipt", "receipt.json", "json"),
             A("ledger", "runs", "dir"),
+            A("looks", "looks.json", "json"),
             A("reproduced", "reproduced.json", "json"),
             A("params", "params", "dir"),
             A("log", "run.log", "log"),

@@ -2,7 +2,9 @@
 
 Reads the comparison, the slices, the safety report, the metrics, the evaluation summary
 (system-level values, applicability), each system's latency (run_stats.json) and health
-(health.json), and the query set's description (split_report.json's ``query_set``); the
+(health.json), the query set's description (split_report.json's ``query_set``) and the
+evaluated set's looks (the split, the qrels, the candidate's run and the looks file,
+``releval.decision.looks``: the decisions the set has informed, this one included); the
 comparison, the summary, the run stats and the health report are read through their models
 (``releval.documents``: a renamed or missing key stops the stage naming the file); writes
 data/gate/decision.json (``releval.decision.gate.decide``, with the rollback thresholds) and
@@ -13,11 +15,13 @@ decision; ``releval gate`` turns the decision into the exit status for CI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from releval import artifacts
+from releval.decision import looks
 from releval.decision.gate import RULES, decide
 from releval.decision.gate.evidence import Evidence, check_sides
 from releval.documents.comparison import Comparison
@@ -55,17 +59,19 @@ def directions(rules) -> dict[str, str]:
 
 def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, metrics: dict,
         latency: dict[str, Latency], summary: Summary, health: Health | None = None,
-        query_set: dict | None = None) -> Outputs:
+        query_set: dict | None = None, looked: dict | None = None) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``, with the
     ``gate.rollback`` thresholds; a comparison of other systems than params name is stale
     input and is rejected. ``latency``: system -> its run_stats.json's ``latency_ms``;
     ``health``: health/health.json; ``summary``: evaluate/summary.json; ``query_set``:
-    split/split_report.json's query_set."""
+    split/split_report.json's query_set; ``looked``: the evaluated set's look count
+    (``releval.decision.looks.count``), bounded by ``query_set.max_looks``."""
     evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
                         comparison=comparison, slices=slices, safety=safety, metrics=metrics,
                         latency=latency, summary=summary.systems,
                         better=directions(p.gate.rules), health=health,
-                        query_set=query_set or {})
+                        query_set=query_set or {}, looks=looked or {},
+                        max_looks=p.query_set.max_looks)
     check_sides(evidence)
     return Outputs(decide(p.gate.rules, evidence, p.gate.rollback))
 
@@ -88,6 +94,14 @@ def read_latency(p: Params, candidates: str | Path, fused: str | Path) -> dict[s
             if stats.exists()}
 
 
+def count_looks(p: Params, split: pd.DataFrame, qrels: pd.DataFrame, candidates: str | Path,
+                fused: str | Path, recorded: dict) -> dict:
+    """The evaluated set's look count: the looks file ``recorded`` and this run's look of
+    ``compare.candidate`` (first seen today when not recorded)."""
+    look = looks.evaluated(p, split, qrels, system_files(p, candidates, fused, "run"))
+    return looks.count(recorded, look, datetime.now(UTC).date().isoformat())
+
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--compare", default=artifacts.at("compare.comparison"))
@@ -97,6 +111,9 @@ def main() -> None:
     ap.add_argument("--summary", default=artifacts.at("evaluate.summary"))
     ap.add_argument("--health", default=artifacts.at("health.report"))
     ap.add_argument("--split-report", default=artifacts.at("split.report"))
+    ap.add_argument("--split", default=artifacts.at("split.split"))
+    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
+    ap.add_argument("--looks", default=artifacts.at("reports.looks"))
     ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
     ap.add_argument("--fused", default=artifacts.group_folder("fused"))
     ap.add_argument("--out", default=artifacts.folder("gate"))
@@ -105,7 +122,9 @@ def main() -> None:
     result = run(p, Comparison.read(args.compare), read_table(args.slices),
                  read_doc(args.safety), read_doc(args.metrics),
                  read_latency(p, args.candidates, args.fused), Summary.read(args.summary),
-                 Health.read(args.health), read_doc(args.split_report).get("query_set"))
+                 Health.read(args.health), read_doc(args.split_report).get("query_set"),
+                 count_looks(p, read_table(args.split), read_table(args.qrels), args.candidates,
+                             args.fused, read_doc(args.looks)))
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 

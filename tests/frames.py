@@ -1,5 +1,7 @@
 """Tiny documents, queries, run and qrels tables per the contracts, shared by the tests."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from releval.data import contracts as S
@@ -40,3 +42,24 @@ def frames(ranked: dict[str, list[str]], grades: dict[str, dict[str, int]]):
     qrels = pd.DataFrame([(q, d, g) for q, gs in grades.items() for d, g in gs.items()],
                          columns=["query_id", "doc_id", "grade"])
     return run, qrels
+
+
+SPLIT = pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3", "q4"],
+                      S.SPLIT: ["train", "validation", "test", "test"]})
+QRELS = pd.DataFrame({S.QUERY_ID: ["q2", "q3", "q3", "q4"], S.DOC_ID: ["d1", "d1", "d2", "d3"],
+                      S.GRADE: [1, 2, 0, 1]})
+
+
+def write_looks_inputs(root, split="data/split/split.parquet",
+                       qrels="data/judgments/qrels.parquet", looks="reports/looks.json",
+                       runs=("data/fused/hybrid/run.parquet",)) -> None:
+    """What the gate stage counts looks from, under ``root``: ``SPLIT``, ``QRELS``, an empty
+    looks file and a run file per path of ``runs``."""
+    root = Path(root)
+    for path in (split, qrels, looks, *runs):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+    SPLIT.to_parquet(root / split, index=False)
+    QRELS.to_parquet(root / qrels, index=False)
+    (root / looks).write_text('{"looks": [], "unrecorded": 0}\n')
+    for path in runs:
+        pd.DataFrame({S.QUERY_ID: ["q3"], S.DOC_ID: ["d1"]}).to_parquet(root / path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from releval.project.history import reuse
 from releval.report import history as h
 
 
@@ -20,11 +21,14 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
 
 
 def tables(rows: list[dict], ledger: Path) -> list[Table | str]:
-    """What ``releval history`` prints, in order: the runs, then what the newest run is set
-    against and its decomposition per system and measure (UNCONTROLLED)."""
+    """What ``releval history`` prints, in order: the runs, how many decisions the newest
+    run's evaluated set has informed, then what the newest run is set against and its
+    decomposition per system and measure (UNCONTROLLED)."""
     out: list[Table | str] = [_table(f"runs kept in {ledger}, oldest first "
                                      f"({h.headline(rows) or '?'}: mean [95% CI])",
                                      h.RUN_HEADER, h.run_rows(rows))]
+    if reuse(rows):
+        out.append(f"reuse: {reuse(rows)}")
     if h.too_few(rows):
         return [*out, h.too_few(rows)]
     last = h.newest(rows)

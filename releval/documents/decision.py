@@ -1,5 +1,5 @@
-"""decision.json (stage ``gate``): every rule's outcome, the verdict and the rollback
-thresholds (``releval.decision.gate.decide``)."""
+"""decision.json (stage ``gate``): every rule's outcome, the verdict, the rollback
+thresholds and the evaluated set's look count (``releval.decision.gate.decide``)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,17 @@ class Rollback(Fixed):
     headroom: Number
 
 
+class Looks(Fixed):
+    """The evaluated set's reuse (``releval.decision.looks.count``)."""
+
+    split: str
+    digest: str
+    candidate: str
+    count: int
+    since: str
+    unrecorded: int
+
+
 class Decision(Document):
     passed: bool
     baseline: str
@@ -45,6 +56,7 @@ class Decision(Document):
     not_applicable: list[str]
     note: str | None
     rollback: list[Rollback]
+    looks: Looks | None = None  # absent from decisions written before looks were counted
 
     @property
     def verdict(self) -> str:

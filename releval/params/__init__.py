@@ -232,9 +232,12 @@ class Health(Section):
 class QuerySet(Section):
     """What the evaluated query set must cover (``releval.data.query_set``): the fewest
     evaluated queries per risk category (a key of ``RISK_CATEGORIES``; the gate's
-    ``coverage`` rule fails a category below it)."""
+    ``coverage`` rule fails a category below it); the most decisions the evaluated set may
+    inform before it is no longer held out (``max_looks``; the gate's ``holdout`` rule, n/a
+    while unset: ``releval.decision.looks``)."""
 
     min_per_category: dict[str, Annotated[int, Field(ge=0)]] = {}
+    max_looks: int | None = Field(None, ge=1)
 
 
 class Fixture(Section):

@@ -69,6 +69,13 @@ class CoverageRule(Section):
     rule: Literal["coverage"] = "coverage"
 
 
+class HoldoutRule(Section):
+    """The evaluated set has informed at most ``query_set.max_looks`` decisions (distinct
+    candidates compared on it, this one included: ``releval.decision.looks``)."""
+
+    rule: Literal["holdout"] = "holdout"
+
+
 class LatencyRule(Section):
     """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
 
@@ -170,6 +177,7 @@ RULE_MODELS: dict[str, tuple[type[Section], bool]] = {
     "no_answer": (NoAnswerRule, True),
     "judged": (JudgedRule, True),
     "coverage": (CoverageRule, True),
+    "holdout": (HoldoutRule, True),
     "latency": (LatencyRule, False),  # needs max_ms
     "not_worse": (NotWorse, False),  # needs a measure
     "guarded": (Guarded, False),  # needs a primary and its guards

@@ -23,7 +23,8 @@ different lineages are never set against each other: ``previous`` finds the newe
 the same lineage, and the report draws one lineage at a time.
 
 ``entries`` reads the ledger for ``releval history``, the report's history section and
-``reports/plots/history.csv``.
+``reports/plots/history.csv``; ``reuse`` says how many decisions the newest run's evaluated
+set has informed (``releval.decision.looks``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from releval import artifacts
+from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
@@ -191,8 +193,9 @@ def entries(folder: Path) -> list[dict]:
     """One row per kept run, oldest first: run (its place in the ledger, 1 the oldest), file,
     sha256 (12), finished_at, schedule (the scheduled run's deployment, flow run and window,
     or None), commit, baseline, candidate, headline measure, decision, failed rules, figures,
-    fixture, over_time (as the receipt kept it) and lineage (``lineage``); an unreadable
-    file gives {run, file, problem}."""
+    fixture, over_time (as the receipt kept it), lineage (``lineage``) and looks
+    (``releval.decision.looks.taken``; None: a receipt written before looks were recorded,
+    unknown); an unreadable file gives {run, file, problem}."""
     rows = []
     for i, (path, doc) in enumerate(kept(folder), start=1):
         if doc is None:
@@ -210,5 +213,17 @@ def entries(folder: Path) -> list[dict]:
                      "failed": head.get("failed", []),
                      "controlled": head.get("controlled", True),
                      "figures": r.get("figures"), "fixture": r.get("fixture"),
-                     "over_time": run.get("over_time"), "lineage": lineage(doc)})
+                     "over_time": run.get("over_time"), "lineage": lineage(doc),
+                     "looks": r.get("looks")})
     return rows
+
+
+def reuse(rows: list[dict]) -> str | None:
+    """How many decisions the evaluated set of the newest run with looks has informed, over
+    the ledger's ``entries`` (``looks.sentence``); None when no run recorded looks."""
+    newest = next((r for r in reversed(rows) if r.get("looks")), None)
+    if newest is None:
+        return None
+    doc = looks.from_ledger((r.get("looks"), r.get("finished_at")) for r in rows)
+    return looks.sentence(looks.count(doc, newest["looks"][0],
+                                      (newest["finished_at"] or "")[:10]))

@@ -11,13 +11,18 @@ the self-test's outcome (relations, trials reached and passed, each oracle's agr
 the headline metrics, the over-time figures (per system and measure: mean, CI and the
 per-slice table: ``releval.decision.over_time``), the pinned fixture's figures, per system
 and evaluated query a digest of its ordered result ids
-and scores (no query text), and the work done. X holds what a rerun cannot repeat: when it
-ran (and, for a scheduled run, its deployment, flow run and window), its headline and
+and scores (no query text), the run's looks (the evaluated set's and the tuning split's
+content digests, each with the identity of what was compared on it:
+``releval.decision.looks.taken``) and the work done. X holds what a rerun cannot repeat:
+when it ran (and, for a scheduled run, its deployment, flow run and window), its headline and
 decision, and the digests of the outputs in ``APART`` (measured
 latencies; the ingestion counts that depend on judgments carried over from earlier runs),
 each with the reason.
 
 Canonical JSON: keys sorted, no insignificant whitespace, UTF-8; floats as Python's repr.
+
+``SCHEMA`` versions R: ``/2`` added ``looks``; a ``/1`` receipt has none and is read as is
+(its looks are unknown: ``releval.decision.looks.from_ledger`` counts it as unrecorded).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from releval.metrics.ranking import TIE_POLICY
 from releval.params import Params
 from releval.project import template
 
-SCHEMA = "releval.project.receipt/1"
+SCHEMA = "releval.project.receipt/2"
 PACKAGES = ("releval", "numpy", "pandas", "pyarrow", "bm25s", "PyStemmer",
             "sentence-transformers", "torch", "faiss-cpu", "scikit-learn", "prefect", "dvc",
             "great-expectations")
@@ -196,7 +201,7 @@ def work(p: Params, summary: dict, qrels: int, slices: dict, comparison: dict,
 def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
           results: dict[str, dict[str, str]], models: dict[str, str], work_done: dict,
           ran: dict, checked: dict | None = None, figures: dict | None = None,
-          fixture: dict | None = None) -> dict:
+          fixture: dict | None = None, looks: list[dict] | None = None) -> dict:
     """The receipt document (see the module docstring)."""
     inputs, outputs, apart = lock_digests(lock)
     receipt = {
@@ -215,6 +220,7 @@ def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
         "figures": figures,
         "fixture": fixture,
         "results": results,
+        "looks": looks or [],
         "work": work_done,
     }
     return {"receipt": receipt, "sha256": digest(receipt), "run": ran | {"apart": apart}}
@@ -261,7 +267,8 @@ def differences(old: dict, new: dict, limit: int = 10) -> list[str]:
         if a["inputs"].get(path) != b["inputs"].get(path):
             lines.append(f"input {path}: {a['inputs'].get(path)} → {b['inputs'].get(path)}")
     for key in ("code", "params", "seeds", "tie_policy", "packages", "routes",
-                "metric_definitions_sha256", "selftest", "work", "figures", "fixture"):
+                "metric_definitions_sha256", "selftest", "work", "figures", "fixture",
+                "looks"):
         if a.get(key) != b.get(key):
             lines.append(f"{key}: {_brief(a.get(key), b.get(key))}")
     moved = [(s, m, v, b["metrics"].get(s, {}).get(m))

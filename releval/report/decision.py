@@ -2,13 +2,14 @@
 comparison with the kind of change it declares (what it holds fixed, its inspections) and
 the further comparisons, the training variance over seeds, its slices, no-answer and safety,
 failures by layer, system health with freshness and the rollback thresholds, the query set's
-coverage, and the release gate."""
+coverage, and the release gate with the evaluated set's reuse (its looks)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from releval import artifacts
+from releval.decision.looks import sentence
 from releval.diagnosis import worksheet
 from releval.report import change, health, training
 from releval.report.formats import (
@@ -143,11 +144,21 @@ def _failures_section(failures: dict, sheet: pd.DataFrame) -> list[str]:
                     worksheet.markdown(sheet, limit=WORKSHEET_ROWS)]
 
 
+def reuse(decision: dict) -> str | None:
+    """"Reuse: this test set (…) has informed N decisions since D." from decision.json's
+    ``looks``; None for a decision written before looks were counted."""
+    looks = decision.get("looks")
+    return None if not looks else f"Reuse: {sentence(looks)}."
+
+
 def _gate_section(decision: dict) -> list[str]:
-    """The verdict, then each rule with its value, threshold and reason."""
+    """The verdict, the evaluated set's reuse, then each rule with its value, threshold and
+    reason."""
     label = "" if decision.get("controlled", True) else " (UNCONTROLLED)"
+    line = reuse(decision)
     lines = ["", f"## Release gate: {verdict(decision['passed'])}{label}", "",
-             f"{decision['candidate']} against {decision['baseline']}.", ""]
+             f"{decision['candidate']} against {decision['baseline']}.", "",
+             *([line, ""] if line else [])]
     checked, apart = split_applicable(decision["rules"])
     rows = [[mark(o["passed"]), o["name"], significant(o["value"]), significant(o["threshold"]),
              o["reason"]] for o in checked]

@@ -44,7 +44,7 @@ from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
 from releval.report import change, health, history, training
 from releval.report import recommendation as rec
-from releval.report.decision import WORKSHEET_ROWS
+from releval.report.decision import WORKSHEET_ROWS, reuse
 from releval.report.formats import (
     HARD_NEGATIVES,
     HARD_NEGATIVES_LEGEND,
@@ -271,6 +271,8 @@ def decision_section(inputs: ReportInputs) -> Raw:
              Raw(f'<p class="lead"><strong>{esc(gate["candidate"])}</strong> (candidate) '
                  f'against <strong>{esc(gate["baseline"])}</strong> (baseline) · {status}'
                  "</p>")]
+    if reuse(gate):
+        parts.append(_tag("p", reuse(gate), class_="note"))
     differences = gate.get("differences") or c.get("differences") or []
     if not controlled:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '

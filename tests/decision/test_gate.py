@@ -14,6 +14,7 @@ from releval.metrics.engine import missing
 from releval.params import Gate, Params, Rule
 from releval.params.rules import (
     CoverageRule,
+    HoldoutRule,
     JudgedRule,
     LatencyRule,
     NoAnswerRule,
@@ -82,14 +83,14 @@ def test_registry_covers_every_rule_of_the_params_contract():
     (union, _) = typing.get_args(Rule)
     literals = {model.model_fields["rule"].default for model in typing.get_args(union)}
     assert set(RULES) == literals == {"no_regression", "safety", "no_answer", "judged",
-                                      "coverage", "latency", "not_worse", "guarded",
-                                      "health", "seeds"}
+                                      "coverage", "holdout", "latency", "not_worse",
+                                      "guarded", "health", "seeds"}
     assert all(RULES[name].params.model_fields["rule"].default == name for name in RULES)
 
 
 def test_default_rules_are_the_registry_defaults():
     assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule(),
-                            CoverageRule()]
+                            CoverageRule(), HoldoutRule()]
     assert [name for name, r in RULES.items() if not r.default] == [
         "latency", "not_worse", "guarded", "health", "seeds"]  # each needs its settings
 

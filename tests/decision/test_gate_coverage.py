@@ -14,6 +14,7 @@ from releval.params import Params
 from releval.params.rules import CoverageRule
 from stages.gate import main, run
 from tests.documents import comparison, health, read_comparison, read_summary, summary
+from tests.frames import write_looks_inputs
 
 RULE = CoverageRule()
 
@@ -98,11 +99,14 @@ def test_the_gate_stage_reads_the_split_reports_query_set(tmp_path, monkeypatch)
         (tmp_path / f"{name}.json").write_text(json.dumps(doc))
     (tmp_path / "split_report.json").write_text(json.dumps({"query_set": QUERY_SET}))
     pd.DataFrame({"dimension": ["all"]}).to_parquet(tmp_path / "slices.parquet")
+    write_looks_inputs(tmp_path, "split.parquet", "qrels.parquet", "looks.json",
+                       ["fused/hybrid/run.parquet"])
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", [
         "stages.gate", "--compare", "comparison.json", "--slices", "slices.parquet",
         "--safety", "safety.json", "--metrics", "metrics.json", "--summary", "summary.json",
         "--health", "health.json", "--split-report", "split_report.json",
+        "--split", "split.parquet", "--qrels", "qrels.parquet", "--looks", "looks.json",
         "--candidates", "candidates", "--fused", "fused", "--out", "gate"])
     main()
     written = json.loads((tmp_path / "gate/decision.json").read_text())

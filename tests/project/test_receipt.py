@@ -7,7 +7,7 @@ import pytest
 
 from releval.errors import InputError
 from releval.params import Params
-from releval.project import receipt
+from releval.project import history, receipt
 
 LOCK = {"schema": "2.0", "stages": {
     "inputs": {"deps": [{"path": "stages/inputs.py", "md5": "c0"}],
@@ -79,13 +79,14 @@ def test_work_is_counted_and_zero_work_asked_for_is_an_error():
     assert work(comparison={"controlled": False, "paired": []})["resamples"] == 0
 
 
-def make(metrics=None, inputs=None) -> dict:
+def make(metrics=None, inputs=None, looks=None) -> dict:
     return receipt.build(p=Params(), raw_params={"base": {"seed": 1}}, lock=LOCK | {
         "stages": LOCK["stages"] | ({"inputs": {"outs": [
             {"path": k, "md5": v} for k, v in inputs.items()]}} if inputs else {})},
         code={"commit": "abc", "dirty": False, "diff_sha256": None},
         metrics=metrics or {"bm25": {"nDCG@10": 0.5}}, results={"bm25": {"q1": "h"}},
-        models={}, work_done={"queries_evaluated": 1}, ran={"finished_at": "now"})
+        models={}, work_done={"queries_evaluated": 1}, ran={"finished_at": "now"},
+        looks=looks)
 
 
 def test_the_hash_covers_the_receipt_and_not_the_run_part(tmp_path):
@@ -110,3 +111,22 @@ def test_differences_name_the_input_first_then_the_metrics_that_moved():
     assert "metric bm25 nDCG@10: 0.5 → 0.4" in lines
     assert any(line.startswith("input data/input/runs: r1.dir → None") for line in lines)
     assert receipt.differences(old, make()) == []
+
+
+def test_the_receipt_records_the_looks_and_an_older_receipt_without_them_is_read(tmp_path):
+    look = {"split": "test", "set": "s" * 64, "system": "hybrid", "candidate": "c" * 64}
+    new = make(looks=[look])
+    assert new["receipt"]["schema"] == "releval.project.receipt/2"
+    assert new["receipt"]["looks"] == [look]
+    assert receipt.differences(make(looks=[look | {"candidate": "d" * 64}]), new)[0].startswith(
+        "looks: ")
+    older = make()
+    older["receipt"].pop("looks")
+    older["receipt"]["schema"] = "releval.project.receipt/1"
+    older["sha256"] = receipt.digest(older["receipt"])
+    receipt.write(tmp_path / "20251201T100000Z-a.json", older)
+    receipt.write(tmp_path / "20251202T100000Z-b.json", new)
+    assert receipt.read(tmp_path / "20251201T100000Z-a.json")["sha256"] == older["sha256"]
+    assert receipt.differences(older, new)[0].startswith("looks: None → ")
+    rows = history.entries(tmp_path)
+    assert [r["looks"] for r in rows] == [None, [look]]  # None: unknown, not "no looks"

@@ -15,6 +15,7 @@ from stages.gate import main, summary
 from stages.gate import run as stage_run
 from tests import documents
 from tests.documents import paired, read_comparison, read_summary
+from tests.frames import write_looks_inputs
 
 COMPARISON = documents.comparison(paired(mean_diff=0.02, ci_low=-0.01, ci_high=0.05))
 SLICES = pd.DataFrame({
@@ -112,6 +113,7 @@ def project(tmp_path, monkeypatch):
         (tmp_path / "data" / folder / system).mkdir(parents=True)
         (tmp_path / "data" / folder / system / "run_stats.json").write_text(json.dumps(
             documents.run_stats(system, p95=p95, p99=p95)))
+    write_looks_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["stages.gate"])
     return tmp_path
@@ -167,3 +169,23 @@ def test_main_a_renamed_key_stops_the_stage_naming_the_file_and_the_key(project,
     assert len(err.splitlines()) == 1
     assert err.startswith(f"error: {path}: not a ") and f": {key}: Field required" in err
     assert not (project / "data/gate/decision.json").exists()
+
+
+def test_main_counts_the_recorded_looks_and_this_one(project):
+    main()  # an empty looks file: this run's look is the first
+    first = json.loads((project / "data/gate/decision.json").read_text())["looks"]
+    assert (first["split"], first["count"], first["unrecorded"]) == ("test", 1, 0)
+    other = {"split": "test", "set": first["digest"], "system": "hybrid", "candidate": "0" * 64,
+             "first_seen": "2026-01-01"}
+    mine = {**other, "candidate": first["candidate"], "first_seen": "2026-02-01"}
+    elsewhere = {**other, "set": "1" * 64, "candidate": "2" * 64}
+    (project / "reports/looks.json").write_text(json.dumps(
+        {"looks": [other, mine, elsewhere], "unrecorded": 1}))
+    (project / "params.yaml").write_text(yaml.safe_dump(
+        {"gate": {"rules": [{"rule": "holdout"}]}, "query_set": {"max_looks": 1}}))
+    main()
+    decision = json.loads((project / "data/gate/decision.json").read_text())
+    assert decision["looks"] | {"candidate": None} == {
+        "split": "test", "digest": first["digest"], "candidate": None, "count": 2,
+        "since": "2026-01-01", "unrecorded": 1}
+    assert decision["failed"] == ["holdout"]

@@ -26,6 +26,7 @@ from releval.decision.gate import (
     coverage,
     guarded,
     health,
+    holdout,
     judged,
     latency,
     no_answer,
@@ -68,6 +69,7 @@ RULES: dict[str, GateRule] = {
     "no_answer": _rule("no_answer", no_answer.check),
     "judged": _rule("judged", judged.check),
     "coverage": _rule("coverage", coverage.check),
+    "holdout": _rule("holdout", holdout.check),
     "latency": _rule("latency", latency.check),
     "not_worse": _rule("not_worse", not_worse.check, measures=lambda rule: [rule.measure]),
     "guarded": _rule("guarded", guarded.check, measures=guarded.measures),
@@ -93,7 +95,8 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict
     """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules);
     ``not_applicable``: the outcomes the data has nothing to check for (listed apart);
     ``rollback``: the ``gate.rollback`` thresholds with the candidate's offline values
-    (``rollback.thresholds``: a monitoring contract, not a rule)."""
+    (``rollback.thresholds``: a monitoring contract, not a rule); ``looks``: the evaluated
+    set's look count (``Evidence.looks``; None: not counted)."""
     checked = outcomes(rules, evidence)
     return {
         "passed": all(o.passed for o in checked),
@@ -106,4 +109,5 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict
         "not_applicable": [o.name for o in checked if not o.applicable],
         "note": None if checked else NO_RULES,
         "rollback": thresholds(rollback, evidence),
+        "looks": evidence.looks or None,
     }

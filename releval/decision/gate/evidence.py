@@ -28,7 +28,9 @@ class Evidence:
     value or a mean, applicable or what is ``missing``); ``better``: measure -> "higher" |
     "lower", the direction in which the measure improves (the measure registry's);
     ``query_set``: split_report.json's ``query_set``
-    (``releval.data.query_set.describe``)."""
+    (``releval.data.query_set.describe``); ``looks``: the evaluated set's look count
+    (``releval.decision.looks.count``; empty: not counted) and ``max_looks``, its bound
+    (``query_set.max_looks``, None: unbounded)."""
 
     baseline: str
     candidate: str
@@ -41,6 +43,8 @@ class Evidence:
     better: dict = field(default_factory=dict)
     health: Health | None = None
     query_set: dict = field(default_factory=dict)
+    looks: dict = field(default_factory=dict)
+    max_looks: int | None = None
 
     @property
     def controlled(self) -> bool:
