@@ -16,6 +16,7 @@ and bare ``IPrec`` expands to the 11 levels 0.0, 0.1, …, 1.0.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 
 from releval.errors import InputError
@@ -70,8 +71,10 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     ``rel`` is the default relevance threshold for measures that take one and name none.
     ``families`` is the registry used to check names and parameters.
     """
-    families = MEASURES if families is None else families
-    text = text.strip()
+    return _parse(text.strip(), rel, MEASURES if families is None else families, suggest=True)
+
+
+def _parse(text: str, rel: int, families, *, suggest: bool) -> list[Measure]:
     m = _IRM.match(text)
     family = m and ALIASES.get(m["family"], m["family"])
     if m and family in families and (m["params"] or m["cutoff"] or family not in TREC_NAMES):
@@ -87,9 +90,8 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
     else:
         t = _TREC.match(text)
         if not t or t["base"] not in TREC_NAMES:
-            known = ", ".join(sorted(families))
-            raise InputError(f"unknown measure {text!r}; known families: {known} "
-                             "(or trec_eval names such as ndcg_cut.10, P.5, map)", text)
+            hint = _closest(text, families) if suggest else "unknown"
+            raise InputError(f"unknown measure {text!r}; {hint}", text)
         family, defaults = TREC_NAMES[t["base"]]
         params = {}
         if t["cuts"]:
@@ -97,6 +99,24 @@ def parse_measures(text: str, *, rel: int = 1, families=None) -> list[Measure]:
         else:
             cutoffs = list(defaults) if defaults else [None]
     return [families[family].make(family, cutoff, params, rel, text) for cutoff in cutoffs]
+
+
+def _closest(text: str, families) -> str:
+    """"did you mean nDCG@10?": the name with its family replaced by the closest known one
+    (a family, an alias or a trec_eval name) that parses; else what a name may be."""
+    m = _IRM.match(text) or _TREC.match(text)
+    head = m[1] if m else text
+    known = [*families, *ALIASES, *TREC_NAMES]
+    lower = sorted({k.lower() for k in known})
+    for close in difflib.get_close_matches(head.lower(), lower, n=5, cutoff=0.6):
+        for family in (k for k in known if k.lower() == close):
+            name = family + text[len(head):]
+            try:
+                _parse(name, 1, families, suggest=False)
+            except InputError:
+                continue
+            return f"did you mean {name}?"
+    return "not a measure family, alias or trec_eval name (e.g. nDCG@10, AP, ndcg_cut.10)"
 
 
 def _at_option(families, family: str, params: dict, at, rel: int, text: str) -> list[Measure]:
