@@ -38,6 +38,7 @@ from flows.pipeline import on_executor
 from releval import artifacts
 from releval.errors import InputError
 from releval.params import load_params, write_overrides
+from releval.project.params_file import parsers
 from releval.project.runner import exclusive
 
 GLOB = set("*?[")
@@ -153,7 +154,7 @@ def main() -> None:
             raise InputError("releval serve needs a Prefect server: start one (prefect server "
                              "start) and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api",
                              "PREFECT_API_URL")
-        s = load_params(args.params).schedule
+        s = load_params(args.params, parsers=parsers()).schedule
         window = dict(s.window) | dict(_pair(w) for w in args.window)
         given = args.cron or args.interval is not None
         cron, interval = (args.cron, args.interval) if given else (s.cron, s.interval)

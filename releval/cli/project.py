@@ -119,11 +119,11 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
     ``dvc exp run -S``), then run the Prefect flow in a child process (the library never
     imports the flows)."""
     from releval.params import apply_overrides, parse_params, read_raw
-    from releval.project.params_file import adopt
+    from releval.project.params_file import adopt, complete, parsers
 
     try:
         raw = apply_overrides(read_raw(params), overrides)
-        parsed = parse_params(raw, str(params))
+        parsed = parse_params(raw, str(params), parsers())
         if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
             raise InputError("fusion.systems is empty: the pipeline's later stages read the "
                              "fused runs; fuse at least one pair of systems", str(params))
@@ -143,8 +143,21 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
         except InputError as exc:
             fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
+    _completed(complete, params, parsed)
     return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params),
                    *(["--verbose"] if verbose else [])])
+
+
+def _completed(complete, params: Path, parsed) -> None:
+    """Write the defaults of the keys dvc.yaml reads that ``params`` leaves out
+    (``releval.project.params_file.complete``), saying which."""
+    try:
+        written = complete(params, parsed, params.parent / "dvc.yaml")
+    except InputError as exc:
+        fail(str(exc))
+    if written:
+        err.print(f"{params.name}: wrote the defaults DVC reads of {', '.join(written)}",
+                  highlight=False)
 
 
 def _child(cmd: list[str]) -> int:
@@ -250,16 +263,19 @@ def serve(
     each run takes its window's inputs, writes its receipt, is compared with the baseline
     and with the previous run, and ends Failed when the gate fails. Needs a Prefect server
     (PREFECT_API_URL)."""
-    from releval.project.params_file import adopt
+    from releval.params import load_params
+    from releval.project.params_file import adopt, complete, parsers
     from releval.project.runner import Stopped, run_child
 
     root = _project_root("releval serve")
     try:
         params, adopted = adopt(params, root)  # the file DVC's stages read
+        parsed = load_params(params, parsers=parsers())
     except InputError as exc:
         fail(str(exc))
     if adopted:
         err.print(adopted, highlight=False)
+    _completed(complete, params, parsed)
     cmd = [sys.executable, "-m", "flows.schedule", "--params", params.name,
            *(["--cron", cron] if cron else []),
            *(["--interval", str(interval)] if interval else []),
