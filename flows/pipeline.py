@@ -260,6 +260,19 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     return record
 
 
+def _cron(text: str) -> None:
+    """A cron string as ``releval serve`` schedules it (Prefect's ``Cron``, UTC)."""
+    from prefect.schedules import Cron
+
+    Cron(text, timezone="UTC")
+
+
+def parsers() -> dict:
+    """Every parser of the params references a leaf cannot check: the library's
+    (``releval.project.params_file.parsers``) and the cron string's, by Prefect."""
+    return params_file.parsers() | {"cron": _cron}
+
+
 @contextlib.contextmanager
 def on_executor(params_path: str) -> Iterator[tuple]:
     """(the pipeline flow to call, where its heavy work runs) for ``base.executor``.
@@ -270,8 +283,8 @@ def on_executor(params_path: str) -> Iterator[tuple]:
     and blocks run on it. On a LocalCluster the flow's validation tasks run there too,
     through prefect-dask's DaskTaskRunner on the same cluster; on a team's cluster they stay
     in the flow, since its workers need not see this checkout's files. The params are
-    checked in full first (``params_file.parsers``), before any stage runs."""
-    p = load_params(params_path, parsers=params_file.parsers())
+    checked in full first (``parsers``), before any stage runs."""
+    p = load_params(params_path, parsers=parsers())
     if p.base.executor == "local":
         yield pipeline, {"executor": "local", "workers": 1}
         return

@@ -160,7 +160,6 @@ GUARDED = ("gate.rules=[{rule: guarded, primary: nDCG@10, guards: [{measure: lat
      ["params.yaml:compare.also.0.candidate", "'prod_v9' is not a system"]),
     ("gate.rules=[{rule: seeds, candidate: nope}]",
      ["params.yaml:gate.rules.0.candidate", "'nope' is not a system"]),
-    ("schedule.cron='61 * * * *'", ["params.yaml:schedule.cron", "Invalid cron string"]),
     ("base.dask.address=tcp://10.0.0.5:port",
      ["params.yaml:base.dask.address", "the port 'port' is not a number"]),
 ])
@@ -179,14 +178,24 @@ def test_a_malformed_override_is_one_line_naming_it(project):
             "override 'compare.measures=[nDCG@10'", "not valid YAML")
 
 
-def test_a_bad_cron_in_params_is_blamed_on_params_not_on_a_flag():
-    """``releval serve`` reads schedule.cron from the file: the error names the file's key."""
-    from releval.project.params_file import parsers
+def test_a_bad_cron_in_params_is_blamed_on_params_not_on_a_flag(project):
+    """``releval serve``'s process (flows.schedule) checks schedule.cron with Prefect's parser
+    before anything else: the error names the file's key, not the --cron flag."""
+    import os
+    import subprocess
+    import sys
 
-    with pytest.raises(InputError, match=r"params\.yaml:schedule\.cron: Invalid cron") as exc:
-        load_params(PARAMS, ["schedule.cron=every day"], parsers())
-    assert "--cron" not in str(exc.value)
-    assert load_params(PARAMS, ["schedule.cron=0 3 * * 1"], parsers()).schedule.cron
+    from releval.params import write_overrides
+
+    write_overrides(project / "params.yaml", ["schedule.cron='61 * * * *'"])
+    done = subprocess.run([sys.executable, "-m", "flows.schedule", "--params", "params.yaml"],
+                          cwd=project, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("error: params.yaml:schedule.cron: Invalid cron string"), lines[0]
+    assert "--cron" not in lines[0]
 
 
 def test_a_dask_address_from_the_environment_is_blamed_on_the_environment(monkeypatch):

@@ -3,8 +3,8 @@ every stage and pins its keys), so another file given with ``--params`` becomes 
 The file it replaces is kept under ``reports/params/`` first: nothing the user wrote is lost.
 
 Before the first stage runs, the params are checked in full (``parsers``: the measure names
-and the cron string too, which the leaf params models cannot check), and every key dvc.yaml
-pins that the file leaves to its default is written into it with that default
+too, which the leaf params models cannot check; the flows add the cron string), and every
+key dvc.yaml pins that the file leaves to its default is written into it with that default
 (``complete``), so DVC never refuses a file releval accepted.
 """
 
@@ -49,19 +49,13 @@ def adopt(chosen: Path, root: Path) -> tuple[Path, str | None]:
                            if kept else "")
 
 
-def _cron(text: str) -> None:
-    """A cron string as ``releval serve`` schedules it (Prefect's ``Cron``, UTC)."""
-    from prefect.schedules import Cron
-
-    Cron(text, timezone="UTC")
-
-
 def parsers() -> dict[str, Callable[[str], object]]:
-    """The parsers of the params references a leaf cannot check (``releval.params.CHECKS``):
-    measure names by the measure registry, a cron string by Prefect."""
+    """The parsers of the params references a leaf cannot check (``releval.params.CHECKS``)
+    that the library has: measure names, by the measure registry. (The flows add the cron
+    string's, by Prefect: ``flows.pipeline.parsers``.)"""
     from releval.metrics.names import parse_measures
 
-    return {"measure": parse_measures, "cron": _cron}
+    return {"measure": parse_measures}
 
 
 def pinned_keys(dvc_yaml: Path) -> list[str]:
