@@ -231,6 +231,10 @@ def test_keys_left_to_their_defaults_are_written_where_dvc_reads_them(tmp_path):
             node = node[part]
     after = path.read_text()
     assert complete(path, p, ROOT / "dvc.yaml") == [] and path.read_text() == after
+    dvc = tmp_path / "dvc.yaml"  # a project's: its code digests are another params file's keys
+    dvc.write_text("stages:\n  s:\n    cmd: x\n    params:\n    - pool.depth\n"
+                   "    - .releval/code.yaml: [s]\n    - params.yaml: [safety.top_k]\n")
+    assert pinned_keys(dvc) == ["pool.depth", "safety.top_k"]
 
 
 def test_an_error_on_a_pinned_input_names_the_users_path_and_its_params_key(tmp_path):

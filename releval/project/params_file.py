@@ -59,15 +59,18 @@ def parsers() -> dict[str, Callable[[str], object]]:
 
 
 def pinned_keys(dvc_yaml: Path) -> list[str]:
-    """The params keys dvc.yaml reads, in order, once each: each stage's ``foreach`` source
-    (``${fusion.systems}``) and its pinned params (``fusion.systems.${key}``: the part before
-    the template)."""
+    """The params.yaml keys dvc.yaml reads, in order, once each: each stage's ``foreach``
+    source (``${fusion.systems}``) and its pinned params (``fusion.systems.${key}``: the part
+    before the template; an entry ``{file: [keys]}`` names another file's keys unless the
+    file is params.yaml)."""
     stages = (yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages", {})
     keys = []
     for stage in stages.values():
         if isinstance(stage.get("foreach"), str):
             keys.append(stage["foreach"].removeprefix("${").removesuffix("}"))
-        keys += [str(k).split(".${")[0] for k in stage.get("do", stage).get("params", [])]
+        for entry in stage.get("do", stage).get("params", []):
+            named = entry.get(str(PARAMS), []) if isinstance(entry, dict) else [entry]
+            keys += [str(key).split(".${")[0] for key in named]
     return list(dict.fromkeys(keys))
 
 
