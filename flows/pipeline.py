@@ -40,7 +40,7 @@ from releval import artifacts, executor
 from releval.documents.decision import Decision
 from releval.errors import InputError
 from releval.params import load_params
-from releval.project import template
+from releval.project import params_file, template
 
 VALIDATION_DIR = artifacts.path("validation.reports")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
@@ -263,6 +263,19 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     return record
 
 
+def _cron(text: str) -> None:
+    """A cron string as ``releval serve`` schedules it (Prefect's ``Cron``, UTC)."""
+    from prefect.schedules import Cron
+
+    Cron(text, timezone="UTC")
+
+
+def parsers() -> dict:
+    """Every parser of the params references a leaf cannot check: the library's
+    (``releval.project.params_file.parsers``) and the cron string's, by Prefect."""
+    return params_file.parsers() | {"cron": _cron}
+
+
 @contextlib.contextmanager
 def on_executor(params_path: str) -> Iterator[tuple]:
     """(the pipeline flow to call, where its heavy work runs) for ``base.executor``.
@@ -272,8 +285,9 @@ def on_executor(params_path: str) -> Iterator[tuple]:
     stage in ``RELEVAL_DASK_ADDRESS`` (stages run as DVC's child processes), so their shards
     and blocks run on it. On a LocalCluster the flow's validation tasks run there too,
     through prefect-dask's DaskTaskRunner on the same cluster; on a team's cluster they stay
-    in the flow, since its workers need not see this checkout's files."""
-    p = load_params(params_path)
+    in the flow, since its workers need not see this checkout's files. The params are
+    checked in full first (``parsers``), before any stage runs."""
+    p = load_params(params_path, parsers=parsers())
     if p.base.executor == "local":
         yield pipeline, {"executor": "local", "workers": 1}
         return

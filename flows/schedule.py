@@ -34,7 +34,7 @@ from prefect.schedules import Cron, Interval
 from prefect.states import Failed
 
 from flows.console import offline_env
-from flows.pipeline import on_executor
+from flows.pipeline import on_executor, parsers
 from releval import artifacts
 from releval.errors import InputError
 from releval.params import load_params, write_overrides
@@ -149,11 +149,11 @@ def main() -> None:
     offline_env()
     api = PREFECT_API_URL.value()
     try:
+        s = load_params(args.params, parsers=parsers()).schedule  # checked before anything
         if not api:
             raise InputError("releval serve needs a Prefect server: start one (prefect server "
                              "start) and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api",
                              "PREFECT_API_URL")
-        s = load_params(args.params).schedule
         window = dict(s.window) | dict(_pair(w) for w in args.window)
         given = args.cron or args.interval is not None
         cron, interval = (args.cron, args.interval) if given else (s.cron, s.interval)

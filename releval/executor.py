@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from releval.errors import InputError
-from releval.params.executor import DaskSettings
+from releval.params.executor import DaskSettings, scheduler_address
 from releval.progress import track
 
 if TYPE_CHECKING:  # imported only when a run asks for Dask
@@ -78,6 +78,21 @@ class Local:
         return {"executor": "local", "workers": 1}
 
 
+def _address(s: DaskSettings) -> tuple[str | None, tuple[str, ...]]:
+    """The scheduler to reach and where it was given (an InputError's source and key):
+    ``base.dask.address`` (checked at load), else ``RELEVAL_DASK_ADDRESS``, checked here by
+    the same rule (``scheduler_address``); (None, ()) for a new LocalCluster."""
+    if s.address:
+        return s.address, ("params", "base.dask.address")
+    given = os.environ.get(ADDRESS_ENV)
+    if not given:
+        return None, ()
+    try:
+        return scheduler_address(given), (ADDRESS_ENV,)
+    except ValueError as exc:
+        raise InputError(str(exc), ADDRESS_ENV) from None
+
+
 class Dask:
     """Blocks as ``dask.distributed`` futures. The cluster is reached (or a LocalCluster
     started) on first use, so a stage that maps nothing never starts one; ``close`` stops
@@ -100,19 +115,19 @@ class Dask:
     def _connect(self) -> Client:
         """A client of ``settings.address``, else of the flow's cluster
         (``RELEVAL_DASK_ADDRESS``), else of a new LocalCluster. A scheduler that does not
-        answer is an InputError naming its address."""
+        answer is an InputError naming its address and where it was given."""
         import dask
         from distributed import Client, LocalCluster
 
         _quiet_dask()
         s = self.settings
-        address = s.address or os.environ.get(ADDRESS_ENV)
+        address, named = _address(s)
         if address:
             try:
                 return self._stack.enter_context(Client(address, timeout="10s"))
             except (OSError, TimeoutError) as exc:
-                raise InputError(f"no Dask scheduler answers at {address}: {exc}", "params",
-                                 "base.dask.address") from None
+                raise InputError(f"no Dask scheduler answers at {address}: {exc}",
+                                 *named) from None
         with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}):
             cluster = self._stack.enter_context(LocalCluster(
                 n_workers=s.n_workers, threads_per_worker=s.threads_per_worker,

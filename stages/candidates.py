@@ -24,7 +24,7 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
 from releval.params import Params
-from releval.project.inputs import pinned
+from releval.project.inputs import in_users_words, pinned
 from releval.retrieval.base import latency_table, run_stats
 from releval.retrieval.routes import search
 from stages.common import guarded, params_of, parser, read_table, write_outputs
@@ -95,4 +95,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)
+    guarded(main, in_users_words)

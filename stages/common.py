@@ -135,10 +135,15 @@ def write_outputs(result, group: str, folder: str | Path,
               writers.get(field.name))
 
 
-def guarded(main: Callable[[], None]) -> None:
-    """Run a stage; bad input ends it with one line and exit status 2, no traceback."""
+def guarded(main: Callable[[], None],
+            pinned: Callable[[InputError, Params], InputError] | None = None) -> None:
+    """Run a stage; bad input ends it with one line and exit status 2, no traceback.
+    ``pinned``: a stage that reads pinned inputs puts an error on a pinned copy in the user's
+    words with it, given the stage's params (``releval.project.inputs.in_users_words``)."""
     try:
         main()
     except InputError as exc:
+        if pinned is not None:
+            exc = pinned(exc, params_of(parser("").parse_known_args()[0]))
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

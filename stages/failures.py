@@ -32,7 +32,7 @@ from releval.diagnosis import worksheet
 from releval.diagnosis.layers import LAYERS, classify, system_infos
 from releval.diagnosis.summary import changes, safety_failures, summary
 from releval.params import Params
-from releval.project.inputs import pinned
+from releval.project.inputs import in_users_words, pinned
 from releval.retrieval.deep import exact_ranks
 from stages.common import (
     guarded,
@@ -128,4 +128,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)
+    guarded(main, in_users_words)

@@ -18,7 +18,7 @@ from releval.decision.compare import canonical
 from releval.documents.run_stats import RunStats
 from releval.params import Params
 from releval.project.fixture import NONE, evaluate_fixture, read
-from releval.project.inputs import pinned
+from releval.project.inputs import in_users_words, pinned
 from stages.common import (
     guarded,
     params_of,
@@ -61,4 +61,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)
+    guarded(main, in_users_words)

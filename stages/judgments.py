@@ -38,7 +38,7 @@ from releval.judging.agreement import agreement
 from releval.judging.files import read_judges_files, read_judgments
 from releval.judging.ingest import carried_over, ingest
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, pinned
+from releval.project.inputs import INPUT_DIR, in_users_words, pinned
 from stages.common import (
     guarded,
     params_of,
@@ -154,4 +154,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)
+    guarded(main, in_users_words)

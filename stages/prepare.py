@@ -52,7 +52,7 @@ from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_run
 from releval.demo.team_run import SEEDS, simulate_external_run, simulate_retrained_run
 from releval.errors import InputError
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, pinned
+from releval.project.inputs import INPUT_DIR, in_users_words, pinned
 from stages.common import guarded, params_of, parser, write_outputs
 
 
@@ -197,4 +197,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)
+    guarded(main, in_users_words)

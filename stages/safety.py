@@ -25,7 +25,7 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data import contracts as S
-from releval.decision.no_answer import check_thresholds, refusals
+from releval.decision.no_answer import refusals
 from releval.decision.safety import in_splits, summary, violations
 from releval.params import Params
 from stages.common import (
@@ -48,7 +48,6 @@ class Outputs:
 
 def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
         documents: pd.DataFrame, must_not_return: pd.DataFrame, split: pd.DataFrame) -> Outputs:
-    check_thresholds(p.no_answer.thresholds, p.systems())
     found = in_splits(violations(runs, queries, documents, must_not_return,
                                  top_k=p.safety.top_k), split)
     windows = {name: p.windows(name) for name in runs}

@@ -135,11 +135,11 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
     imports the flows). ``outcome``: the flow writes its stages' statuses and its error there
     (JSON), and its console goes to stderr, leaving stdout to the caller's JSON."""
     from releval.params import apply_overrides, parse_params
-    from releval.project.params_file import adopt
+    from releval.project.params_file import adopt, complete, parsers
 
     try:
         raw = apply_overrides(_read_params(params), overrides)
-        parsed = parse_params(raw, str(params))
+        parsed = parse_params(raw, str(params), parsers())
         if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
             raise InputError("fusion.systems is empty: the pipeline's later stages read the "
                              "fused runs; fuse at least one pair of systems", str(params))
@@ -159,10 +159,23 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
         except InputError as exc:
             fail(str(exc))
         err.print(f"{params}: set {', '.join(overrides)}", highlight=False)
+    _completed(complete, params, parsed)
     return _child([sys.executable, "-m", "flows.pipeline", "--params", str(params),
                    *(["--verbose"] if verbose else []),
                    *(["--outcome", str(outcome)] if outcome else [])],
                   **({"stdout": 2} if outcome else {}))
+
+
+def _completed(complete, params: Path, parsed) -> None:
+    """Write the defaults of the keys dvc.yaml reads that ``params`` leaves out
+    (``releval.project.params_file.complete``), saying which."""
+    try:
+        written = complete(params, parsed, params.parent / "dvc.yaml")
+    except InputError as exc:
+        fail(str(exc))
+    if written:
+        err.print(f"{params.name}: wrote the defaults DVC reads of {', '.join(written)}",
+                  highlight=False)
 
 
 def _child(cmd: list[str], **kwargs) -> int:
@@ -311,16 +324,19 @@ def serve(
     each run takes its window's inputs, writes its receipt, is compared with the baseline
     and with the previous run, and ends Failed when the gate fails. Needs a Prefect server
     (PREFECT_API_URL)."""
-    from releval.project.params_file import adopt
+    from releval.params import load_params
+    from releval.project.params_file import adopt, complete, parsers
     from releval.project.runner import Stopped, run_child
 
     root = _project_root("releval serve")
     try:
         params, adopted = adopt(params, root)  # the file DVC's stages read
+        parsed = load_params(params, parsers=parsers())
     except InputError as exc:
         fail(str(exc))
     if adopted:
         err.print(adopted, highlight=False)
+    _completed(complete, params, parsed)
     cmd = [sys.executable, "-m", "flows.schedule", "--params", params.name,
            *(["--cron", cron] if cron else []),
            *(["--interval", str(interval)] if interval else []),

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.errors import InputError
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -41,15 +40,6 @@ def evaluated_queries(split: pd.DataFrame, queries: pd.DataFrame, splits: Iterab
     in_split = split.loc[split[S.SPLIT].isin(list(splits)), S.QUERY_ID]
     no_answer = in_split.isin(queries.loc[has_tag(queries, tag), S.QUERY_ID])
     return in_split[~no_answer], in_split[no_answer]
-
-
-def check_thresholds(thresholds: Mapping[str, float], systems: list[str]) -> None:
-    """InputError when ``thresholds`` (``no_answer.thresholds``) names a system not in
-    ``systems``."""
-    unknown = sorted(set(thresholds) - set(systems))
-    if unknown:
-        raise InputError(f"no_answer.thresholds names unknown system(s) {', '.join(unknown)} "
-                         f"(systems: {', '.join(systems)})", "params")
 
 
 def refusals(runs: dict[str, pd.DataFrame], queries: pd.DataFrame, query_ids: Iterable[str], *,

@@ -5,20 +5,28 @@ modules) import no search, check or stage code, so what a stage depends on is wh
 
 Unknown keys are errors (``extra="forbid"``), so a typo never silently falls back to a
 default. ``load_params`` applies ``-S key=value`` overrides (as ``dvc exp run -S``).
+
+Every name params give that is declared elsewhere (``Params.references``: a system, a
+candidate system, a slice dimension, a measure, a cron string) is checked at load, so a bad
+one is refused before the first stage runs, naming its key. Systems and slice dimensions are
+checked against the params themselves; a measure and a cron string need code a leaf does not
+import (the measure registry, Prefect's cron), so they are checked where a loader passes their
+parsers (``parse_params(..., parsers=...)``: the commands that start a run).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, model_validator
 
 from releval.errors import InputError
 from releval.params.executor import DaskSettings, Shards
-from releval.params.rules import RULE_MODELS, Rollback, Rule
+from releval.params.rules import RULE_MODELS, Reference, Rollback, Rule
 from releval.params.slices import SINGLE_DIMENSIONS, Slices
 from releval.params.systems import SYSTEMS, System
 from releval.section import Section
@@ -313,22 +321,94 @@ class Params(Section):
         c = self.judgments.source
         return c if c != "auto" else ("simulated" if self.prepare.source == "demo" else "dataset")
 
+    def references(self) -> Iterator[Reference]:
+        """(kind, params key, name) of every name these params give that must resolve: a kind
+        of ``CHECKS``."""
+        c = self.compare
+        yield from (("system", f"compare.{side}", getattr(c, side))
+                    for side in ("baseline", "candidate"))
+        for i, also in enumerate(c.also):
+            yield from (("system", f"compare.also.{i}.{side}", getattr(also, side))
+                        for side in ("baseline", "candidate"))
+            yield from (("measure", f"compare.also.{i}.measures.{j}", m)
+                        for j, m in enumerate(also.measures or []))
+        yield from (("measure", f"compare.measures.{i}", m) for i, m in enumerate(c.measures))
+        if isinstance(c.min_effect, dict):
+            yield from (("measure", f"compare.min_effect.{m}", m) for m in c.min_effect)
+        yield from (("measure", f"evaluate.measures.{i}", m)
+                    for i, m in enumerate(self.evaluate.measures))
+        yield from (("candidate", f"pool.systems.{i}", s)
+                    for i, s in enumerate(self.pool.systems or []))
+        for name, f in self.fusion.systems.items():
+            yield "candidate", f"fusion.systems.{name}.lexical", f.lexical
+            yield "candidate", f"fusion.systems.{name}.dense", f.dense
+            yield "measure", f"fusion.systems.{name}.objective", f.objective
+        yield from (("system", f"health.cost.{s}", s) for s in self.health.cost)
+        yield from (("system", f"no_answer.thresholds.{s}", s) for s in self.no_answer.thresholds)
+        if self.recommend.expected is not None:
+            yield "system", "recommend.expected", self.recommend.expected
+        for group, entries in (("rules", self.gate.rules), ("rollback", self.gate.rollback)):
+            for i, entry in enumerate(entries):
+                yield from ((kind, f"gate.{group}.{i}.{key}", name)
+                            for kind, key, name in entry.references())
+        if self.schedule.cron is not None:
+            yield "cron", "schedule.cron", self.schedule.cron
+
     @model_validator(mode="after")
-    def _compared_systems_exist(self) -> Params:
-        known = self.systems()
-        for side in ("baseline", "candidate"):
-            name = getattr(self.compare, side)
-            if name not in known:
-                raise ValueError(f"compare.{side} {name!r} is not a system "
-                                 f"(systems: {', '.join(known)})")
-        if self.compare.baseline == self.compare.candidate:
-            raise ValueError(f"compare.baseline and compare.candidate are both {name!r}")
-        for i, also in enumerate(self.compare.also):
-            unknown = [s for s in (also.baseline, also.candidate) if s not in known]
-            if unknown or also.baseline == also.candidate:
-                raise ValueError(f"compare.also[{i}]: {also.baseline!r} vs {also.candidate!r} "
-                                 f"must be two different systems (systems: {', '.join(known)})")
+    def _names_resolve(self, info: ValidationInfo) -> Params:
+        """Every reference resolves (``CHECKS``: a kind without a parser in the validation
+        context is not checked); the compared pairs are two different systems."""
+        parsers = info.context or {}
+        checks = {kind: check(self, parsers) for kind, check in CHECKS.items()}
+        for kind, key, name in self.references():
+            if checks[kind] is not None:
+                try:
+                    checks[kind](name)
+                except ValueError as exc:
+                    raise InputError(getattr(exc, "rule", str(exc)), "params", key) from None
+        for key, pair in [("compare", self.compare),
+                          *((f"compare.also.{i}", a) for i, a in enumerate(self.compare.also))]:
+            if pair.baseline == pair.candidate:
+                raise InputError(f"baseline and candidate are both {pair.baseline!r}", "params",
+                                 key)
         return self
+
+
+Parser = Callable[[str], object]  # raises ValueError (an InputError too) for a bad name
+
+
+def _among(what: str, declared: str, names: list[str]) -> Parser:
+    """A check that a name is one of ``names`` (those ``declared`` declares)."""
+    def check(name: str) -> None:
+        if name not in names:
+            raise ValueError(f"{name!r} is not {what} ({declared}: {', '.join(names) or 'none'})")
+    return check
+
+
+def _slice(dimensions: list[str]) -> Parser:
+    """A check that a slice is written ``dimension=value`` over a labelled dimension (the
+    values are the data's: the gate names those present when an asked one is not)."""
+    def check(spec: str) -> None:
+        dimension, sep, value = spec.partition("=")
+        if not sep or not value:
+            raise ValueError(f"slice {spec!r} is not written dimension=value")
+        if dimension not in dimensions:
+            raise ValueError(f"slice {spec!r}: {dimension!r} is not a labelled dimension "
+                             f"(slices.dimensions: {', '.join(dimensions)})")
+    return check
+
+
+# the kinds of Params.references -> the check of a name of that kind for these params and the
+# parsers the loader gave (None: not checked here)
+CHECKS: dict[str, Callable[[Params, dict[str, Parser]], Parser | None]] = {
+    "system": lambda p, parsers: _among("a system", "candidates.systems and fusion.systems",
+                                        p.systems()),
+    "candidate": lambda p, parsers: _among("a candidate system", "candidates.systems",
+                                           list(p.candidates.systems)),
+    "slice": lambda p, parsers: _slice(list(p.slices.dimensions)),
+    "measure": lambda p, parsers: parsers.get("measure"),
+    "cron": lambda p, parsers: parsers.get("cron"),
+}
 
 
 def _set(tree: dict, dotted: str, value) -> None:
@@ -346,7 +426,13 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"override {item!r} is not key=value", "-S")
-        _set(raw, key.strip(), yaml.safe_load(value))
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+            raise InputError(f"the value is not valid YAML ({problem})",
+                             f"override {item!r}") from None
+        _set(raw, key.strip(), parsed)
     return raw
 
 
@@ -451,13 +537,23 @@ def write_overrides(path: str | Path, overrides: list[str]) -> None:
     path.write_text(text)
 
 
-def parse_params(raw: dict, source: str = "params.yaml") -> Params:
+def parse_params(raw: dict, source: str = "params.yaml",
+                 parsers: dict[str, Parser] | None = None) -> Params:
+    """Validate params: InputError naming ``source``, the key and the rule of the first
+    problem. ``parsers``: kind -> parser of the references a leaf cannot check itself
+    (``CHECKS``: ``measure``, ``cron``)."""
     try:
-        return Params.model_validate(raw or {})
+        return Params.model_validate(raw or {}, context=parsers or {})
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"{first['msg']} ({len(exc.errors())} problem(s))", source,
+        cause = (first.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):  # a reference: its key and its own words
+            rule, where = cause.rule, cause.where
+        else:
+            rule = str(cause) if isinstance(cause, ValueError) else first["msg"]
+            where = ".".join(str(p) for p in first["loc"])
+        count = len(exc.errors())
+        raise InputError(rule + (f" ({count} problems)" if count > 1 else ""), source,
                          where) from None
 
 
@@ -471,6 +567,7 @@ def read_raw(path: str | Path) -> dict:
         raise InputError(f"not valid YAML: {exc}".splitlines()[0], str(path)) from None
 
 
-def load_params(path: str | Path = "params.yaml", overrides: list[str] = ()) -> Params:
-    """Read, override and validate params."""
-    return parse_params(apply_overrides(read_raw(path), list(overrides)), str(path))
+def load_params(path: str | Path = "params.yaml", overrides: list[str] = (),
+                parsers: dict[str, Parser] | None = None) -> Params:
+    """Read, override and validate params (``parse_params``)."""
+    return parse_params(apply_overrides(read_raw(path), list(overrides)), str(path), parsers)

@@ -8,6 +8,8 @@ registries hold the same names: tests/decision/test_gate.py).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Annotated, Literal, Union
 
 from pydantic import Field, model_validator
@@ -23,9 +25,26 @@ HEALTH_METRICS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
                   "freshness_p95_days", "deletion_propagation_p95_days",
                   "deletion_propagation_max_days")
 HealthMetric = Literal[HEALTH_METRICS]
+LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile a guard may name
+
+Reference = tuple[str, str, str]  # (kind, the key under the entry, the name): Params.references
 
 
-class NoRegression(Section):
+class RuleSection(Section):
+    """A ``gate.rules`` entry; ``references``: the names it gives that params declare
+    elsewhere or the measure registry knows (``releval.params.Params.references``)."""
+
+    def references(self) -> Iterator[Reference]:
+        return iter(())
+
+
+def _measure(key: str, name: str) -> Iterator[Reference]:
+    """A measure name, unless it is a latency percentile (``latency p95``)."""
+    if not LATENCY.match(name):
+        yield "measure", key, name
+
+
+class NoRegression(RuleSection):
     """``measure`` of the candidate not below the baseline's by more than ``max_drop``, overall
     and on each of ``slices`` ("dimension=value"); evidence ``ci``: the CI's lower bound of
     candidate − baseline ≥ −max_drop (non-inferiority), ``mean``: the mean difference."""
@@ -36,8 +55,12 @@ class NoRegression(Section):
     slices: list[str] = []
     evidence: Literal["ci", "mean"] = "ci"
 
+    def references(self) -> Iterator[Reference]:
+        yield "measure", "measure", self.measure
+        yield from (("slice", f"slices.{i}", spec) for i, spec in enumerate(self.slices))
 
-class SafetyRule(Section):
+
+class SafetyRule(RuleSection):
     """At most ``max_violations`` (zero tolerance by default) safety violations anywhere in the
     candidate windows of the candidate and every route it is built from."""
 
@@ -45,7 +68,7 @@ class SafetyRule(Section):
     max_violations: int = Field(0, ge=0)
 
 
-class NoAnswerRule(Section):
+class NoAnswerRule(RuleSection):
     """The candidate's correct-refusal rate on no-answer queries not below the baseline's by
     more than ``max_drop``."""
 
@@ -53,7 +76,7 @@ class NoAnswerRule(Section):
     max_drop: float = Field(0.0, ge=0)
 
 
-class JudgedRule(Section):
+class JudgedRule(RuleSection):
     """The candidate's mean ``measure`` (a Judged@k) at least ``min``: else the judgments do
     not cover what it retrieves and the evaluation is not trustworthy."""
 
@@ -61,22 +84,25 @@ class JudgedRule(Section):
     measure: str = "Judged@10"
     min: float = Field(0.7, ge=0, le=1)
 
+    def references(self) -> Iterator[Reference]:
+        yield "measure", "measure", self.measure
 
-class CoverageRule(Section):
+
+class CoverageRule(RuleSection):
     """Every risk category with a minimum (``query_set.min_per_category``) has at least that
     many evaluated queries."""
 
     rule: Literal["coverage"] = "coverage"
 
 
-class HoldoutRule(Section):
+class HoldoutRule(RuleSection):
     """The evaluated set has informed at most ``query_set.max_looks`` decisions (distinct
     candidates compared on it, this one included: ``releval.decision.looks``)."""
 
     rule: Literal["holdout"] = "holdout"
 
 
-class LatencyRule(Section):
+class LatencyRule(RuleSection):
     """The candidate's per-query latency ``percentile`` at most ``max_ms``."""
 
     rule: Literal["latency"] = "latency"
@@ -84,7 +110,7 @@ class LatencyRule(Section):
     max_ms: float = Field(gt=0)
 
 
-class NotWorse(Section):
+class NotWorse(RuleSection):
     """``measure`` of the candidate (its summary value: one value per system, or the mean over
     queries) not worse than the baseline's by more than ``tolerance``: candidate ≥ baseline −
     tolerance where higher is better, candidate ≤ baseline + tolerance where lower is better
@@ -93,6 +119,9 @@ class NotWorse(Section):
     rule: Literal["not_worse"] = "not_worse"
     measure: str
     tolerance: float = Field(0.0, ge=0)
+
+    def references(self) -> Iterator[Reference]:
+        yield "measure", "measure", self.measure
 
 
 class Guard(Section):
@@ -106,7 +135,7 @@ class Guard(Section):
     if_applicable: bool = False
 
 
-class Guarded(Section):
+class Guarded(RuleSection):
     """``primary`` (a measure name, or ``latency p50|p95|p99``) may not improve by more than
     ``min_gain`` while a guard worsens beyond its tolerance
     (``releval.decision.gate.guarded``)."""
@@ -116,8 +145,13 @@ class Guarded(Section):
     min_gain: float = Field(0.0, ge=0)
     guards: list[Guard] = Field(min_length=1)
 
+    def references(self) -> Iterator[Reference]:
+        yield from _measure("primary", self.primary)
+        for i, guard in enumerate(self.guards):
+            yield from _measure(f"guards.{i}.measure", guard.measure)
 
-class HealthRule(Section):
+
+class HealthRule(RuleSection):
     """``system``'s (None: ``compare.candidate``) health figures: each ``max`` entry at most
     its bound, each ``min`` entry at least its bound (e.g. ``max: {error_rate: 0.01,
     latency_p99_ms: 100, deletion_propagation_max_days: 1}``)."""
@@ -127,6 +161,10 @@ class HealthRule(Section):
     max: dict[HealthMetric, float] = {}
     min: dict[HealthMetric, float] = {}
 
+    def references(self) -> Iterator[Reference]:
+        if self.system is not None:
+            yield "system", "system", self.system
+
     @model_validator(mode="after")
     def _some_bound(self) -> HealthRule:
         if not self.max and not self.min:
@@ -134,7 +172,7 @@ class HealthRule(Section):
         return self
 
 
-class SeedsRule(Section):
+class SeedsRule(RuleSection):
     """The ``candidate`` (default ``compare.candidate``; or the candidate of a
     ``compare.also`` comparison), trained with several seeds, improves ``measure`` over its
     baseline by more than ``min_diff`` — ``every``: every seed's paired bootstrap CI lies
@@ -146,6 +184,11 @@ class SeedsRule(Section):
     require: Literal["every", "mean"] = "every"
     min_diff: float = 0.0
     candidate: str | None = None
+
+    def references(self) -> Iterator[Reference]:
+        yield "measure", "measure", self.measure
+        if self.candidate is not None:
+            yield "system", "candidate", self.candidate
 
 
 class Rollback(Section):
@@ -163,6 +206,10 @@ class Rollback(Section):
             raise ValueError(f"rollback {self.metric}: give exactly one of max and min")
         return self
 
+    def references(self) -> Iterator[Reference]:
+        if self.metric not in HEALTH_METRICS:
+            yield "measure", "metric", self.metric
+
     @property
     def bound(self) -> str:
         """"max" or "min": the one given."""
@@ -171,7 +218,7 @@ class Rollback(Section):
 
 # rule name -> (its model, in the default gate.rules); the rules without a default need a
 # value only the team can give (a measure, a bound, a seeded candidate)
-RULE_MODELS: dict[str, tuple[type[Section], bool]] = {
+RULE_MODELS: dict[str, tuple[type[RuleSection], bool]] = {
     "no_regression": (NoRegression, True),
     "safety": (SafetyRule, True),
     "no_answer": (NoAnswerRule, True),

@@ -10,7 +10,8 @@ Stages read the pinned copy (``pinned``), never the user's path. Paths inside th
 them, so they are read in place.
 
 Each slot holds ``pinned.json`` (the params key and whether a path was given) beside the
-copy, so a slot is never an empty folder.
+copy, so a slot is never an empty folder. A stage's error on a pinned copy is reported on
+the user's own path under its params key (``in_users_words``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,21 @@ def pinned(p: Params, key: str, out: Path = INPUT_DIR) -> Path | None:
     if _in_pipeline(item.path):
         return Path(item.path)
     return out / item.slot / Path(os.path.normpath(item.path)).name
+
+
+def in_users_words(exc: InputError, p: Params, out: Path = INPUT_DIR) -> InputError:
+    """``exc`` as the user gave the input: an error on a pinned copy (``out/<slot>/<name>``
+    or a file in it) names the path params give instead, and the params key; any other
+    error as it is."""
+    source = Path(os.path.abspath(exc.source))
+    for item in inputs(p):
+        if not item.external:
+            continue
+        copy = Path(os.path.abspath(pinned(p, item.key, out)))
+        if source == copy or copy in source.parents:
+            user = Path(os.path.normpath(item.path)) / source.relative_to(copy)
+            return InputError(f"{exc.rule} (params {item.key})", str(user), exc.where)
+    return exc
 
 
 def _files(root: Path) -> Iterator[Path]:

@@ -199,9 +199,12 @@ def test_the_block_lists_what_is_held_with_both_values():
 def test_an_unknown_kind_or_also_pair_is_rejected_by_params():
     with pytest.raises(InputError, match=r"compare\.change"):
         parse_params({"compare": {"change": "teleport"}})
-    with pytest.raises(InputError, match=r"compare\.also\[0\]: 'bm25' vs 'nope' must be two "
-                                         r"different systems"):
+    with pytest.raises(InputError, match=r"compare\.also\.0\.candidate: 'nope' is not a "
+                                         r"system"):
         parse_params({"compare": {"also": [{"baseline": "bm25", "candidate": "nope"}]}})
+    with pytest.raises(InputError, match=r"compare\.also\.0: baseline and candidate are both "
+                                         r"'bm25'"):
+        parse_params({"compare": {"also": [{"baseline": "bm25", "candidate": "bm25"}]}})
     p = Params.model_validate({"compare": {"change": "ranker", "also": [
         {"baseline": "bm25", "candidate": "dense", "change": "route"}]}})
     assert (p.compare.change, p.compare.also[0].measures) == ("ranker", None)

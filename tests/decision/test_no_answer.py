@@ -1,11 +1,9 @@
 """No-answer refusals on tiny inline runs with hand-computed rates."""
 
 import pandas as pd
-import pytest
 
 from releval.data import contracts as S
-from releval.decision.no_answer import check_thresholds, refusals
-from releval.errors import InputError
+from releval.decision.no_answer import refusals
 from tests.frames import queries, query
 
 
@@ -61,10 +59,3 @@ def test_only_the_chosen_queries_and_the_chosen_tag_count():
     assert got["no_result"] == 2  # n1 and a4 return nothing; n3 answers
     got = refusals({"bm25": RUN}, QS, ["n1", "n3", "a3", "a4"], tag="typo")["bm25"]
     assert (got["no_answer_queries"], got["correct_refusals"]) == (1, 0)  # a3 answers
-
-
-def test_thresholds_must_name_known_systems():
-    check_thresholds({"bm25": 0.5}, ["bm25", "dense"])
-    with pytest.raises(InputError, match=r"params: no_answer.thresholds names unknown "
-                                         r"system\(s\) bm52, dnse \(systems: bm25, dense\)"):
-        check_thresholds({"dnse": 0.5, "bm52": 1.0, "bm25": 0.1}, ["bm25", "dense"])

@@ -69,7 +69,7 @@ def test_a_beir_folder_with_two_team_runs(tmp_path):
 
 def test_an_unknown_system_and_a_multi_system_run_are_refused(tmp_path):
     folder = tiny_beir(tmp_path / "beir")
-    with pytest.raises(InputError, match="compare.baseline 'prod' is not a system"):
+    with pytest.raises(InputError, match="compare.baseline: 'prod' is not a system"):
         written(tmp_path / "proj", corpus=folder, baseline="prod")
     (tmp_path / "two.trec").write_text("1 Q0 d1 1 1.0 x\n1 Q0 d1 1 1.0 y\n")
     with pytest.raises(InputError, match="holds 2 systems"):

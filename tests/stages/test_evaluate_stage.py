@@ -163,7 +163,9 @@ REC_MEASURES = ["HR@2", "AUC", "GAUC", "Brier", "ECE", "Novelty@2", "ILD@2",
 REC = {"prepare": {"source": "interactions"},
        "recommend": {"expected": "pop", "negatives": "window"},
        "evaluate": {"measures": REC_MEASURES, "splits": ["test"]},
-       "candidates": {"systems": {"bm25": {"route": "bm25"}}}}
+       "candidates": {"systems": {"pop": {"route": "popularity"},
+                                  "team": {"route": "cooccurrence"}}},
+       "fusion": {"systems": {}}, "compare": {"baseline": "pop", "candidate": "team"}}
 ITEMS = documents(*(doc(i, title=f"item {i}", tenant="default") for i in ("a", "b", "c", "d")))
 USERS = queries(*(query(f"{u}@{s}", tenant="default") | {S.USER_ID: u}
                   for u, s in (("u1", "test"), ("u2", "test"), ("u3", "test"),

@@ -13,7 +13,7 @@ import yaml
 from releval.data import contracts as S
 from releval.decision.health import COLUMNS
 from releval.errors import InputError
-from releval.params import Params
+from releval.params import Params, parse_params
 from stages import fuse, gate
 from stages.health import main, run
 from tests.documents import health as health_doc
@@ -52,8 +52,11 @@ def test_run_gives_one_row_per_system_and_the_judgments_revision():
 
 
 def test_a_cost_model_for_a_system_not_evaluated_is_refused():
-    with pytest.raises(InputError, match="health.cost names bm52, not evaluated systems"):
-        run(params(COST | {"bm52": {"per_query": 1.0}}), RUNS, LATENCIES, STATS, DOCS, QS)
+    with pytest.raises(InputError, match="health.cost.bm52: 'bm52' is not a system"):
+        parse_params({"health": {"cost": COST | {"bm52": {"per_query": 1.0}}}})  # at load
+    evaluated = {name: RUNS[name] for name in ("bm25", "hybrid")}
+    with pytest.raises(InputError, match="health.cost names dense, not evaluated systems"):
+        run(params(), evaluated, LATENCIES, STATS, DOCS, QS)
 
 
 def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):

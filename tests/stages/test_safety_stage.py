@@ -12,7 +12,7 @@ from releval.data.visibility import Visibility
 from releval.decision.no_answer import refusals
 from releval.demo.generator import generate
 from releval.errors import InputError
-from releval.params import Params
+from releval.params import Params, parse_params
 from releval.retrieval.routes import make_retriever
 from stages import safety
 
@@ -84,9 +84,8 @@ def test_thresholds_and_tag_come_from_params_and_empty_runs_are_skipped(setup):
     assert dense["no_result"] == dense["answerable_queries"]
     assert report["skipped"] == ["hybrid"] and "hybrid" not in report["no_answer"]
     assert report["systems"]["hybrid"]["violations"] == 2  # its routes still count
-    bad = Params.model_validate(CONFIG | {"no_answer": {"thresholds": {"dnse": 0.5}}})
-    with pytest.raises(InputError, match="unknown system\\(s\\) dnse"):
-        safety.run(bad, runs, data.queries, data.documents, data.must_not_return, split)
+    with pytest.raises(InputError, match="no_answer.thresholds.dnse: 'dnse' is not a system"):
+        parse_params(CONFIG | {"no_answer": {"thresholds": {"dnse": 0.5}}})
 
 
 def test_top_k_comes_from_params(setup):

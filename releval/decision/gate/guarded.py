@@ -20,13 +20,10 @@ mark no hard negative): it passes and its reason says so.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from releval.decision.gate.evidence import Evidence, Outcome, latency_of, measure_value
-from releval.params.rules import Guard, Guarded
-
-LATENCY = re.compile(r"^latency (p50|p95|p99)$")  # a latency percentile, lower is better
+from releval.params.rules import LATENCY, Guard, Guarded  # latency: lower is better
 
 
 def measures(rule: Guarded) -> list[str]:
