@@ -53,6 +53,7 @@ def test_plan_prints_the_analytic_plan_of_the_differences(tmp_path, monkeypatch)
     assert overall["needed_queries_simulated"] is not None
     assert rows["tag", "tail", "nDCG@10"]["n"] == 27
     assert rows["tag", "tail", "nDCG@10"]["needed_queries_simulated"] is None
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: the full line, no cell cut
     table = CliRunner().invoke(app, ["plan", "--power", "0.9"])
     assert table.exit_code == 0 and "power 0.9" in table.stdout and "tag=tail" in table.stdout
 
