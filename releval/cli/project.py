@@ -210,8 +210,8 @@ LEDGER = artifacts.path("reports.ledger")
 
 
 def history(
-    ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
-    = LEDGER,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help=f"folder of kept receipts (default: {LEDGER})")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", help="table or json")]
     = TableOrJson.table,
 ) -> None:
@@ -220,6 +220,9 @@ def history(
     (uncontrolled: traffic-weighted Δ = rate + mix, composition flag, attribution)."""
     from releval.project.history import entries
 
+    if ledger is not None and not ledger.is_dir():  # a folder named, and not there
+        fail(f"{ledger}: no such folder (the ledger releval run keeps is {LEDGER})")
+    ledger = ledger or LEDGER
     rows = entries(ledger)
     if fmt == TableOrJson.json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")

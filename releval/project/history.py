@@ -37,24 +37,29 @@ NOT_APPLICABLE = "n/a"
 TOL = 1e-12
 
 
-def kept(folder: Path) -> list[tuple[Path, dict | None]]:
+ENTRY = ("code.commit", "code.dirty", "work.queries_evaluated", "inputs")  # what a row reads
+BEFORE = ("inputs",)  # what ``over_time`` reads of the run before
+
+
+def kept(folder: Path) -> list[tuple[Path, dict | str]]:
     """The ledger's receipts oldest first (file names start with the finish time): (path,
-    document), None where the file is unreadable or edited."""
-    out = []
+    document), or (path, why it cannot be listed: unreadable, edited, or a receipt of
+    another schema and the fields it lacks)."""
+    out: list[tuple[Path, dict | str]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            out.append((path, read(path)))
-        except InputError:
-            out.append((path, None))
+            out.append((path, read(path, ENTRY)))
+        except InputError as exc:
+            out.append((path, exc.rule))
     return out
 
 
 def previous(folder: Path) -> dict | None:
-    """The newest readable receipt in the ledger, or None (reads from the newest back, so a
-    long ledger costs one file)."""
+    """The newest receipt in the ledger that this releval can compare with, or None (reads
+    from the newest back, so a long ledger costs one file)."""
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
-            return read(path)
+            return read(path, BEFORE)
         except InputError:
             continue
     return None
@@ -143,11 +148,11 @@ def entries(folder: Path) -> list[dict]:
     """One row per kept run, oldest first: file, sha256 (12), finished_at, schedule (the
     scheduled run's deployment, flow run and window, or None), commit, baseline, candidate,
     headline measure, decision, failed rules, figures, fixture and over_time (as the
-    receipt kept it); an unreadable file gives {file, problem}."""
+    receipt kept it); a file it cannot list gives {file, problem} (``kept``)."""
     rows = []
     for path, doc in kept(folder):
-        if doc is None:
-            rows.append({"file": path.name, "problem": "unreadable or edited"})
+        if isinstance(doc, str):
+            rows.append({"file": path.name, "problem": doc})
             continue
         r, run = doc["receipt"], doc.get("run", {})
         head = run.get("headline", {})
