@@ -155,7 +155,7 @@ def _child(cmd: list[str]) -> int:
     try:
         with exclusive() as cleared:
             if cleared:
-                err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
+                err.print(f"cleared what ended runs left: {', '.join(cleared)}",
                           highlight=False)
             return run_child(cmd)
     except InputError as exc:
