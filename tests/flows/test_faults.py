@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from releval.project.runner import clear_stale_dvc_locks, exclusive, group_alive, one_run
+from releval.project.runner import clear_stale_dvc_locks, exclusive, group_alive, one_run, running
 from tests.flows.test_pipeline import make_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,22 +156,48 @@ def test_a_noted_group_whose_id_was_reused_is_left_alone(tmp_path):
         other.wait()
 
 
+def _stage_pid(name: str) -> int | None:
+    """A process running ``python -m stages.<name>`` (with ``dense``: the dense encoding)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().decode().split("\0")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if f"stages.{name}" in words and any("dense" in w for w in words):
+            return int(entry.name)
+    return None
+
+
 @pytest.mark.slow
-def test_sigterm_stops_the_whole_run_and_a_rerun_completes(tmp_path):
-    root = make_project(tmp_path)
-    run = releval(root, "run", start_new_session=True)
-    deadline = time.monotonic() + 300
-    while not (root / "data/raw/documents.parquet").exists():  # a stage is under way
-        assert run.poll() is None and time.monotonic() < deadline
-        time.sleep(0.5)
-    time.sleep(2)
-    run.send_signal(signal.SIGTERM)  # to the releval process alone
-    out, errors = run.communicate(timeout=120)
-    assert run.returncode == 128 + signal.SIGTERM, errors[-2000:]
-    assert errors.strip().splitlines()[-1] == "error: stopped by signal SIGTERM"
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_to_the_group_mid_encoding_and_a_rerun_at_once_completes(tmp_path, signum):
+    """SIGTERM or SIGKILL to releval's process group while the dense system encodes, then
+    ``releval run`` at once: SIGTERM stops the run whole; after SIGKILL (no handler runs,
+    the flow lives on in its own session) the rerun stops what was left and clears its
+    locks."""
+    root = make_project(tmp_path / "project")
+    env = {**os.environ, "PYTHONPATH": str(root),
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}  # a loaded machine
+    log = tmp_path / "first.log"
+    with log.open("w") as out:  # a file: the flow left running keeps it open
+        run = subprocess.Popen([sys.executable, "-m", "releval.cli", "run"], cwd=root,
+                               env=env, stdout=out, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + 600
+    while (stage := _stage_pid("candidates")) is None:
+        assert run.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+        time.sleep(0.2)
     time.sleep(1)
-    assert not group_alive(run.pid)  # no child survived: flow, Prefect server, stage
-    again = releval(root, "run")
-    out, errors = again.communicate(timeout=900)
-    assert again.returncode == 0, errors[-2000:]
+    os.killpg(run.pid, signum)
+    assert run.wait(timeout=120) in (128 + signum, -signum), log.read_text()[-2000:]
+    if signum == signal.SIGTERM:
+        assert log.read_text().strip().splitlines()[-1] == "error: stopped by signal SIGTERM"
+        assert not group_alive(run.pid)  # no child survived: flow, Prefect server, stage
+    again = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-2000:]
     assert (root / "reports/receipt.json").exists()
+    assert not running(stage)  # the interrupted stage was stopped, not left encoding
+    if signum == signal.SIGKILL:
+        assert "cleared what ended runs left: the run a killed releval left running" in \
+            again.stderr
