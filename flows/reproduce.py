@@ -6,7 +6,9 @@ those are still there (so a changed input is named), else from the DVC cache or 
 remote by the digests the run pinned; ``pinned=True`` always restores them. The DVC cache
 and the content-keyed embedding cache are shared with the project (both are addressed by
 content, so sharing cannot change a number). Every digest and metric of the new receipt is
-compared with the old one.
+compared with the old one. A receipt that cannot be re-run here is refused in one line
+naming it and what is missing: its commit (not in this repository), or its pinned inputs
+(in neither the DVC cache nor the remote: each by params key, slot and md5).
 """
 
 from __future__ import annotations
