@@ -183,7 +183,7 @@ class Dask:
             return block
         try:
             return self.client.scatter([block], workers=worker and [worker], hash=False)[0]
-        except OSError:  # the worker died meanwhile: to any worker left
+        except (OSError, KeyError):  # the worker died meanwhile: to any worker left
             return self.client.scatter([block], hash=False)[0]
 
     def map(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
