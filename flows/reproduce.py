@@ -6,7 +6,9 @@ those are still there (so a changed input is named), else from the DVC cache or 
 remote by the digests the run pinned; ``pinned=True`` always restores them. The DVC cache
 and the content-keyed embedding cache are shared with the project (both are addressed by
 content, so sharing cannot change a number). Every digest and metric of the new receipt is
-compared with the old one.
+compared with the old one. A receipt that cannot be re-run here is refused in one line
+naming it and what is missing: its commit (not in this repository), or its pinned inputs
+(in neither the DVC cache nor the remote: each by params key, slot and md5).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import yaml
 
 from releval import artifacts
 from releval.errors import InputError
-from releval.params import parse_params
+from releval.params import Params, parse_params
 from releval.project import receipt
-from releval.project.inputs import inputs
+from releval.project.inputs import INPUT_DIR, inputs
+from releval.project.revision import cache_dir, cached, receipt_commit
 
 
 @dataclass
@@ -65,30 +68,53 @@ def _share_dvc(root: Path, tree: Path) -> None:
              str((root / ".dvc" / url).resolve()), cwd=tree)
 
 
-def _restore_pinned(tree: Path, old: dict) -> list[str]:
+def _restore_pinned(tree: Path, old: dict, path: Path, p: Params) -> list[str]:
     """Check the pinned inputs out of the DVC cache (or pull them from the remote) by the
-    ``inputs`` stage's lock entry the run kept."""
+    ``inputs`` stage's lock entry the run kept; InputError naming the receipt ``path`` and
+    each input in neither (params key, slot, digest) when they cannot be restored."""
     entry = old.get("run", {}).get("inputs_lock")
     if not entry:
-        raise InputError("the receipt keeps no lock entry of the inputs stage", "receipt")
+        raise InputError("the receipt keeps no lock entry of the inputs stage", str(path))
     lock = {"schema": "2.0", "stages": {"inputs": entry}}
     (tree / "dvc.lock").write_text(yaml.safe_dump(lock, sort_keys=False))
     try:
         _dvc("checkout", "inputs", cwd=tree)
         where = "the DVC cache"
     except InputError:
-        _dvc("pull", "inputs", cwd=tree)
+        try:
+            _dvc("pull", "inputs", cwd=tree)
+        except InputError as exc:
+            raise _unrestorable(tree, entry, path, p) or exc from None
         where = "the DVC remote"
     return [f"pinned inputs restored from {where} ({len(entry.get('outs', []))} slots)"]
 
 
+def _unrestorable(tree: Path, entry: dict, path: Path, p: Params) -> InputError | None:
+    """The refusal naming the pinned inputs that are in neither the DVC cache nor the
+    remote (after a pull), or None when every one is there (DVC failed for another
+    reason)."""
+    cache = cache_dir(tree)
+    gone = [o for o in entry.get("outs", []) if not cached(cache, o.get("md5") or "")]
+    if not gone:
+        return None
+
+    def named(out: dict) -> str:
+        keys = [i.key for i in inputs(p) if i.path is not None and
+                (str(INPUT_DIR / i.slot) + "/").startswith(out["path"].rstrip("/") + "/")]
+        return (f"{', '.join(keys) or 'no params key'} ({out['path']}, md5 "
+                f"{out.get('md5')})")
+
+    return InputError("the run's pinned inputs are in neither the DVC cache nor the default "
+                      f"remote: {'; '.join(map(named, gone))}; `dvc push` them from a clone "
+                      "where they exist, or restore the remote", str(path))
+
+
 def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool = False,
               progress: Callable[[str], None] = print) -> Outcome:
-    old = receipt.read(path)
+    old = receipt.read(path, ("code.commit", "params.values", "inputs", "outputs", "metrics",
+                              "results"))
     code = old["receipt"]["code"]
-    if not code.get("commit"):
-        raise InputError("the receipt names no git commit: the run was not in a git "
-                         "repository", str(path))
+    receipt_commit(root, old, path)
     raw = old["receipt"]["params"]["values"]
     p = parse_params(raw, f"{path} (params)")
     notes = []
@@ -112,7 +138,7 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
             shared.parent.mkdir(exist_ok=True)
             shared.symlink_to(cache.resolve(), target_is_directory=True)
         if restore:
-            notes += _restore_pinned(tree, old)
+            notes += _restore_pinned(tree, old, path, p)
         progress("running the pipeline (every stage, from scratch) ...")
         env = os.environ | {"PYTHONPATH": str(tree), "RELEVAL_INPUT_BASE": str(root.resolve())}
         log = artifacts.path("reports.reproduce_log", tree)

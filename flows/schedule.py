@@ -91,7 +91,7 @@ def scheduled(params_path: str = "params.yaml", window: dict[str, str] | None = 
                    "window": values}
         with exclusive() as cleared:  # nothing is written before the project is ours
             for what in cleared:
-                logger.warning("cleared a DVC lock left by an ended process: %s", what)
+                logger.warning("cleared what an ended run left: %s", what)
             if values:
                 write_window(params_path, values)
                 logger.info("window: %s", ", ".join(f"{k}={v}" for k, v in values.items()))

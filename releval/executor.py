@@ -11,10 +11,12 @@ after the other in this process. ``Dask`` runs them as ``dask.distributed`` futu
 cluster: the team's scheduler at ``base.dask.address``, else the cluster whose address the
 pipeline flow passes its stages in ``RELEVAL_DASK_ADDRESS``, else a ``LocalCluster`` of
 ``base.dask.n_workers`` worker processes started for the stage. ``shared`` values are
-scattered to every worker once. A block's result never depends on where it ran, so a run's
-outputs are the same on either executor (the tests hold sharded against single-process
-results); a result is checked only through the block functions, which are plain functions
-of their inputs.
+scattered to every worker once. A worker that dies mid-block (killed, out of memory) costs
+only its blocks: they are submitted again on the workers left (``RETRIES``), so the results
+are those of an uninterrupted run, or the stage ends in one line. A block's result never
+depends on where it ran, so a run's outputs are the same on either executor (the tests hold
+sharded against single-process results); a result is checked only through the block
+functions, which are plain functions of their inputs.
 
 ``active()`` is the executor the current stage opened (``using``); library code that can
 split its work asks for it instead of taking an argument through every layer.
@@ -43,6 +45,8 @@ ADDRESS_ENV = "RELEVAL_DASK_ADDRESS"  # the cluster the pipeline flow started fo
 # each large numpy buffer (a visibility mask, a score block) costs fresh page faults: about
 # 4x slower on the shards' work here.
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+RETRIES = 3  # a block lost with its worker is submitted again at most this often
 
 log = logging.getLogger(__name__)
 
@@ -147,34 +151,55 @@ class Dask:
     def _submit(self, fn: Callable, blocks: Sequence, shared: dict | None,
                 description: str) -> list:
         """One future per block (futures named inside a block are resolved on the worker),
-        waited for with progress; an error in a block is raised here."""
-        from distributed import as_completed, wait
+        waited for with progress; an error in a block is raised here. A block lost with its
+        worker (killed, or its scattered data gone with it) is submitted again on the
+        workers left, up to ``RETRIES`` times; then, or when the scheduler gives up on a
+        block that killed every worker it ran on (``KilledWorker``), an InputError in one
+        line."""
+        from distributed import KilledWorker, as_completed
 
         scattered = {k: self.client.scatter(v, broadcast=True, hash=False)
                      for k, v in (shared or {}).items()}
-        workers = sorted(self.client.scheduler_info(n_workers=-1)["workers"]) or [None]
-        futures = [self.client.submit(fn, self._placed(block, workers[i % len(workers)]),
-                                      pure=False, **scattered)
-                   for i, block in enumerate(blocks)]
-        for future in track(as_completed(futures), description=description,
-                            total=len(futures), disable=len(futures) < 2):
-            if future.status == "error":
-                future.result()  # the block's own exception, not a gather of all
-        wait(futures)
-        return futures
+        futures: list = [None] * len(blocks)
+        pending = list(range(len(blocks)))
+        for attempt in range(RETRIES + 1):
+            workers = sorted(self.client.scheduler_info(n_workers=-1)["workers"]) or [None]
+            for n, i in enumerate(pending):
+                futures[i] = self.client.submit(
+                    fn, self._placed(blocks[i], workers[n % len(workers)]), pure=False,
+                    **scattered)
+            for future in track(as_completed([futures[i] for i in pending]),
+                                description=description, total=len(pending),
+                                disable=len(pending) < 2 or attempt > 0):
+                if future.status == "error" and isinstance(future.exception(), KilledWorker):
+                    raise InputError(f"a block ({description}) killed each Dask worker it "
+                                     "ran on (out of memory? see base.dask.memory_limit)",
+                                     "dask")
+                if future.status == "error":
+                    future.result()  # the block's own exception, not a gather of all
+            pending = [i for i in pending if futures[i].status != "finished"]
+            if not pending:
+                return futures
+            log.warning("%d block(s) lost with a Dask worker; submitted again", len(pending))
+        raise InputError(f"{len(pending)} of {len(blocks)} blocks ({description}) were lost "
+                         f"with their Dask workers {RETRIES + 1} times (workers killed, or out "
+                         "of memory: see base.dask.memory_limit)", "dask")
 
     def _placed(self, block, worker: str | None):
         """``block``, scattered first to ``worker`` unless it names a future (data passed
         inside a task goes through the scheduler's task graph, several times slower for a
         250,000-document shard). Blocks are sent one by one, round robin over the workers,
         as they are submitted, so the workers start on the first while the next is
-        serialised."""
+        serialised; one whose worker has died goes to any other."""
         from distributed import Future
 
         if isinstance(block, Future) or (isinstance(block, tuple | list) and any(
                 isinstance(item, Future) for item in block)):
             return block
-        return self.client.scatter([block], workers=worker and [worker], hash=False)[0]
+        try:
+            return self.client.scatter([block], workers=worker and [worker], hash=False)[0]
+        except (OSError, KeyError):  # the worker died meanwhile: to any worker left
+            return self.client.scatter([block], hash=False)[0]
 
     def map(self, fn: Callable, blocks: Sequence, *, shared: dict | None = None,
             description: str = "blocks") -> list:

@@ -146,13 +146,29 @@ def recommendation_block(p: Params, scored, context: dict, probabilities: list[s
                                for system, by_measure in scored.summary.items()}}
 
 
+def nothing_relevant(p: Params, queries: int, judgments: int, invisible: int) -> str:
+    """Why the evaluated set is empty, in the data's words: none of its ``queries`` (users)
+    has a relevant judgment (a positive) it may see, with the ``judgments`` of them and the
+    relevant ones ``invisible`` to their query."""
+    who, whom = ("user", "users") if p.recommendation else ("query", "queries")
+    splits = ", ".join(p.evaluate.splits)
+    if not queries:
+        return f"no {who} in the evaluated splits ({splits})"
+    relevant = "positive" if p.recommendation else f"relevant judgment (grade ≥ {p.evaluate.rel})"
+    return (f"none of the {queries:,} evaluated {whom} ({splits}) has a {relevant} it may "
+            f"see: {judgments:,} judgments of them, {invisible:,} relevant ones invisible to "
+            "their query (published later, deleted, another tenant or ACL)")
+
+
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
         ingest: dict, interactions: pd.DataFrame | None = None,
         seeds: dict[str, pd.DataFrame] | None = None) -> Outputs:
     """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
     says where the qrels came from); ``interactions``: the interaction log (recommendation
-    mode only); ``seeds``: system -> every training seed's window (``system_seeds``)."""
+    mode only); ``seeds``: system -> every training seed's window (``system_seeds``). An
+    evaluated set with no relevant judgment visible to any query is an InputError
+    (``nothing_relevant``)."""
     if "qrels" not in ingest:
         raise InputError("no 'qrels' (where the qrels came from)",
                          artifacts.get("judgments.ingest").file)
@@ -160,6 +176,10 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     evaluated, no_answer = evaluated_queries(split, queries, p.evaluate.splits, p.no_answer.tag)
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     relevant = qrels[S.GRADE] >= c.rel
+    if not (visible & relevant).any():
+        raise InputError(nothing_relevant(p, len(evaluated), len(qrels),
+                                          int((~visible & relevant).sum())),
+                         artifacts.at("judgments.qrels"))
     catalog, context = catalog_of(p, runs, interactions, queries, documents) \
         if p.recommendation else (None, {})
     scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,

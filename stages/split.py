@@ -20,8 +20,9 @@ import pandas as pd
 from releval import artifacts
 from releval.data import contracts as S
 from releval.data.history import History
+from releval.data.interactions import no_positives
 from releval.data.query_set import describe
-from releval.data.split import TEST, queries_in, split_queries, split_report
+from releval.data.split import TEST, queries_in, require_evaluated, split_queries, split_report
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.leakage import random_split
@@ -49,10 +50,19 @@ def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd
     ``given`` is the dataset's own split (empty: none), ``source`` prepare's source.json,
     whose count of judgments pointing nowhere the report repeats, ``interactions`` prepare's
     log (empty for a retrieval source); the report describes the query set of
-    ``evaluate.splits`` (``releval.data.query_set.describe``)."""
+    ``evaluate.splits`` (``releval.data.query_set.describe``). Evaluated splits without a
+    query, or in recommendation mode without a user who has a positive, are an InputError
+    (``releval.data.split.require_evaluated``)."""
     c = p.split
     split = split_queries(queries, "given" if p.recommendation else c.method, cuts=c.cuts,
                           quantiles=c.quantiles, given=given if len(given) else None)
+    if p.recommendation:  # the log's future is the judge: known now
+        require_evaluated(split, p.evaluate.splits,
+                          p.prepare.path or artifacts.at("raw.interactions"), judgments,
+                          lambda s: no_positives(interactions, s,
+                                                 source["recommendation"]["splits"][s]))
+    else:
+        require_evaluated(split, p.evaluate.splits, artifacts.at("raw.queries"))
     report = split_report(split, queries, judgments, documents) | {
         "qrels_pointing_nowhere": source.get("qrels_pointing_nowhere"),
         "query_set": describe(queries, split.table, p.evaluate.splits,

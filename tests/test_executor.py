@@ -1,6 +1,13 @@
 """The executor: blocks in order, shared values, kept results named in later blocks, errors
-from a worker as one line, and a scheduler that does not answer."""
+from a worker as one line, a worker killed mid-block, and a scheduler that does not answer."""
 
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import dask
 import pytest
 
 from releval.errors import InputError
@@ -19,6 +26,32 @@ def added(block):
 
 def refused(block):
     raise InputError(f"rule broken by block {block}", "documents.parquet", "7")
+
+
+def marked(block, factor, started):
+    """``block * factor`` after a second, its worker's pid left in ``started`` first."""
+    (Path(started) / f"{block}-{os.getpid()}").touch()
+    time.sleep(1)
+    return block * factor
+
+
+def fatal(block):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def within(seconds: float, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, failing the test when it has not returned in ``seconds``
+    (SIGALRM: the client must stay on this thread)."""
+    def late(*_):
+        raise TimeoutError(f"no result in {seconds} s: the executor hangs")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +97,32 @@ def test_an_unknown_executor_is_refused():
     with pytest.raises(InputError, match="executor must be local or dask"):
         with opened("threads"):
             pass
+
+
+def test_a_worker_killed_mid_block_costs_only_its_blocks(tmp_path):
+    """SIGKILL to a worker process while it runs a block: the lost blocks run again on the
+    workers left, and the results are those of an uninterrupted run."""
+    blocks, shared = list(range(9)), {"factor": 3, "started": str(tmp_path)}
+    with opened("dask", DaskSettings(n_workers=3)) as cluster:
+        victim = min(cluster.client.run(os.getpid).values())
+
+        def kill_mid_block():
+            while not any(f.name.endswith(f"-{victim}") for f in tmp_path.iterdir()):
+                time.sleep(0.05)
+            os.kill(victim, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_mid_block, daemon=True)
+        killer.start()
+        results = within(300, cluster.map, marked, blocks, shared=shared)
+        killer.join(timeout=5)
+        assert not killer.is_alive()  # the worker was killed while its block ran
+    assert results == Local().map(marked, blocks, shared=shared) == [3 * b for b in blocks]
+
+
+def test_a_block_that_kills_every_worker_it_runs_on_ends_in_one_line():
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            opened("dask", DaskSettings(n_workers=1)) as cluster:
+        with pytest.raises(InputError) as caught:
+            within(300, cluster.map, fatal, [1])
+    assert str(caught.value) == ("dask: a block (blocks) killed each Dask worker it ran on "
+                                 "(out of memory? see base.dask.memory_limit)")

@@ -186,7 +186,7 @@ def _child(cmd: list[str], **kwargs) -> int:
     try:
         with exclusive() as cleared:
             if cleared:
-                err.print(f"cleared DVC locks left by ended processes: {', '.join(cleared)}",
+                err.print(f"cleared what ended runs left: {', '.join(cleared)}",
                           highlight=False)
             return run_child(cmd, **kwargs)
     except InputError as exc:
@@ -283,8 +283,8 @@ LEDGER = artifacts.path("reports.ledger")
 
 
 def history(
-    ledger: Annotated[Path, typer.Option("--ledger", help="folder of kept receipts")]
-    = LEDGER,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help=f"folder of kept receipts (default: {LEDGER})")] = None,
     as_json: AsJson = False,
 ) -> None:
     """The runs kept in the ledger, oldest first: when, window, receipt, headline figures
@@ -293,8 +293,11 @@ def history(
     --json: the ledger's entries, one object per kept run."""
     from releval.project.history import entries
 
-    if ledger.exists() and not ledger.is_dir():
+    if ledger is not None and ledger.exists() and not ledger.is_dir():
         fail(f"{ledger}: is a file, expected the folder of kept receipts")
+    if ledger is not None and not ledger.is_dir():  # a folder named, and not there
+        fail(f"{ledger}: no such folder (the ledger releval run keeps is {LEDGER})")
+    ledger = ledger or LEDGER
     rows = entries(ledger)
     if as_json:
         emit(rows)

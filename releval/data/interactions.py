@@ -289,6 +289,25 @@ def _at_cut(log: pd.DataFrame, split: str, t: pd.Timestamp, end: pd.Timestamp,
     return queries, qrels, counts
 
 
+def no_positives(log: pd.DataFrame, split: str, counts: dict) -> str:
+    """Why no ``split`` user has a positive, in the log's words: its window [cut, horizon
+    end) (``counts``: that split's entry of ``user_queries``' report) holds no interaction,
+    only cancellations, or only positives bought before the cut (``exclude_seen``)."""
+    cut, end = pd.Timestamp(counts["cut"]), pd.Timestamp(counts["horizon_end"])
+    ts = log[S.TIMESTAMP]
+    window = log.loc[((ts >= cut) & (ts < end)).to_numpy()]
+    cancelled = int((window[S.LABEL] == 0).sum())
+    if window.empty:
+        why = "the log has no interaction there"
+    elif cancelled == len(window):
+        why = f"its {len(window):,} interactions are all cancellations (label 0)"
+    else:
+        why = (f"its {counts['seen_positives_removed']:,} positives were all bought by the "
+               "same users before the cut (recommend.exclude_seen)")
+    return (f"no {split} user has a positive interaction in the window {cut:%Y-%m-%d} … "
+            f"{end:%Y-%m-%d}: {why}")
+
+
 def _check_context(log: pd.DataFrame, context: list[str]) -> None:
     source = S.source_of(log, INTERACTIONS)
     taken = {*S.QUERY_COLUMNS, S.HISTORY, S.HELD_OUT}

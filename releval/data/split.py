@@ -146,6 +146,28 @@ def queries_in(split_table: pd.DataFrame, splits) -> pd.Series:
     return split_table.loc[split_table[S.SPLIT].isin(splits), S.QUERY_ID]
 
 
+def require_evaluated(split: Split, splits, source: str, judged: pd.DataFrame | None = None,
+                      why: Callable[[str], str] | None = None) -> None:
+    """InputError naming ``source`` when the evaluated splits (``splits``:
+    ``evaluate.splits``) hold no query, or, given ``judged`` (the judgments known before
+    judging: recommendation mode's, from the log), none of their queries has one: nothing
+    there could be measured, and the stage that finds it says so rather than a statistic
+    later. ``why(split)`` words a split's emptiness in the data's own terms; by default its
+    cut points."""
+    splits = list(splits)
+    chosen = queries_in(split.table, splits)
+    empty = chosen.empty if judged is None else not judged[S.QUERY_ID].isin(chosen).any()
+    if not empty:
+        return
+    if why is not None:
+        raise InputError("; ".join(why(s) for s in splits), source)
+    where = "" if split.cuts is None else \
+        f" (cuts {split.cuts[0]:%Y-%m-%d} and {split.cuts[1]:%Y-%m-%d}: {RULE})"
+    what = "query" if judged is None else "judged query"
+    raise InputError(f"no {what} in the evaluated split{'s' * (len(splits) > 1)} "
+                     f"{', '.join(splits)}{where}", source)
+
+
 def normalise_text(text: pd.Series) -> pd.Series:
     """Lowercase, drop punctuation (non-word, non-space characters), collapse whitespace."""
     return (text.astype(str).str.lower().str.replace(r"[^\w\s]", "", regex=True)

@@ -307,9 +307,11 @@ def _units(d: np.ndarray, clusters: np.ndarray | None) -> _Units:
         sizes = np.bincount(codes, minlength=labels.size).astype(float)
         units = _Units(np.bincount(codes, weights=d, minlength=labels.size), sizes, "cluster")
     if units.sums.size < 2:
-        raise InputError(
-            f"{units.sums.size} {units.name} with values in both systems; at least 2 are needed"
-        )
+        n = units.sums.size
+        name = units.name if n == 1 else {"query": "queries", "cluster": "clusters"}[units.name]
+        of = "" if clusters is None else f" (holding {d.size} queries)"
+        raise InputError(f"{n} {name}{of} with values in both systems; at least 2 are needed: "
+                         "the evaluated set is (nearly) empty where both systems are defined")
     return units
 
 

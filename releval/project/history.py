@@ -45,15 +45,20 @@ NOT_APPLICABLE = "n/a"
 TOL = 1e-12
 
 
-def kept(folder: Path) -> list[tuple[Path, dict | None]]:
+ENTRY = ("code.commit", "code.dirty", "work.queries_evaluated", "inputs")  # what a row reads
+BEFORE = ("inputs",)  # what ``over_time`` reads of the run before
+
+
+def kept(folder: Path) -> list[tuple[Path, dict | str]]:
     """The ledger's receipts oldest first (file names start with the finish time): (path,
-    document), None where the file is unreadable or edited."""
-    out = []
+    document), or (path, why it cannot be listed: unreadable, edited, or a receipt of
+    another schema and the fields it lacks)."""
+    out: list[tuple[Path, dict | str]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            out.append((path, read(path)))
-        except InputError:
-            out.append((path, None))
+            out.append((path, read(path, ENTRY)))
+        except InputError as exc:
+            out.append((path, exc.rule))
     return out
 
 
@@ -101,7 +106,7 @@ def previous(folder: Path, of: dict | None = None) -> dict | None:
     file."""
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
-            doc = read(path)
+            doc = read(path, BEFORE)
         except InputError:
             continue
         if of is None or lineage(doc)["key"] == of["key"]:
@@ -195,11 +200,11 @@ def entries(folder: Path) -> list[dict]:
     or None), commit, baseline, candidate, headline measure, decision, failed rules, figures,
     fixture, over_time (as the receipt kept it), lineage (``lineage``) and looks
     (``releval.decision.looks.taken``; None: a receipt written before looks were recorded,
-    unknown); an unreadable file gives {run, file, problem}."""
+    unknown); a file it cannot list gives {run, file, problem} (``kept``)."""
     rows = []
     for i, (path, doc) in enumerate(kept(folder), start=1):
-        if doc is None:
-            rows.append({"run": i, "file": path.name, "problem": "unreadable or edited"})
+        if isinstance(doc, str):
+            rows.append({"run": i, "file": path.name, "problem": doc})
             continue
         r, run = doc["receipt"], doc.get("run", {})
         head = run.get("headline", {})

@@ -231,8 +231,10 @@ def write(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
-def read(path: Path) -> dict:
-    """A receipt file; InputError when missing, not JSON, or its hash does not match."""
+def read(path: Path, needs: tuple[str, ...] = ()) -> dict:
+    """A receipt file; InputError when missing, not JSON, its hash does not match, or its
+    hashed part lacks a field the caller ``needs`` (dotted, e.g. ``code.commit``): a
+    receipt of another schema, named with its schema and every field it lacks."""
     if not path.is_file():
         raise InputError("file not found", str(path))
     try:
@@ -244,7 +246,20 @@ def read(path: Path) -> dict:
     if digest(doc["receipt"]) != doc["sha256"]:
         raise InputError("the receipt's content does not match its sha256 (edited?)",
                          str(path))
+    lacks = [field for field in needs if not _has(doc["receipt"], field)]
+    if lacks:
+        schema = doc["receipt"].get("schema") if isinstance(doc["receipt"], dict) else None
+        raise InputError(f"a receipt of another schema ({schema or 'none named'}; this "
+                         f"releval writes {SCHEMA}): lacks {', '.join(lacks)}", str(path))
     return doc
+
+
+def _has(doc, field: str) -> bool:
+    for key in field.split("."):
+        if not isinstance(doc, dict) or key not in doc:
+            return False
+        doc = doc[key]
+    return True
 
 
 def describes(doc: dict, root: Path = Path(".")) -> bool:

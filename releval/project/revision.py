@@ -8,7 +8,9 @@ commit over a corpus changed in place stay apart), and the digests it recorded o
 each stage depends on (which code that is, the dvc.lock of the receipt's commit lists).
 ``Revision.table(path)`` reads a DVC-tracked output by its md5 from the DVC cache (DVC 3's
 layout ``<cache>/files/md5/ab/cdef…``, the folder ``dvc cache dir`` names); one that is not
-there is an InputError saying how to fetch it.
+there is an InputError saying how to fetch it. ``receipt_commit`` is a receipt's commit, refused
+naming the receipt when this repository does not have it; ``cached`` whether an object (a
+file's, or a folder's and all it lists) is whole in the cache.
 
 ``code_changes(a, b, stages)``: where the code of ``stages`` differs, a stage's code being
 its dvc.lock ``deps`` that no stage produces.
@@ -17,6 +19,7 @@ its dvc.lock ``deps`` that no stage produces.
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -40,7 +43,8 @@ def _git(root: Path, *args: str, rule: str, source: str) -> str:
 
 
 @functools.cache
-def _cache_dir(root: Path) -> Path:
+def cache_dir(root: Path) -> Path:
+    """The DVC cache folder of the project at ``root`` (``dvc cache dir``)."""
     done = subprocess.run([sys.executable, "-m", "dvc", "cache", "dir"], cwd=root,
                           capture_output=True, text=True)
     if done.returncode:
@@ -82,7 +86,7 @@ class Revision:
         if not md5:
             raise InputError("not among the outputs DVC recorded there (run the pipeline at "
                              "that revision)", where)
-        file = self.cache / "files" / "md5" / md5[:2] / md5[2:]
+        file = cache_file(self.cache, md5)
         if not file.is_file():
             raise InputError(f"not in the DVC cache (md5 {md5}); fetch it with `dvc fetch "
                              "--all-commits` or `dvc pull`", where)
@@ -91,22 +95,54 @@ class Revision:
         return frame
 
 
+def cache_file(cache: Path, md5: str) -> Path:
+    """Where DVC 3 keeps the object ``md5`` in the cache folder ``cache``."""
+    return cache / "files" / "md5" / md5[:2] / md5[2:]
+
+
+def cached(cache: Path, md5: str) -> bool:
+    """Whether the object ``md5`` is whole in the cache: a file's, or a folder's (``….dir``)
+    listing and every file it lists."""
+    file = cache_file(cache, md5)
+    if not md5.endswith(".dir"):
+        return file.is_file()
+    try:
+        listed = json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return all(cache_file(cache, entry["md5"]).is_file() for entry in listed)
+
+
 def _lock(root: Path, commit: str, ref: str) -> dict:
     text = _git(root, "show", f"{commit}:dvc.lock", rule="no dvc.lock at this revision",
                 source=ref)
     return yaml.safe_load(text) or {}
 
 
-def _from_receipt(root: Path, path: Path, ref: str) -> Revision:
-    r = receipt.read(path)["receipt"]
-    commit = r["code"].get("commit")
+def receipt_commit(root: Path, doc: dict, path: Path) -> str:
+    """The commit a receipt ``doc`` (read from ``path``) ran; InputError naming the receipt
+    when it names none, or when the repository at ``root`` does not have it (what to do:
+    fetch it, or work in the repository that made the run)."""
+    commit = doc["receipt"]["code"].get("commit")
     if not commit:
         raise InputError("the receipt names no git commit: the run was not in a git "
                          "repository", str(path))
+    known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=root,
+                           capture_output=True)
+    if known.returncode:
+        raise InputError(f"the run's commit {commit} is not in this repository ({root}): "
+                         f"fetch it (git fetch <remote> {commit}) or run this in the "
+                         "repository that made the run", str(path))
+    return commit
+
+
+def _from_receipt(root: Path, path: Path, ref: str) -> Revision:
+    doc = receipt.read(path, ("code.commit", "params.values", "inputs", "outputs"))
+    commit, r = receipt_commit(root, doc, path), doc["receipt"]
     code = {stage: {p: r["inputs"].get(p) for p in deps}
             for stage, deps in stage_code(_lock(root, commit, ref)).items()}
     return Revision(ref, commit, r["params"]["values"], code, dict(r["outputs"]),
-                    _cache_dir(root))
+                    cache_dir(root))
 
 
 def _from_git(root: Path, ref: str) -> Revision:
@@ -117,7 +153,7 @@ def _from_git(root: Path, ref: str) -> Revision:
                                  rule="no params.yaml at this revision", source=ref)) or {}
     outputs = {o["path"]: o.get("md5") for st in lock.get("stages", {}).values()
                for o in st.get("outs", [])}
-    return Revision(ref, commit, params, stage_code(lock), outputs, _cache_dir(root))
+    return Revision(ref, commit, params, stage_code(lock), outputs, cache_dir(root))
 
 
 def revision(root: Path, ref: str) -> Revision:

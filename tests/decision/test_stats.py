@@ -4,6 +4,7 @@ bootstrap coverage over 1,000 seeded simulations each)."""
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -281,3 +282,16 @@ def test_clusters_of_is_the_query_column_or_none():
         with pytest.raises(InputError, match="compare.cluster 'user_id' needs queries with "
                                              "query_id and user_id"):
             clusters_of(bad, "user_id")
+
+
+@pytest.mark.parametrize(("base", "clusters", "says"), [
+    ([np.nan, np.nan, 0.5], None, "1 query with values in both systems"),
+    ([np.nan, np.nan, np.nan], ["a", "b", "c"], "0 clusters (holding 0 queries) with values"),
+    ([0.1, 0.2, np.nan], ["a", "a", "b"], "1 cluster (holding 2 queries) with values"),
+])
+def test_too_few_units_say_how_many_queries_were_left(base, clusters, says):
+    with pytest.raises(InputError, match=r"^<input>: " + re.escape(says)) as refused:
+        stats.paired(np.array(base), np.array([0.3, 0.4, 0.6]), clusters=clusters,
+                     resamples=10)
+    assert str(refused.value).endswith("the evaluated set is (nearly) empty where both "
+                                       "systems are defined")

@@ -48,7 +48,9 @@ def test_an_unreadable_receipt_keeps_its_place_and_says_so(tmp_path):
     write(tmp_path / name, doc | {"sha256": "0" * 64})  # edited
     rows = entries(tmp_path)
     assert [i for i, _ in history.kept(rows)] == [1, 3]
-    assert history.run_rows(rows)[1] == ["2", "?", "—", name, "—", "—", "—", "unreadable or edited"]
+    assert history.run_rows(rows)[1] == ["2", "?", "—", name, "—", "—", "—",
+                                         "the receipt's content does not match its sha256 "
+                                         "(edited?)"]
 
 
 def test_the_newest_run_against_the_one_before_is_uncontrolled_and_shows_the_mix(rows):
