@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
@@ -13,8 +14,8 @@ from releval.decision import power
 from releval.decision.slices import membership, wide_values
 
 KEYS = [S.DIMENSION, S.SLICE, S.MEASURE]
-COLUMNS = ("unit", "units", "queries_per_unit", "sd", "sd_low", "sd_high", "mde", "mde_simulated",
-           "needed_queries", "needed_queries_low", "needed_queries_high",
+COLUMNS = ("unit", "units", "queries_per_unit", "sd", "sd_low", "sd_high", "power", "mde",
+           "mde_simulated", "needed_queries", "needed_queries_low", "needed_queries_high",
            "needed_queries_simulated")
 
 
@@ -50,7 +51,7 @@ def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, can
     return pd.DataFrame(rows, columns=[*KEYS, "n", *COLUMNS])
 
 
-DETECTABILITY = ("mde", "mde_simulated", "needed_queries", "needed_queries_low",
+DETECTABILITY = ("sd", "power", "mde", "mde_simulated", "needed_queries", "needed_queries_low",
                  "needed_queries_high")
 
 
@@ -59,8 +60,9 @@ def detectability(per_query: pd.DataFrame, labels: pd.DataFrame | None, baseline
                   *, alpha: float, target: float, clusters: pd.Series | None = None,
                   seed: int = 0) -> pd.DataFrame:
     """Per (dimension, slice, measure): the columns a comparison shows beside its verdict
-    (``DETECTABILITY``: the MDE at the current n, analytic and simulated, and the analytic
-    needed queries with σ's range). ``labels`` None: the "all" slice only."""
+    (``DETECTABILITY``: the units' sd and the power the rest is stated at, the MDE at the
+    current n, analytic and simulated, and the analytic needed queries with σ's range).
+    ``labels`` None: the "all" slice only."""
     measures = list(dict.fromkeys(measures))
     effects = min_effect if isinstance(min_effect, dict) else dict.fromkeys(measures, min_effect)
     labels = pd.DataFrame(columns=[S.QUERY_ID, S.DIMENSION, S.SLICE]) if labels is None \
@@ -74,3 +76,11 @@ def fields(row: pd.Series) -> dict:
     """One detectability row as JSON fields: NaN → None, the needed queries as integers."""
     return {c: None if pd.isna(row[c]) else int(row[c]) if c.startswith("needed")
             else float(row[c]) for c in DETECTABILITY}
+
+
+def curve(sd: float, queries_per_unit: float, alpha: float, target: float,
+          queries: np.ndarray) -> np.ndarray:
+    """The analytic MDE at each number of ``queries`` (units = queries / queries_per_unit,
+    at least 2): the power curve a report draws."""
+    units = np.maximum(np.asarray(queries, dtype=float) / queries_per_unit, 2.0)
+    return power.mde(sd, units, alpha, target)

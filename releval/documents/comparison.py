@@ -37,6 +37,8 @@ class Paired(Fixed):
     p_holm: Number
     slice: str
     # the comparison's power (stage compare: releval.decision.planning.detectability)
+    sd: Number = None
+    power: Number = None
     mde: Number = None
     mde_simulated: Number = None
     needed_queries: int | None = None

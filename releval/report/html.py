@@ -209,19 +209,6 @@ def _paired(c: dict) -> Raw:
          "p (Holm)", "min effect", "verdict"], rows) + f'<p class="note">{note}</p>')
 
 
-def gate_measures(inputs: ReportInputs) -> list[str]:
-    """The compared measures the gate decides on: the gate's measure, then each applicable
-    rule's primary measure (the first compared measure its name names before a guard's
-    ``↔``), in the rules' order; only measures with a paired comparison."""
-    paired = {r["measure"] for r in inputs.comparison.get("paired", [])}
-    found = [inputs.measure]
-    for o in inputs.gate.get("rules", []):
-        if o.get("applicable", True):
-            words = o["name"].split("↔")[0].split()[1:]
-            found.append(next((w for w in words if w in paired), None))
-    return [m for m in dict.fromkeys(found) if m in paired]
-
-
 def _detectable(r: dict) -> str:
     """The smallest effect the comparison could detect (MDE at ``plan.power``), and the
     queries ``min_effect`` would need where the MDE exceeds it."""
@@ -237,7 +224,7 @@ def _headline(inputs: ReportInputs) -> Raw:
     """Beside the verdict: per gate measure the paired Δ (candidate − baseline), its 95% CI,
     the comparison's verdict and what it could detect (``_detectable``)."""
     rows = []
-    for measure in gate_measures(inputs):
+    for measure in inputs.gate_measures():
         r = inputs.paired(measure)
         rows.append([measure, f"{number(r['mean_baseline'])} → {number(r['mean_candidate'])}",
                      Raw(f'<td class="delta">{esc(number(r["mean_diff"], "+.4f"))}</td>'),

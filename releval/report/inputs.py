@@ -78,6 +78,18 @@ class ReportInputs:
         """Every evaluated system, in the evaluation's order, then any other with stats."""
         return list(dict.fromkeys([*self.summary.get("systems", {}), *self.stats]))
 
+    def gate_measures(self) -> list[str]:
+        """The compared measures the gate decides on: the gate's measure, then each applicable
+        rule's primary measure (the first compared measure its name names before a guard's
+        ``↔``), in the rules' order; only measures with a paired comparison."""
+        paired = {r["measure"] for r in self.comparison.get("paired", [])}
+        found = [self.measure]
+        for o in self.gate.get("rules", []):
+            if o.get("applicable", True):
+                words = o["name"].split("↔")[0].split()[1:]
+                found.append(next((w for w in words if w in paired), None))
+        return [m for m in dict.fromkeys(found) if m in paired]
+
     def paired(self, measure: str | None = None) -> dict | None:
         """The comparison's paired row of ``measure`` (default: the gate's), or None."""
         measure = self.measure if measure is None else measure

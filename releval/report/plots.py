@@ -24,6 +24,7 @@ import pandas as pd
 import vl_convert as vlc
 
 from releval.data import contracts as S
+from releval.decision import planning
 from releval.metrics.curves import FAMILY, K
 from releval.report import history
 from releval.report.formats import interval, number
@@ -113,6 +114,40 @@ def _title(text: str, subtitle: str | None = None) -> alt.TitleParams:
 
 def _one(value: float, name: str = "x") -> pd.DataFrame:
     return pd.DataFrame({name: [float(value)]})
+
+
+@plot("power", "What the query set could detect",
+      "Per gate measure, the smallest true difference the comparison would detect "
+      "(minimum detectable effect, at its α and power) against the number of queries, from "
+      "the per-query differences' spread (the paired t plan); the dot is this query set, the "
+      "dashed line the minimum consequential effect. Where the curve lies above the line at "
+      "the dot, an inconclusive verdict says little.",
+      "No MDE in the comparison (compare/comparison.json from an older compare stage).")
+def power_curve(inputs: ReportInputs) -> Chart | None:
+    rows = [r for r in (inputs.paired(m) for m in inputs.gate_measures())
+            if r and r.get("sd") and r.get("mde") is not None and r["units"] >= 2]
+    if not rows:
+        return None
+    top = max(4 * r["n"] for r in rows) + max(
+        (r.get("needed_queries") or 0) * 1.5 for r in rows)
+    queries = np.unique(np.geomspace(max(2, min(r["n"] for r in rows) // 8), top, 60).round())
+    curves = pd.concat([pd.DataFrame({
+        S.MEASURE: r[S.MEASURE], "queries": queries,
+        "MDE": planning.curve(r["sd"], r["n"] / r["units"], r["alpha"], r["power"], queries)})
+        for r in rows])
+    here = pd.DataFrame([{S.MEASURE: r[S.MEASURE], "queries": r["n"], "MDE": r["mde"]}
+                         for r in rows])
+    effect = pd.DataFrame({"min_effect": sorted({float(r["min_effect"]) for r in rows})})
+    color = alt.Color(f"{S.MEASURE}:N", title="measure")
+    x = alt.X("queries:Q", scale=alt.Scale(type="log"), title="queries")
+    line = alt.Chart(curves).mark_line().encode(x, alt.Y("MDE:Q", title="detectable Δ"), color)
+    dots = alt.Chart(here).mark_point(filled=True, size=70).encode(
+        x, alt.Y("MDE:Q"), color,
+        tooltip=[S.MEASURE, "queries", alt.Tooltip("MDE:Q", format=".3f")])
+    rule = alt.Chart(effect).mark_rule(strokeDash=[4, 3], color=GREY).encode(y="min_effect:Q")
+    title = _title("Minimum detectable effect against queries",
+                   f"power {number(rows[0]['power'], 'g')}, α {number(rows[0]['alpha'], 'g')}")
+    return _finish((line + dots + rule).properties(width=WIDTH, height=240, title=title))
 
 
 @plot("per_query_diff", "Per-query differences",

@@ -31,7 +31,8 @@ def test_without_a_ledger_option_a_project_with_no_runs_says_so(tmp_path, monkey
     assert "no runs kept yet" in " ".join(result.stderr.split())
 
 
-def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path):
+def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: full lines, no cell cut
     write(tmp_path / "20261123T030000Z-a.json", receipt(0.5, 0.5))
     other = {"schema": "releval.project.receipt/0", "params": {"values": {}}}
     write(tmp_path / "20261130T030000Z-b.json",
@@ -40,6 +41,6 @@ def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path):
     assert table.exit_code == 0, table.output
     shown = " ".join(table.stdout.split())
     assert "20261130T030000Z-b.json" in shown and "a receipt of another schema" in shown
-    rows = json.loads(invoke("history", "--ledger", tmp_path, "--format", "json").stdout)
+    rows = json.loads(invoke("history", "--ledger", tmp_path, "--json").stdout)
     assert rows[1]["problem"].endswith("lacks code.commit, code.dirty, "
                                        "work.queries_evaluated, inputs")

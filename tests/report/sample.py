@@ -52,7 +52,8 @@ AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "low_agreement": 
 PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
           "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
           "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
-          "verdict": "improved", "resamples": 500, "seed": 3, "units": 40}
+          "verdict": "improved", "resamples": 500, "seed": 3, "units": 40, "alpha": 0.05,
+          "sd": 0.2, "power": 0.8, "mde": 0.0916, "needed_queries": 787}
 COMPARISON = {"baseline": BASE, "candidate": CAND, "controlled": False,
               "differences": ["budget: 100 vs <50>"], "measures": [MEASURE], "unit": "query",
               "strata": "kind",

@@ -10,7 +10,6 @@ from releval.report import html as page_module
 from releval.report.html import (
     SECTIONS,
     SUMMARY_SECTIONS,
-    gate_measures,
     markdown,
     query_rows,
     render_html,
@@ -117,7 +116,7 @@ def test_the_headline_shows_each_gate_rules_primary_measure_and_no_guard():
               "threshold": 0, "reason": "r"}]
     found = inputs(comparison=inputs().comparison | {"paired": paired},
                    gate=inputs().gate | {"rules": rules}, measure="P@10")
-    assert gate_measures(found) == ["P@10", "R@100"]  # n/a and unpaired rules add none
+    assert found.gate_measures() == ["P@10", "R@100"]  # n/a and unpaired rules add none
     d = section(render_html(found), "decision")
     assert '<td class="v-regressed">regressed</td>' in d and "<td>RR@10</td>" not in d
     assert "<details><summary>1 rule(s) not applicable" in d

@@ -6,10 +6,14 @@ import re
 import pandas as pd
 import pytest
 
+from releval.decision import power
 from releval.report.plots import PLOTS, Plot, plot, rank_bands, svg
-from tests.report.sample import CAND, RELIABILITY, inputs, rec_inputs
+from tests.report.sample import CAND, COMPARISON, RELIABILITY, inputs, rec_inputs
 
-NEEDS = {"per_query_diff": {"per_query_diff": None}, "curves": {"curves": None},
+NO_MDE = {**COMPARISON, "paired": [{k: v for k, v in COMPARISON["paired"][0].items()
+                                     if k not in ("sd", "mde")}]}
+NEEDS = {"power": {"comparison": NO_MDE}, "per_query_diff": {"per_query_diff": None},
+         "curves": {"curves": None},
          "judged": {"curves": None}, "safety": {"violations": None},
          "slices": {"slices": pd.DataFrame()},
          "failures": {"failures": {"baseline": "a", "candidate": "b", "by_layer": []}},
@@ -18,7 +22,7 @@ NEEDS = {"per_query_diff": {"per_query_diff": None}, "curves": {"curves": None},
 
 
 def test_the_registry_lists_every_plot_in_page_order():
-    assert list(PLOTS) == ["per_query_diff", "slices", "curves", "judged", "failures",
+    assert list(PLOTS) == ["power", "per_query_diff", "slices", "curves", "judged", "failures",
                            "safety", "latency", "no_answer", "reliability"]
     assert all(p.title and p.caption and p.absent for p in PLOTS.values())
     assert {name for name, p in PLOTS.items() if p.modes == ("retrieval",)} == {
@@ -85,3 +89,15 @@ def test_a_new_plot_is_one_registered_function():
         assert list(PLOTS)[-1] == "extra_test_plot"
     finally:
         del PLOTS["extra_test_plot"]
+
+
+def test_the_power_curve_is_the_plans_mde_over_queries_with_this_set_marked():
+    spec = PLOTS["power"].build(inputs()).to_dict()
+    tables = [pd.DataFrame(v) for v in spec["datasets"].values()]
+    curve = next(t for t in tables if len(t) > 5)
+    here = next(t for t in tables if "queries" in t and len(t) == 1)
+    row = COMPARISON["paired"][0]
+    expected = power.mde(row["sd"], curve["queries"].to_numpy(), 0.05, 0.8)
+    assert curve["MDE"].to_numpy() == pytest.approx(expected)
+    assert here.iloc[0]["queries"] == row["n"] and here.iloc[0]["MDE"] == row["mde"]
+    assert len(spec["layer"]) == 3  # the curve, this set, min_effect

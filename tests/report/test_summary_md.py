@@ -113,7 +113,8 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
     lines = page.splitlines()
     at = lines.index("## History")
     part = lines[at:]
-    assert part[2] == "3 run(s) kept in the ledger (reports/runs/), oldest first; nDCG@10: " \
+    assert part[2].startswith("Lineage (this run is not in the ledger: the newest run's): ")
+    assert part[4] == "3 run(s) kept in the ledger (reports/runs/), oldest first; nDCG@10: " \
                       "mean [95% CI]."
     assert ("| # | finished (UTC) | window | receipt | baseline | candidate | fixture: candidate "
             "| decision |") in part

@@ -128,7 +128,7 @@ def test_decision_labels_an_uncontrolled_comparison_and_writes_undefined_as_a_da
     assert "- budget: 100 vs 50" in lines
     assert "Baseline's conditions: budget: 100; qrels: abc" in lines
     assert ("| nDCG@10 | 40 | 0.5000 | 0.6123 | +0.1123 | [+0.0100, —] | 20/15/5 | 0.0040 | — "
-            "| 0.020 | improved |") in lines
+            "| 0.020 | improved | — | — |") in lines
     assert ("Paired by query; bootstrap (500 resamples, seed 3) and sign-flip test over 40 "
             "querys; Holm over the measures.") in lines
     assert "| nDCG@10 | bm25 | 0.5000 | — | 0.4500 | 0.4000 | 40 |" in lines
@@ -142,7 +142,7 @@ def test_decision_slices_safety_failures_and_gate(out):
     assert "Holm over all 2 measure × slice tests; every system and measure is in " \
         "data/slices/slices.parquet." in lines
     assert "| kind | typo | 25 | 0.4000 | 0.5500 | +0.1500 [-0.020, +0.300] | 0.200 | " \
-        "inconclusive |" in lines
+        "inconclusive | — | — |" in lines
     assert "Too small to test (n < 20): kind=error_code (3)." in lines
     assert "| hybrid | 4 | 1 | 0.250 | 40 | 2 | 0.050 | — |" in lines
     assert "| system | routes | violations | own window | acl | below top k | queries |" in lines
