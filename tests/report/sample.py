@@ -234,7 +234,7 @@ def _figures(base, cand, recall=None):
 COMPOSITION_CASE = {"before": 0.32, "after": 0.68, "delta": 0.36, "rate": 0.0, "mix": 0.36,
                     "equal_slice_before": 0.5, "equal_slice_after": 0.5, "mix_shift": True,
                     "slices": []}
-DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (+0.0000): drift of the traffic or "
+DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (0.0000): drift of the traffic or "
              "the corpus, to investigate")
 
 
