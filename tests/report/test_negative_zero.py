@@ -12,10 +12,16 @@ from rich.console import Console
 
 from releval.cli.files import print_changed_slices, print_decision, print_paired
 from releval.decision.gate import decide
-from releval.params.rules import Guard, Guarded, NotWorse, NoRegression
+from releval.params.rules import Guard, Guarded, NoRegression, NotWorse
 from releval.report.decision import render_decision
-from releval.report.formats import formatted, interval, measure_value, number, rule_value
-from releval.report.formats import significant
+from releval.report.formats import (
+    formatted,
+    interval,
+    measure_value,
+    number,
+    rule_value,
+    significant,
+)
 from releval.report.html import render_html
 from releval.report.summary import query_set_section, render_summary
 from tests import documents
