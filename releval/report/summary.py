@@ -96,7 +96,8 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
 
 
 def _notes(stats: dict) -> str:
-    """Route-specific facts worth a glance: ANN recall, fusion, cache use, flagged docs."""
+    """Route-specific facts worth a glance: ANN recall, fusion, cache use, and for a run that
+    is not filtered (an external run) the returned pairs the access/time rule forbids."""
     notes = [f"{k} {number(v, '.3f')}" if v is not None
              else f"{k} n/a (no query with an exact window)"
              for k, v in stats.items() if k.startswith("ann_recall@")]
@@ -110,7 +111,9 @@ def _notes(stats: dict) -> str:
                      "from cache")
     vis = stats.get("visibility")
     if vis:
-        notes.append(f"flagged: {vis['forbidden']} forbidden/future documents returned")
+        notes.append(f"not filtered: {vis['forbidden']} returned (query, document) pairs the "
+                     "query may not see (access/time rule; the safety violations add "
+                     "must_not_return)")
     return "; ".join(notes)
 
 
