@@ -153,7 +153,9 @@ REC_SUMMARY = SUMMARY | {
                "Coverage@10": rec_entry(0.25, n=40, undefined=0, level="system"),
                "Novelty@10": rec_entry(7.5)}},
     "recommendation": {"horizon_days": 30, "exclude_seen": True, "negatives": "sample",
-                       "n_negatives": 100, "users": 42, "undefined_users": 2,
+                       "n_negatives": 100, "users": 42,
+                       "users_with_positives_in_horizon": 41, "users_scored": 40,
+                       "users_only_unpublished_positives": 1, "undefined_users": 2,
                        "held_out_users": 5},
 }
 REC_SPLIT = SPLIT | {"random_split": {  # the shape of releval.retrieval.leakage
