@@ -27,9 +27,9 @@ def formatted(value, spec: str = ".4f") -> str:
     zero = _ZERO.fullmatch(text)
     if not zero:
         return text
-    unsigned = zero["pad"] + zero["zero"]  # padded to a width: keep the width
-    return unsigned if not zero["pad"] and not text.endswith(" ") else (
-        " " + unsigned if zero["pad"] else unsigned + " ")
+    if zero["pad"]:  # right-aligned in a width: a space takes the sign's place
+        return zero["pad"] + " " + zero["zero"]
+    return zero["zero"] + (" " if text.endswith(" ") else "")
 
 
 def number(value, spec: str = ".4f") -> str:
@@ -42,8 +42,8 @@ def number(value, spec: str = ".4f") -> str:
 
 def measure_value(value: float, integer: bool) -> str:
     """A defined measure value: rounded to an integer for a count (a summed measure), else four
-    decimals; zero without a sign."""
-    return formatted(round(value), "d") if integer else formatted(value, ".4f")
+    decimals (zero without a sign)."""
+    return f"{int(round(value))}" if integer else formatted(value, ".4f")
 
 
 def interval(low, high, spec: str = "+.4f") -> str:
