@@ -41,6 +41,7 @@ from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
 from releval.params import Params
+from releval.report.formats import formatted
 from stages.common import (
     guarded,
     params_of,
@@ -164,7 +165,7 @@ def main() -> None:
                      read_table(artifacts.within(evaluated, "evaluate.seeds")))
     write_outputs(result, "compare", out)
     doc = result.comparison
-    verdicts = ", ".join(f"{r['measure']} {r['mean_diff']:+.4f} ({r['verdict']})"
+    verdicts = ", ".join(f"{r['measure']} {formatted(r['mean_diff'], '+.4f')} ({r['verdict']})"
                          for r in doc["paired"])
     kind = doc["change"]["kind"]
     print(f"compare: {doc['candidate']} vs {doc['baseline']}"

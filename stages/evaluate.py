@@ -133,13 +133,19 @@ def catalog_of(p: Params, runs: dict[str, pd.DataFrame], interactions: pd.DataFr
 
 
 def recommendation_block(p: Params, scored, context: dict, probabilities: list[str],
-                         n_users: int, undefined: int) -> dict:
-    """summary.json's ``recommendation`` block: the protocol, the users evaluated and those
-    undefined (no visible positive), and which definitions apply to which system."""
+                         n_users: int, in_horizon: int, n_scored: int) -> dict:
+    """summary.json's ``recommendation`` block: the protocol; the users evaluated (user-queries),
+    those with a positive in the horizon, those scored (a positive visible at the cut; the
+    difference: users whose only positives are items first seen after it) and those undefined
+    (no visible positive), as prepare's source.json defines them
+    (``releval.data.interactions.SPLIT_COUNTS``); and which definitions apply to which
+    system."""
     r = p.recommend
     return {"horizon_days": r.horizon_days, "exclude_seen": r.exclude_seen,
             "negatives": r.negatives, "n_negatives": r.n_negatives,
-            "users": n_users, "undefined_users": undefined,
+            "users": n_users, "users_with_positives_in_horizon": in_horizon,
+            "users_scored": n_scored, "users_only_unpublished_positives": in_horizon - n_scored,
+            "undefined_users": n_users - n_scored,
             "serendipity_expected": context["expected"],
             "ild_embeddings": context["embeddings"], "probabilities": probabilities,
             "not_applicable": {system: [m for m, e in by_measure.items() if not e["applicable"]]
@@ -217,10 +223,10 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     if p.recommendation:
         diagram = reliability(runs, qrels[visible], rel=c.rel, max_grade=p.prepare.max_grade,
                               queries=evaluated)
-        with_positive = qrels.loc[visible & relevant, S.QUERY_ID].nunique()
         report["recommendation"] = recommendation_block(
             p, scored, context, sorted(diagram[S.SYSTEM].unique()), int(len(evaluated)),
-            int(len(evaluated) - with_positive))
+            int(qrels.loc[relevant, S.QUERY_ID].nunique()),
+            int(qrels.loc[visible & relevant, S.QUERY_ID].nunique()))
     by_seed = seed_values(seeds or {}, qrels[visible], c.measures, rel=c.rel,
                           max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog)
     return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram,

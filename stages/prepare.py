@@ -172,8 +172,8 @@ def _summary(result: Outputs) -> str:
     source = result.source
     if "recommendation" in source:
         rec = source["recommendation"]
-        splits = "; ".join(f"{split} {c['users']:,} queries ({c['users_with_positives']:,} "
-                           "with positives)" for split, c in rec["splits"].items())
+        splits = "; ".join(f"{split} {c['users']:,} queries ({c['users_scored']:,} scored)"
+                           for split, c in rec["splits"].items())
         return (f"prepare: {rec['users']:,} users, {rec['items']:,} items, "
                 f"{rec['interactions']:,} interactions; {splits} ({source['source']})")
     nowhere = source.get("qrels_pointing_nowhere") or {}

@@ -32,7 +32,7 @@ from releval.params import Params
 from releval.project.history import entries
 from releval.project.receipt import describes
 from releval.report.decision import render_decision
-from releval.report.dvc_plots import plot_tables
+from releval.report.dvc_plots import TEMPLATE, page_template, plot_tables
 from releval.report.html import render_html
 from releval.report.inputs import ReportInputs, gate_measure
 from releval.report.selftest import selftest_lines
@@ -158,9 +158,11 @@ def main() -> None:
 
 
 def write_plots(plots: dict[str, pd.DataFrame], folder: Path) -> None:
-    """Each plot's table as ``<name>.csv`` in ``folder``."""
+    """Each plot's table as ``<name>.csv`` in ``folder``, and the offline page template of
+    ``dvc plots show`` (``dvc_plots.TEMPLATE``)."""
     for name, table in plots.items():
         write_csv(folder / f"{name}.csv", table)
+    (folder / TEMPLATE).write_text(page_template(), encoding="utf-8")
 
 
 if __name__ == "__main__":

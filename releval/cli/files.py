@@ -290,8 +290,9 @@ def _print_unpaired(result: dict) -> None:
     out.print(table)
     for r in result["uncontrolled"]:
         if r["mix_shift"]:
-            out.print(f"FLAGGED (composition): {r['measure']} moved {r['delta']:+.4f} while no "
-                      "slice moved that way: the query mix changed", highlight=False)
+            out.print(f"FLAGGED (composition): {r['measure']} moved "
+                      f"{number(r['delta'], '+.4f')} while no slice moved that way: the query "
+                      "mix changed", highlight=False)
     d = result["differences"]
     out.print(f"queries only in baseline: {d['queries_only_in_baseline']}, only in candidate: "
               f"{d['queries_only_in_candidate']}", highlight=False)

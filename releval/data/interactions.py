@@ -279,13 +279,17 @@ def _at_cut(log: pd.DataFrame, split: str, t: pd.Timestamp, end: pd.Timestamp,
         S.QUERY_ID: pd.Series(ids[np.searchsorted(users, found[S.USER_ID].to_numpy())],
                               dtype=str),
         S.DOC_ID: found[S.ITEM_ID].to_numpy(), S.GRADE: np.ones(len(found), np.int64)})
-    with_positives = qrels[S.QUERY_ID].nunique()
+    unpublished = (qrels[S.DOC_ID].map(published) > t).to_numpy()
+    in_horizon = qrels[S.QUERY_ID].nunique()
+    scored = qrels.loc[~unpublished, S.QUERY_ID].nunique()
     counts = {"cut": t.isoformat(), "horizon_end": end.isoformat(), "users": n,
-              "users_with_positives": with_positives, "undefined_users": n - with_positives,
+              "users_with_positives_in_horizon": in_horizon, "users_scored": scored,
+              "users_only_unpublished_positives": in_horizon - scored,
+              "undefined_users": n - scored,
               "new_users": int((history == 0).sum()), "held_out_users":
               int(queries[S.HELD_OUT].sum()), "positives": len(qrels),
               "seen_positives_removed": int(seen.sum()),
-              "positives_not_visible": int((qrels[S.DOC_ID].map(published) > t).sum())}
+              "positives_not_visible": int(unpublished.sum())}
     return queries, qrels, counts
 
 
@@ -306,6 +310,26 @@ def no_positives(log: pd.DataFrame, split: str, counts: dict) -> str:
                "same users before the cut (recommend.exclude_seen)")
     return (f"no {split} user has a positive interaction in the window {cut:%Y-%m-%d} … "
             f"{end:%Y-%m-%d}: {why}")
+
+
+# what each per-split count of the report counts (at a cut t with horizon end e)
+SPLIT_COUNTS = {
+    "users": "user-queries at the cut: every user with an interaction before e",
+    "users_with_positives_in_horizon": "users with a positive: a label-1 item in [t, e) "
+                                       "(less items bought before t under exclude_seen)",
+    "users_scored": "users with a positive visible at t (its item first seen by t): the "
+                    "users a measure is defined for",
+    "users_only_unpublished_positives": "users_with_positives_in_horizon − users_scored: "
+                                        "every positive of theirs is an item first seen "
+                                        "after t, which no route can return",
+    "undefined_users": "users − users_scored: no positive visible at t (counted, never "
+                       "scored)",
+    "new_users": "users without an interaction before t",
+    "held_out_users": "users kept out of every route's fitting data",
+    "positives": "(user, item) positives in [t, e)",
+    "seen_positives_removed": "positives dropped under exclude_seen: bought before t",
+    "positives_not_visible": "positives whose item is first seen after t",
+}
 
 
 def _check_context(log: pd.DataFrame, context: list[str]) -> None:
@@ -335,12 +359,10 @@ def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: p
     with a label-1 interaction before t. A user without one is undefined (counted).
     Documents: the items (``_documents``), in the item table's order.
 
-    The report counts, per split: users (its queries), users_with_positives,
-    undefined_users, new_users (no history), held_out_users, positives,
-    seen_positives_removed and positives_not_visible (items published after the cut, which
-    no route can return); overall: interactions, users, items, items_interacted,
-    items_never_recommendable, duplicate_rows_kept (lines repeating an earlier line's user,
-    item, timestamp and label) and cancellations (label 0).
+    The report counts, per split, the ``SPLIT_COUNTS`` (its ``definitions``); overall:
+    interactions, users, items, items_interacted, items_never_recommendable,
+    duplicate_rows_kept (lines repeating an earlier line's user, item, timestamp and label)
+    and cancellations (label 0).
     """
     _check_context(log, context)
     log = log.sort_values(S.TIMESTAMP, kind="stable")
@@ -366,5 +388,6 @@ def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: p
         "duplicate_rows_kept": int(log.duplicated(list(S.INTERACTION_COLUMNS)).sum()),
         "cancellations": int((log[S.LABEL] == 0).sum()), "horizon_days": horizon_days,
         "exclude_seen": exclude_seen, "holdout_users": holdout_users,
-        "held_out_users": len(held), "splits": {s: c for s, (_, _, c) in parts.items()}}
+        "held_out_users": len(held), "splits": {s: c for s, (_, _, c) in parts.items()},
+        "definitions": SPLIT_COUNTS}
     return RecData(documents, queries, qrels, given, windows, report)

@@ -1,5 +1,6 @@
 """Aggregating per-query metric values over slices, and explaining a change between two
-evaluations of different query samples (e.g. this week vs last week).
+evaluations: of the same query sample (a paired comparison: controlled) or of different ones
+(e.g. this week vs last week: not controlled).
 
 Input: one row per (query, slice) with a slice label, a value v_j (NaN = undefined: excluded
 from every mean and counted) and a traffic weight w_j ≥ 0 (all 1 when ``weight_col`` is None).
@@ -27,6 +28,8 @@ from releval.data import contracts as S
 from releval.errors import InputError
 
 CONTROLLED_NOTE = "different query samples: not a controlled comparison"
+PAIRED_NOTE = ("the same query sample on both sides (paired): a controlled comparison; the "
+               "shares move only with queries undefined on one side")
 
 
 def _reject(bad: pd.Series, rule: str, source: str) -> None:
@@ -146,7 +149,8 @@ class Decomposition:
     """Change of the traffic-weighted aggregate A = Σ_i s_i m_i between two evaluations:
     delta = after − before = rate + mix (Σ of the per-slice parts in ``slices``), with the
     equal-slice aggregates (1/k) Σ_i m_i before and after, and the composition flag
-    ``mix_shift`` (see :func:`decompose`). ``controlled`` is False: the query samples differ."""
+    ``mix_shift`` (see :func:`decompose`). ``controlled``: both sides are the same query
+    sample (paired), ``note`` says which (``PAIRED_NOTE`` or ``CONTROLLED_NOTE``)."""
 
     before: float
     after: float
@@ -157,8 +161,8 @@ class Decomposition:
     equal_slice_after: float
     mix_shift: bool
     slices: tuple[SliceChange, ...]
-    controlled: bool = False
-    note: str = CONTROLLED_NOTE
+    controlled: bool
+    note: str
 
     def to_dict(self) -> dict:
         """JSON-ready: plain types, per-slice rows as a list of dicts."""
@@ -173,7 +177,7 @@ def _label(x: object) -> object:
 
 def decompose(before: pd.DataFrame, after: pd.DataFrame, *, slice_col: str = S.SLICE,
               value_col: str = S.VALUE, weight_col: str | None = S.WEIGHT,
-              tol: float = 1e-12) -> Decomposition:
+              tol: float = 1e-12, same_sample: bool = False) -> Decomposition:
     """Split the change of the traffic-weighted aggregate into rate and mix (symmetric Shapley /
     midpoint decomposition, exact: rate + mix = Δ):
 
@@ -193,12 +197,15 @@ def decompose(before: pd.DataFrame, after: pd.DataFrame, *, slice_col: str = S.S
     both sides moved in Δ's direction: sign(Δ)·(m'_i − m_i) ≤ tol for every such slice. The
     aggregate then moves although no slice does (or against every slice that does).
 
+    ``same_sample``: the two sides are the same queries (a paired comparison), which makes the
+    decomposition ``controlled``; else the samples differ and it is not.
+
     Raises InputError when a side has no defined value with positive weight.
     """
     return compare_slices(*(slice_table(values, slice_col=slice_col, value_col=value_col,
                                         weight_col=weight_col, source=name)
                             for name, values in (("before", before), ("after", after))),
-                          tol=tol)
+                          tol=tol, same_sample=same_sample)
 
 
 def slice_table(values: pd.DataFrame, *, slice_col: str = S.SLICE, value_col: str = S.VALUE,
@@ -228,9 +235,10 @@ def from_rows(rows: list[dict]) -> pd.DataFrame:
     return table.set_axis(pd.Index(frame["slice"], name=S.SLICE)).sort_index()
 
 
-def compare_slices(before: pd.DataFrame, after: pd.DataFrame, tol: float = 1e-12
-                   ) -> Decomposition:
-    """:func:`decompose` from two ``slice_table``s (e.g. two runs' kept ``slice_rows``)."""
+def compare_slices(before: pd.DataFrame, after: pd.DataFrame, tol: float = 1e-12,
+                   same_sample: bool = False) -> Decomposition:
+    """:func:`decompose` from two ``slice_table``s (e.g. two runs' kept ``slice_rows``:
+    different samples)."""
     sides = []
     for name, per in (("before", before), ("after", after)):
         if not per["weight"].sum() > 0:
@@ -271,4 +279,5 @@ def compare_slices(before: pd.DataFrame, after: pd.DataFrame, tol: float = 1e-12
         equal_slice_before=float(mean_b.mean()), equal_slice_after=float(mean_a.mean()),
         mix_shift=mix_shift,
         slices=tuple(SliceChange(**row) for row in rows.to_dict("records")),
+        controlled=same_sample, note=PAIRED_NOTE if same_sample else CONTROLLED_NOTE,
     )

@@ -4,7 +4,8 @@ Per measure m and side (baseline, candidate), over the evaluated queries with th
 and traffic weight: the ``releval.decision.aggregation.aggregates`` (macro, micro,
 traffic-weighted, equal-slice over the strata), with micro = Σ_j |R_j ∩ S_j| / Σ_j |R_j| for
 the recall family (value_j · |R_j| relevant retrieved, |R_j| = visible judgments of grade
-≥ m.rel); the rate/mix ``decompose`` of baseline → candidate (when both sides have values);
+≥ m.rel); the rate/mix ``decompose`` of baseline → candidate (when both sides have values;
+controlled when both hold the same queries, as a paired comparison does);
 and one per-query row: baseline, candidate, diff = candidate − baseline.
 """
 
@@ -71,8 +72,9 @@ def breakdown(per_query: pd.DataFrame, frame: pd.DataFrame, qrels: pd.DataFrame,
             micro = ("relevant_retrieved", "relevant") if m.family in MICRO_FAMILIES else None
             per_measure[s][m.name] = aggregates(v, slice_col=STRATUM, micro=micro)
         if all(len(v) for v in values.values()):
-            composition[m.name] = decompose(*(values[s] for s in sides),
-                                            slice_col=STRATUM).to_dict()
+            same = set(values[baseline][S.QUERY_ID]) == set(values[candidate][S.QUERY_ID])
+            composition[m.name] = decompose(*(values[s] for s in sides), slice_col=STRATUM,
+                                            same_sample=same).to_dict()
         merged = values[baseline].merge(values[candidate][[S.QUERY_ID, S.VALUE]],
                                         on=S.QUERY_ID, how="outer", suffixes=("_b", "_c"))
         diff_rows.append(pd.DataFrame({

@@ -36,6 +36,7 @@ EXPECTED_TITLE = "expected_title"
 EXPECTED_SNIPPET = "expected_snippet"
 AUTOMATIC_LAYER = "automatic_layer"
 TOP_K = "top_k"
+ITEM = "; "  # between the items of a top_k cell
 REVIEWER_LAYER = "reviewer_layer"
 REVIEWER_NOTE = "reviewer_note"
 AGREES = "agrees"
@@ -157,7 +158,7 @@ def _top_k(pairs: pd.DataFrame, runs: dict[str, pd.DataFrame], grades: pd.DataFr
                       index=ranked.index)
     ranked["item"] = ranked[S.RANK].astype(str) + ". " + ranked[S.DOC_ID] + " " + label
     return (ranked.sort_values([S.SYSTEM, S.QUERY_ID, S.RANK], kind="stable")
-            .groupby([S.SYSTEM, S.QUERY_ID], sort=False)["item"].agg("; ".join)
+            .groupby([S.SYSTEM, S.QUERY_ID], sort=False)["item"].agg(ITEM.join)
             .rename(TOP_K).reset_index())
 
 
@@ -204,9 +205,9 @@ def write(worksheet: pd.DataFrame, path: str | Path) -> Path:
 
 def markdown(worksheet: pd.DataFrame, limit: int = 20, *, top_k_chars: int = 80) -> str:
     """A markdown section for the report: one line saying how many failures there are, then a
-    table (system, query, expected, automatic layer, top k clipped to ``top_k_chars``) of the
-    first ``limit`` rows, then how many rows are left for the CSV. No heading: the report
-    places it."""
+    table (system, query, expected, automatic layer, top k clipped to ``top_k_chars``, after
+    a whole item) of the first ``limit`` rows, then how many rows are left for the CSV. No
+    heading: the report places it."""
     S.require_columns(worksheet, WORKSHEET_COLUMNS, "worksheet")
     if worksheet.empty:
         return "No failures to inspect.\n"
@@ -220,7 +221,7 @@ def markdown(worksheet: pd.DataFrame, limit: int = 20, *, top_k_chars: int = 80)
         "query": _cell(_text(head[S.QUERY_ID]) + ": " + _text(head[QUERY_TEXT]), 60),
         "expected": _cell(expected, 60),
         "automatic layer": _cell(head[AUTOMATIC_LAYER]),
-        "top k": _cell(head[TOP_K], top_k_chars),
+        "top k": _cell(head[TOP_K], top_k_chars, at=ITEM),
     }
     table = pd.DataFrame(columns)
     lines = [f"{len(worksheet)} failure(s) to inspect; the first {len(head)} below.", "",
@@ -231,14 +232,24 @@ def markdown(worksheet: pd.DataFrame, limit: int = 20, *, top_k_chars: int = 80)
     return "\n".join(lines) + "\n"
 
 
-def _cell(values: pd.Series, width: int | None = None) -> pd.Series:
-    """Text fit for a markdown table cell: whitespace collapsed, pipes escaped, clipped to
-    ``width`` characters with an ellipsis."""
+def _cell(values: pd.Series, width: int | None = None, at: str = " ") -> pd.Series:
+    """Text fit for a markdown table cell: whitespace collapsed, pipes escaped; longer than
+    ``width`` characters, clipped at the last ``at`` (a word's end; ``ITEM``: a whole top-k
+    item) that leaves room for the ellipsis, " …" (a single word longer than that: cut within
+    it, "…")."""
     text = _text(values).str.replace(r"\s+", " ", regex=True).str.strip()
     if width is not None:
-        long = text.str.len() > width
-        text = text.where(~long, text.str[:max(width - 1, 0)] + "…")
+        text = text.map(lambda t: _clip(t, width, at))
     return text.str.replace("|", r"\|", regex=False).astype(object)
+
+
+def _clip(text: str, width: int, at: str) -> str:
+    if len(text) <= width:
+        return text
+    cut = text.rfind(at, 0, max(width - 1, 0))
+    if cut <= 0:
+        return text[:max(width - 1, 0)] + "…"
+    return text[:cut].rstrip(" ;,") + " …"
 
 
 # --- ingesting the reviewer's file --------------------------------------------------------

@@ -23,6 +23,7 @@ from releval.diagnosis.rebuild import Rebuild, settings, windows
 from releval.errors import InputError
 from releval.params import Params, parse_params
 from releval.project.revision import Revision, code_changes, revision
+from releval.report.formats import formatted
 
 TABLES = {name: artifacts.at(entry) for name, entry in (
     ("documents", "raw.documents"), ("queries", "raw.queries"), ("qrels", "judgments.qrels"),
@@ -85,7 +86,8 @@ def diagnose_revisions(root: Path, ref_a: str, ref_b: str, *, system: str | None
                      Rebuild.of(pb, system, measure, split, **at_b).figure, tol=tol)
     notes = []
     if abs(found.figure_a - own_a) > tol:
+        moved = formatted(found.figure_a - own_a, "+.4f")
         notes.append(f"A's documents under B's queries, qrels, split and fusion choice give "
-                     f"{found.figure_a:.4f}, A's own inputs {own_a:.4f}: inputs besides the "
-                     f"corpus moved the figure by {found.figure_a - own_a:+.4f}")
+                     f"{formatted(found.figure_a)}, A's own inputs {formatted(own_a)}: inputs "
+                     f"besides the corpus moved the figure by {moved}")
     return Diagnosis(a, b, system, measure, split, own_a, found, tuple(notes))

@@ -38,6 +38,7 @@ from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
 from releval.params import parse_params
 from releval.project.receipt import digest, read
+from releval.report.formats import formatted
 
 FIXTURE_INPUT = artifacts.at("input.slot").format(slot="fixture")
 SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"
@@ -135,20 +136,23 @@ def _moved(delta: float, effect: float) -> bool:
 
 def _attribute(live: float | None, fixture: float | None, effect: float,
                fixture_why: str | None) -> tuple[str, str]:
+    moved = {k: formatted(v, "+.4f") for k, v in (("live", live), ("fixture", fixture))
+             if v is not None}
     if fixture is not None and _moved(fixture, effect):
-        return SYSTEM, f"the pinned fixture moved {fixture:+.4f} (|Δ| ≥ {effect:g}): the " \
-                       "system changed"
+        return SYSTEM, (f"the pinned fixture moved {moved['fixture']} (|Δ| ≥ {effect:g}): the "
+                        "system changed")
     if live is None:
         return NOT_APPLICABLE, "the runs do not both have a live mean"
     if not _moved(live, effect):
         if fixture is None:
-            return STABLE, f"live {live:+.4f}, within ±{effect:g} ({fixture_why})"
-        return STABLE, f"live {live:+.4f}, fixture {fixture:+.4f}: both within ±{effect:g}"
+            return STABLE, f"live {moved['live']}, within ±{effect:g} ({fixture_why})"
+        return STABLE, (f"live {moved['live']}, fixture {moved['fixture']}: both within "
+                        f"±{effect:g}")
     if fixture is None:
-        return UNATTRIBUTED, f"live {live:+.4f} and {fixture_why}: cannot tell the system " \
-                             "from the traffic"
-    return DRIFT, f"live {live:+.4f} while the pinned fixture stayed ({fixture:+.4f}): drift " \
-                  "of the traffic or the corpus, to investigate"
+        return UNATTRIBUTED, (f"live {moved['live']} and {fixture_why}: cannot tell the system "
+                              "from the traffic")
+    return DRIFT, (f"live {moved['live']} while the pinned fixture stayed "
+                   f"({moved['fixture']}): drift of the traffic or the corpus, to investigate")
 
 
 def _fixture_why(before: dict, after: dict) -> str | None:

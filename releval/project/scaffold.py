@@ -29,6 +29,8 @@ DVC_CONFIG = """[core]
     remote = local
 ['remote "local"']
     url = ../.dvcstore
+[plots]
+    html_template = ../reports/plots/dvc_plots_template.html
 """
 GITIGNORE = """# pipeline outputs: pinned by dvc.lock, reproduced by `releval run`
 /data/

@@ -26,6 +26,11 @@ from releval.report.formats import (
 )
 
 WORKSHEET_ROWS = 8  # rows of the inspection worksheet shown; the rest are in its CSV
+SAFETY_COUNTS = (
+    "violations = one per returned (query, document) pair and rule it breaks: must_not_return "
+    "plus the access/time rule (the other reason columns; one reason per pair, so a pair "
+    "counts twice only when it breaks both). The access/time columns sum to the Candidates "
+    "table's not-filtered count of an external run.")
 
 
 def _count(value) -> str:
@@ -115,7 +120,7 @@ def _safety_section(safety: dict) -> list[str]:
              *(s["by_reason"].get(r, 0) for r in reasons), s["below_top_k"],
              s["queries_affected"]] for system, s in safety["systems"].items()]
     return lines + markdown_table(["system", "routes", "violations", "own window", *reasons,
-                                   "below top k", "queries"], rows)
+                                   "below top k", "queries"], rows) + ["", SAFETY_COUNTS]
 
 
 def _failures_section(failures: dict, sheet: pd.DataFrame) -> list[str]:

@@ -11,16 +11,22 @@ with fixed column names, so one plot definition compares any two revisions.
   finished_at, receipt (sha256[:12]), decision, baseline, candidate, fixture_baseline,
   fixture_candidate: the mean of the newest run's headline measure per readable run, live
   and on the pinned fixture (``releval.report.history.figure``), empty where absent.
+
+``page_template()`` is the page ``dvc plots show`` fills (``TEMPLATE`` in the plots folder,
+named by ``plots.html_template`` in .dvc/config): Vega, Vega-Lite and Vega-Embed inline, so
+the page draws offline (DVC's own page loads them from a CDN).
 """
 
 from __future__ import annotations
 
 import pandas as pd
+import vl_convert as vlc
 
 from releval.data import contracts as S
 from releval.report import history
 from releval.report.inputs import ReportInputs
 
+TEMPLATE = "dvc_plots_template.html"  # in the plots folder; .dvc/config names it
 CURVES = {"recall_at_k": "R", "ndcg_at_k": "nDCG"}
 HISTORY = ["run", "finished_at", "receipt", "decision", "baseline", "candidate",
            "fixture_baseline", "fixture_candidate"]
@@ -83,3 +89,14 @@ def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
     if inputs.history is not None:
         out["history"] = _history(inputs.history)
     return out
+
+
+def page_template() -> str:
+    """The HTML template for ``dvc plots show`` / ``dvc plots diff``: DVC's placeholders
+    ``{refresh_tag}`` and ``{plot_divs}``, and in place of its CDN ``{scripts}`` the
+    JavaScript of Vega, Vega-Lite and Vega-Embed (``vl_convert.javascript_bundle``: they
+    define ``vegaEmbed``, which DVC's plot divs call) inline."""
+    bundle = vlc.javascript_bundle().replace("</script", "<\\/script")  # stays in its element
+    return ("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n{refresh_tag}\n"
+            "<title>releval: dvc plots</title>\n<style>table { border-spacing: 15px; }</style>\n"
+            f"<script>\n{bundle}\n</script>\n</head>\n<body>\n{{plot_divs}}\n</body>\n</html>\n")

@@ -1,6 +1,7 @@
 """How values are written, alike in the markdown reports and on the terminal: numbers (— where
-undefined), intervals, win/tie/loss counts, rule marks, verdicts, score-tie notes, the order
-of measures (HardNeg@k beside P@k), the hard-negative counts and markdown tables."""
+undefined; a value that rounds to zero without a sign, never "-0.0000"), intervals,
+win/tie/loss counts, rule marks, verdicts, score-tie notes, the order of measures (HardNeg@k
+beside P@k), the hard-negative counts and markdown tables."""
 
 from __future__ import annotations
 
@@ -14,19 +15,35 @@ HARD_NEGATIVES_LEGEND = ("HardNeg@k = the share of the top k that the qrels mark
                          "negatives (judged not relevant, yet deliberately close to a relevant "
                          "document), beside P@k: lower is better")
 _NAME = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\(.*\))?(?:@(?P<cutoff>[0-9.]+))?$")
+# a formatted number whose digits are all zero: its sign (if any) is dropped
+_ZERO = re.compile(r"(?P<pad>\s*)[+-](?P<zero>[0.,_]*0[0.,_]*(?:[eE][+-]?[0-9]+)?%?\s*)")
+
+
+def formatted(value, spec: str = ".4f") -> str:
+    """``format(value, spec)``, but a value that rounds to zero in ``spec`` is written without a
+    sign ("0.0000", never "-0.0000" nor "+0.0000"), whatever the sign of the value, in the
+    same width."""
+    text = format(value, spec)
+    zero = _ZERO.fullmatch(text)
+    if not zero:
+        return text
+    if zero["pad"]:  # right-aligned in a width: a space takes the sign's place
+        return zero["pad"] + " " + zero["zero"]
+    return zero["zero"] + (" " if text.endswith(" ") else "")
 
 
 def number(value, spec: str = ".4f") -> str:
-    """``value`` in the format ``spec``; — where undefined (None or NaN)."""
+    """``value`` in the format ``spec`` (``formatted``: zero without a sign); — where undefined
+    (None or NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return UNDEFINED
-    return format(value, spec)
+    return formatted(value, spec)
 
 
 def measure_value(value: float, integer: bool) -> str:
     """A defined measure value: rounded to an integer for a count (a summed measure), else four
-    decimals."""
-    return f"{int(round(value))}" if integer else f"{value:.4f}"
+    decimals (zero without a sign)."""
+    return f"{int(round(value))}" if integer else formatted(value, ".4f")
 
 
 def interval(low, high, spec: str = "+.4f") -> str:
@@ -129,13 +146,13 @@ def verdict(passed: bool) -> str:
 
 def rule_value(value) -> str:
     """A gate rule's value or threshold on the terminal: an integer as is, a float to four
-    decimals (one from 100 up), — where None, anything else as text."""
+    decimals (one from 100 up; zero without a sign), — where None, anything else as text."""
     if value is None:
         return UNDEFINED
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4f}"
+        return formatted(value, ".1f" if abs(value) >= 100 else ".4f")
     return str(value)
 
 

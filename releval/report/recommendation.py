@@ -97,13 +97,24 @@ def protocol(block: dict) -> list[str]:
         if block["negatives"] == "sample" else
         "the items of the system's window the user did not buy."))
     if "users" in block:
-        lines.append(f"Users evaluated: {block['users']}, of which "
-                     f"{block.get('undefined_users', 0)} bought nothing in the horizon "
-                     "(undefined: counted, never scored).")
+        lines.append(users_line(block))
     if block.get("held_out_users"):
         lines.append(f"Held-out users: {block['held_out_users']}, kept out of every route's "
                      "fitting data (the holdout slice: unseen).")
     return lines
+
+
+def users_line(block: dict) -> str:
+    """The users evaluated, each count with its definition: those with a positive in the
+    horizon, those scored (a positive visible at the cut) and why the two differ, and those
+    undefined."""
+    undefined, only = block["undefined_users"], block["users_only_unpublished_positives"]
+    return (f"Users evaluated: {block['users']}; {block['users_with_positives_in_horizon']} "
+            f"bought in the horizon, of whom {block['users_scored']} are scored (a positive "
+            f"visible at the cut)" + (f" and {only} bought only items first seen after the "
+                                      "cut, which no route can return" if only else "")
+            + f"; {undefined} undefined (no positive visible at the cut: counted, never "
+            "scored).")
 
 
 def protocol_line(block: dict) -> str:

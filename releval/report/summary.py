@@ -96,8 +96,10 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
 
 
 def _notes(stats: dict) -> str:
-    """Route-specific facts worth a glance: ANN recall, fusion, cache use, flagged docs."""
-    notes = [f"{k} {v:.3f}" if v is not None else f"{k} n/a (no query with an exact window)"
+    """Route-specific facts worth a glance: ANN recall, fusion, cache use, and for a run that
+    is not filtered (an external run) the returned pairs the access/time rule forbids."""
+    notes = [f"{k} {number(v, '.3f')}" if v is not None
+             else f"{k} n/a (no query with an exact window)"
              for k, v in stats.items() if k.startswith("ann_recall@")]
     if "ann_recall_sample" in stats:
         notes.append(f"over {stats['ann_recall_sample']} sampled queries")
@@ -109,13 +111,15 @@ def _notes(stats: dict) -> str:
                      "from cache")
     vis = stats.get("visibility")
     if vis:
-        notes.append(f"flagged: {vis['forbidden']} forbidden/future documents returned")
+        notes.append(f"not filtered: {vis['forbidden']} returned (query, document) pairs the "
+                     "query may not see (access/time rule; the safety violations add "
+                     "must_not_return)")
     return "; ".join(notes)
 
 
 def _candidates_section(stats: dict[str, dict]) -> list[str]:
     """Each system's route, depth, candidates per query, empty windows and latency."""
-    rows = [[name, s["route"], s["depth"], f"{s['candidates_per_query']['mean']:.1f}",
+    rows = [[name, s["route"], s["depth"], number(s["candidates_per_query"]["mean"], ".1f"),
              s["candidates_per_query"]["empty"],
              *(number(s["latency_ms"][p], ".2f") for p in ("p50", "p95", "p99")), _notes(s)]
             for name, s in stats.items()]
@@ -137,7 +141,8 @@ def _judgments_section(ingest: dict, agreement: dict, unjudged) -> list[str]:
     overall = {k: v for k, v in agreement.items() if not isinstance(v, dict | list)}
     if overall:
         lines.append("Agreement: " + ", ".join(
-            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in overall.items()))
+            f"{k} {number(v, '.3f')}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in overall.items()))
     for pair in agreement.get("low_agreement", []):
         lines.append(f"Low agreement: {json.dumps(pair)}")
     if unjudged:
@@ -157,7 +162,7 @@ def _route_hits_section(route_hits: dict[str, dict]) -> list[str]:
 
 def _share(value: float | None) -> str:
     """A share as a percentage with one decimal; — where undefined."""
-    return UNDEFINED if value is None else f"{value:.1%}"
+    return number(value, ".1%")
 
 
 RISK_LEFT_OUT = ("Risk categories: left out: they classify search queries (tags, text), which "
@@ -170,12 +175,13 @@ def _query_set_lines(q: dict, recommendation: bool = False) -> list[str]:
     covered and the gate rules it underwrites; the under-covered categories last. For a
     recommendation evaluation the risk categories are left out (``RISK_LEFT_OUT``)."""
     head = f"Query set evaluated ({', '.join(q['splits'])}): {q['queries']} queries, weight " \
-           f"{q['weight']:.1f}"
+           f"{number(q['weight'], '.1f')}"
     if q["untagged"]:
         head += f"; {q['untagged']} untagged, their categories recognised from the text"
     lines = ["", head + ".", *([f"Note: {q['note']}."] if q.get("note") else []), ""]
     lines += markdown_table(["source", "queries", "share", "weight", "weight share"], [
-        [name, s["count"], _share(s["share"]), f"{s['weight']:.1f}", _share(s["weight_share"])]
+        [name, s["count"], _share(s["share"]), number(s["weight"], ".1f"),
+         _share(s["weight_share"])]
         for name, s in q["sources"].items()])
     if recommendation:
         return [*lines, "", RISK_LEFT_OUT]

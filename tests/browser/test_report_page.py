@@ -28,7 +28,7 @@ def test_the_history_section_renders_its_charts_and_tables(browser, tmp_path):
                          ".length")
         assert runs == 3
         text = page.eval("document.querySelector('section#history').innerText")
-        assert "UNCONTROLLED" in text and "Δ +0.3600 = rate +0.0000 + mix +0.3600" in text
+        assert "UNCONTROLLED" in text and "Δ +0.3600 = rate 0.0000 + mix +0.3600" in text
         assert page.eval("document.querySelector('nav a[href=\"#history\"]').textContent") == \
             "History"
         assert page.errors == [] and page.failed_requests == []

@@ -145,13 +145,18 @@ def test_users_at_each_cut_their_history_context_and_positives(tmp_path):
                             "test": (T2, T2 + pd.Timedelta(days=30))}
     assert data.report["splits"]["validation"] == {
         "cut": T1.isoformat(), "horizon_end": T2.isoformat(), "users": 3,
-        "users_with_positives": 2, "undefined_users": 1, "new_users": 1, "held_out_users": 0,
+        "users_with_positives_in_horizon": 2, "users_scored": 0,
+        "users_only_unpublished_positives": 2,  # c is first seen after t1: no route has it
+        "undefined_users": 3, "new_users": 1, "held_out_users": 0,
         "positives": 2, "seen_positives_removed": 1, "positives_not_visible": 2}
     assert data.report["splits"]["test"] | {"cut": None, "horizon_end": None} == {
-        "cut": None, "horizon_end": None, "users": 4, "users_with_positives": 1,
+        "cut": None, "horizon_end": None, "users": 4, "users_with_positives_in_horizon": 1,
+        "users_scored": 1, "users_only_unpublished_positives": 0,
         "undefined_users": 3, "new_users": 1, "held_out_users": 0, "positives": 1,
         "seen_positives_removed": 1, "positives_not_visible": 0}
-    assert {k: v for k, v in data.report.items() if k != "splits"} == {
+    assert set(data.report["definitions"]) == set(data.report["splits"]["test"]) - {
+        "cut", "horizon_end"}
+    assert {k: v for k, v in data.report.items() if k not in ("splits", "definitions")} == {
         "interactions": 11, "users": 5, "items": 5, "items_interacted": 4,
         "items_never_recommendable": 1, "duplicate_rows_kept": 1, "cancellations": 2,
         "horizon_days": 30, "exclude_seen": True, "holdout_users": 0.0, "held_out_users": 0}
@@ -223,7 +228,9 @@ def test_online_retail_counts_and_a_forward_cut(retail):
     assert report["interactions"] == 406_829 and report["items_interacted"] == 3_684
     val, test = report["splits"]["validation"], report["splits"]["test"]
     assert 3_000 < val["users"] < test["users"] <= 4_372
-    assert val["users_with_positives"] > 1_000 and test["users_with_positives"] > 1_000
+    assert val["users_scored"] > 1_000 and test["users_scored"] > 1_000
+    assert test["users_with_positives_in_horizon"] == test["users_scored"] + test[
+        "users_only_unpublished_positives"]
     assert val["positives"] > 10_000 and test["seen_positives_removed"] > 0
     assert abs(report["held_out_users"] - 437) <= 1
     # validation positives come from [t1, t1 + 30 days), never at or after t2

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from releval.decision.aggregation import CONTROLLED_NOTE, aggregates, decompose
+from releval.decision.aggregation import CONTROLLED_NOTE, PAIRED_NOTE, aggregates, decompose
 from releval.errors import InputError
 
 EXACT = {"abs": 1e-12}
@@ -53,6 +53,10 @@ def test_rate_only_change_has_no_mix_and_no_flag():
     assert d.mix == pytest.approx(0.0, **EXACT)
     assert d.equal_slice_after - d.equal_slice_before == pytest.approx(0.05, **EXACT)
     assert d.mix_shift is False
+    assert d.controlled is False  # not said to be one sample: different samples
+    same = decompose(before, after, same_sample=True)
+    assert same.controlled is True and same.note == PAIRED_NOTE
+    assert (same.delta, same.rate, same.mix) == (d.delta, d.rate, d.mix)
 
 
 def test_aggregate_against_every_slice_is_flagged():

@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+from releval.decision.aggregation import CONTROLLED_NOTE, PAIRED_NOTE
 from releval.decision.breakdown import STRATUM, UNLABELLED, breakdown, strata
 
 LABELS = pd.DataFrame({"query_id": ["q1", "q2", "q1"], "dimension": ["kind", "kind", "tenant"],
@@ -42,3 +43,17 @@ def test_breakdown_aggregates_composition_and_diff_rows():
     assert q3[["baseline", "candidate", "diff", STRATUM]].values.tolist() == [
         [1.0, 0.5, -0.5, UNLABELLED]]
 
+
+
+def test_the_composition_of_a_paired_comparison_is_controlled():
+    frame = strata(["q1", "q2", "q3"], LABELS, QUERIES, "kind")
+    paired = breakdown(per_query([0.5, 0.0, 0.0], [1.0, 0.0, 1.0]), frame, QRELS,
+                       ["R@100", "nDCG@10"], "bm25", "hybrid")
+    for d in paired.composition.values():
+        assert d["controlled"] is True and d["note"] == PAIRED_NOTE
+        assert d["mix"] == pytest.approx(0.0)  # the same queries and weights on both sides
+    fewer = per_query([0.5, 0.0, 0.0], [1.0, 0.0, 1.0])
+    fewer = fewer[~((fewer["system"] == "hybrid") & (fewer["query_id"] == "q3"))]
+    apart = breakdown(fewer, frame, QRELS, ["R@100"], "bm25", "hybrid")
+    assert apart.composition["R@100"]["controlled"] is False
+    assert apart.composition["R@100"]["note"] == CONTROLLED_NOTE

@@ -80,7 +80,7 @@ def test_passing_outcomes_say_why():
     assert "and P@10 held within its tolerance (Δ -0.0050" in held[0].reason
     idle = check(rule(), evidence({"R@100": 0.6, "P@10": 0.3}, {"R@100": 0.6, "P@10": 0.1}))
     assert idle[0].passed and idle[0].reason.startswith(
-        "R@100 did not improve (Δ +0.0000: bm25 0.6000 → wide 0.6000, higher is better): the "
+        "R@100 did not improve (Δ 0.0000: bm25 0.6000 → wide 0.6000, higher is better): the "
         "guard is not engaged; P@10 worsened beyond its tolerance (Δ -0.2000")
 
 

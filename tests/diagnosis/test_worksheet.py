@@ -175,11 +175,25 @@ def test_markdown_table_limit_and_clipping(sheet):
     table = [line for line in lines[4:] if line.startswith("| ")]
     assert table == [
         "| base | q2: printer offline | dX (relevance, grade 1) | corpus "
-        "| 1. d4 [grade 3]; 2.… |",
+        "| 1. d4 [grade 3] … |",
         "| cand | q1: reset password café | d1 Reset your password (relevance, grade 2) "
-        "| ranking | 1. d2 [grade 0]; 2.… |",
+        "| ranking | 1. d2 [grade 0] … |",
     ]
     assert lines[-1] == "2 more row(s) in the worksheet CSV."
+
+
+def test_markdown_clips_at_a_word_or_a_whole_top_k_item(sheet):
+    words = "how do I reset the password of a shared printer account after a lockout"
+    long = sheet.assign(query_text=words, top_k="; ".join(
+        f"{r}. doc-{r} [grade 1]" for r in range(1, 11)))
+    rows = [line.split(" | ") for line in markdown(long, limit=1, top_k_chars=50).splitlines()
+            if line.startswith("| ") and "top k" not in line]
+    query, top = rows[0][1], rows[0][-1].removesuffix(" |")
+    assert query.endswith(" …") and len(query) <= 60
+    assert words.startswith(query.removesuffix(" …").split(": ", 1)[1] + " ")  # whole words
+    assert top == "1. doc-1 [grade 1]; 2. doc-2 [grade 1] …"  # whole items, ≤ 50
+    one_word = sheet.assign(top_k="x" * 30)
+    assert "| " + "x" * 19 + "… |" in markdown(one_word, limit=1, top_k_chars=20)
 
 
 def test_markdown_escapes_pipes_and_handles_empty(sheet):

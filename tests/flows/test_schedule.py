@@ -186,8 +186,8 @@ def test_releval_history_shows_both_runs_and_the_decomposition(served):
     assert "UNCONTROLLED" in text and "slices by kind" in text
     row = next(line for line in done.stdout.splitlines() if "│ bm25" in line and "RR@10" in line)
     assert "0.3200 → 0.6800" in row and "0.5000 → 0.5000" in row
-    assert "Δ +0.3600 = rate +0.0000 + mix" in text and "COMPOSITION: the query mix" in text
-    assert "drift: live +0.3600 while the pinned fixture stayed (+0.0000)" in text
+    assert "Δ +0.3600 = rate 0.0000 + mix" in text and "COMPOSITION: the query mix" in text
+    assert "drift: live +0.3600 while the pinned fixture stayed (0.0000)" in text
 
 
 @pytest.fixture(scope="module")

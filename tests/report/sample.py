@@ -154,7 +154,9 @@ REC_SUMMARY = SUMMARY | {
                "Coverage@10": rec_entry(0.25, n=40, undefined=0, level="system"),
                "Novelty@10": rec_entry(7.5)}},
     "recommendation": {"horizon_days": 30, "exclude_seen": True, "negatives": "sample",
-                       "n_negatives": 100, "users": 42, "undefined_users": 2,
+                       "n_negatives": 100, "users": 42,
+                       "users_with_positives_in_horizon": 41, "users_scored": 40,
+                       "users_only_unpublished_positives": 1, "undefined_users": 2,
                        "held_out_users": 5},
 }
 REC_SPLIT = SPLIT | {"random_split": {  # the shape of releval.retrieval.leakage
@@ -235,7 +237,7 @@ def _figures(base, cand, recall=None):
 COMPOSITION_CASE = {"before": 0.32, "after": 0.68, "delta": 0.36, "rate": 0.0, "mix": 0.36,
                     "equal_slice_before": 0.5, "equal_slice_after": 0.5, "mix_shift": True,
                     "slices": []}
-DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (+0.0000): drift of the traffic or "
+DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (0.0000): drift of the traffic or "
              "the corpus, to investigate")
 
 

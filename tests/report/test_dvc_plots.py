@@ -1,9 +1,41 @@
-"""The CSV tables behind dvc.yaml's plots: fixed columns, baseline and candidate side by side."""
+"""The CSV tables behind dvc.yaml's plots: fixed columns, baseline and candidate side by side;
+and the page ``dvc plots show`` writes from them, which loads nothing from the network."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
+import yaml
 
-from releval.report.dvc_plots import plot_tables
+from releval import artifacts
+from releval.project.scaffold import DVC_CONFIG
+from releval.report.dvc_plots import TEMPLATE, page_template, plot_tables
+from stages.report import write_plots
+from tests.dag import ROOT
 from tests.report import sample
+
+REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=", re.I)
+TEMPLATE_SETTING = f"html_template = ../{artifacts.at('reports.plots')}/{TEMPLATE}"
+
+
+def dvc_plots_page(folder: Path) -> Path:
+    """``dvc plots show`` in a scratch DVC project at ``folder``: this checkout's dvc.yaml plots
+    and .dvc/config, the report stage's plot files from the sample (with its ledger); the
+    page it writes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], cwd=folder,
+                   check=True)
+    (folder / ".dvc" / "config").write_text((ROOT / ".dvc" / "config").read_text())
+    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    (folder / "dvc.yaml").write_text(yaml.safe_dump({"plots": plots}, sort_keys=False))
+    out = artifacts.path("reports.plots", folder)
+    out.mkdir(parents=True)
+    write_plots(plot_tables(sample.inputs(history=sample.history(folder / "runs"))), out)
+    subprocess.run([sys.executable, "-m", "dvc", "plots", "show", "-o", "dvc_plots", "-q"],
+                   cwd=folder, check=True)
+    return folder / "dvc_plots" / "index.html"
 
 
 def test_tables_for_dvc_plots():
@@ -49,3 +81,22 @@ def test_the_history_table_has_the_headline_mean_of_every_run(tmp_path):
     assert written[1] == "1,2026-11-01T08:00:00+00:00," + inputs.history[0]["sha256"] + \
         ",PASS,0.3,0.31,,"
     assert "history" not in plot_tables(sample.inputs())
+
+
+def test_the_dvc_plots_template_has_the_vega_libraries_inline():
+    page = page_template()
+    assert "{plot_divs}" in page and "{scripts}" not in page  # DVC's CDN scripts: never
+    assert not REMOTE_SCRIPT.search(page) and "window.vegaEmbed" in page
+    assert page.count("<script") == 1 and page.count("</script>") == 1
+
+
+def test_the_project_and_every_init_project_name_the_template():
+    assert TEMPLATE_SETTING in (ROOT / ".dvc" / "config").read_text()
+    assert TEMPLATE_SETTING in DVC_CONFIG
+
+
+def test_dvc_plots_show_writes_a_page_that_loads_nothing_from_the_network(tmp_path):
+    page = dvc_plots_page(tmp_path).read_text(encoding="utf-8")
+    assert not REMOTE_SCRIPT.search(page) and "cdn.jsdelivr" not in page
+    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    assert page.count("vegaEmbed('#") == len(plots)

@@ -59,7 +59,7 @@ def test_the_newest_run_against_the_one_before_is_uncontrolled_and_shows_the_mix
         f"The newest run ({rows[2]['sha256']}) against the one before it ({rows[1]['sha256']}, "
         f"finished 2026-11-08 08:00), UNCONTROLLED: {NOTE}; slices by kind.")
     assert history.over_time_rows(last) == [[
-        CAND, "nDCG@10", "0.3200 → 0.6800", "Δ +0.3600 = rate +0.0000 + mix +0.3600",
+        CAND, "nDCG@10", "0.3200 → 0.6800", "Δ +0.3600 = rate 0.0000 + mix +0.3600",
         "0.5000 → 0.5000",
         "COMPOSITION: the query mix moved the aggregate; no slice moved that way",
         f"drift: {sample.DRIFT_WHY}"]]
@@ -113,7 +113,7 @@ def test_the_html_section_comes_after_the_plots_with_a_chart_per_measure(rows):
     assert f"<td>{ESCAPED_CAND} 0.6800 [0.6000, 0.7500]</td>" in s
     assert f"<td>FAIL: safety {ESCAPED_CAND} (UNCONTROLLED)</td>" in s
     assert '<span class="badge warn">UNCONTROLLED</span>' in s
-    assert "<td>Δ +0.3600 = rate +0.0000 + mix +0.3600</td>" in s
+    assert "<td>Δ +0.3600 = rate 0.0000 + mix +0.3600</td>" in s
     assert "COMPOSITION: the query mix moved the aggregate; no slice moved that way" in s
     assert CAND not in s  # escaped everywhere
     assert history_section(sample.rec_inputs(history=rows)).count("<svg") == 2

@@ -235,7 +235,9 @@ def test_the_recommendation_metrics_come_in_three_groups_after_the_protocol(rec_
     assert ("<p>Users as queries: at each cut t, every user with an interaction before t or "
             "in the 30 days after it is one query issued at t;") in m
     assert "a seeded sample of 100 items the user never bought." in m
-    assert "Users evaluated: 42, of which 2 bought nothing in the horizon" in m
+    assert ("Users evaluated: 42; 41 bought in the horizon, of whom 40 are scored (a positive "
+            "visible at the cut) and 1 bought only items first seen after the cut, which no "
+            "route can return; 2 undefined") in m
     assert "Held-out users: 5, kept out of every route&#x27;s fitting data" in m
     assert "(42 user-queries)" in m
 

@@ -122,7 +122,7 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
             f"{BASE} 0.3000 [0.2500, 0.3500] | {CAND} 0.3200 [0.2700, 0.3700] | "
             f"0.7000 [0.6500, 0.7500] | FAIL: safety {CAND} (UNCONTROLLED) |") in part
     assert any(f"UNCONTROLLED: {NOTE}" in x for x in part)
-    assert (f"| {CAND} | nDCG@10 | 0.3200 → 0.6800 | Δ +0.3600 = rate +0.0000 + mix +0.3600 | "
+    assert (f"| {CAND} | nDCG@10 | 0.3200 → 0.6800 | Δ +0.3600 = rate 0.0000 + mix +0.3600 | "
             "0.5000 → 0.5000 | COMPOSITION: the query mix moved the aggregate; no slice moved "
             f"that way | drift: {sample.DRIFT_WHY} |") in part
     without = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT)

@@ -9,8 +9,11 @@ import pytest
 
 from releval.data import contracts as S
 from releval.data.visibility import REASONS, Visibility, visible_pairs
+from releval.decision import safety
 from releval.errors import InputError
 from releval.metrics.ranking import Ranking
+from releval.report import summary as summary_md
+from releval.report.decision import SAFETY_COUNTS
 from releval.retrieval.base import run_stats
 from releval.retrieval.external import ExternalRetriever
 from tests.frames import AFTER, doc, documents, queries, query
@@ -132,6 +135,32 @@ def test_forbidden_documents_are_flagged_with_their_reason_and_kept(tmp_path):
     visible = visible_pairs(Visibility(docs), queries(query("q1")), got.run)
     assert flags["forbidden"] == int((~visible).sum())
 
+
+def test_the_unfiltered_count_is_the_safety_violations_less_must_not_return(tmp_path):
+    """The Candidates table's count of an external run and the safety stage's violations
+    count different things, each named where it is shown: the run's returned pairs the
+    access/time rule forbids, and one row per (returned pair, rule broken), must_not_return
+    included (a pair breaking both counts twice)."""
+    docs = documents(doc("ok"), doc("banned"), doc("gone", status="deleted",
+                                                    deleted="2024-03-01"),
+                     doc("finance", acl=["finance"]))
+    qs = queries(query("q1"))
+    path = trec(tmp_path, *(f"q1 Q0 {d} 1 {10 - i} sys"
+                            for i, d in enumerate(("ok", "banned", "gone", "finance"))))
+    got = search(path, docs=docs, qs=qs)
+    must_not = pd.DataFrame({S.QUERY_ID: ["q1", "q1"], S.DOC_ID: ["banned", "gone"],
+                             S.REASON: ["legal", "legal"]})
+    found = safety.summary(safety.violations({"prod": got.run}, qs, docs, must_not),
+                           {"prod": ["prod"]})["prod"]
+    assert got.stats["visibility"]["forbidden"] == 2  # gone (deleted), finance (acl)
+    assert found["violations"] == 4  # + banned, + gone again: must_not_return
+    by_reason = found["by_reason"]
+    assert got.stats["visibility"]["forbidden"] == sum(by_reason[r] for r in REASONS)
+    assert found["violations"] == (got.stats["visibility"]["forbidden"]
+                                   + by_reason[safety.MUST_NOT_RETURN])
+    note = summary_md._notes({"visibility": got.stats["visibility"]})
+    assert "not filtered: 2 returned (query, document) pairs the query may not see" in note
+    assert "must_not_return" in SAFETY_COUNTS and "sum to the Candidates" in SAFETY_COUNTS
 
 def test_admins_see_acl_restricted_documents(tmp_path):
     docs = documents(doc("finance", acl=["finance"]))

@@ -210,7 +210,8 @@ def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
                                              "Serendipity@2"}
     assert out.summary["recommendation"] == {
         "horizon_days": 30, "exclude_seen": True, "negatives": "window", "n_negatives": 100,
-        "users": 3, "undefined_users": 1, "serendipity_expected": "pop",
+        "users": 3, "users_with_positives_in_horizon": 2, "users_scored": 2,
+        "users_only_unpublished_positives": 0, "undefined_users": 1, "serendipity_expected": "pop",
         "ild_embeddings": None, "probabilities": ["team"],
         "not_applicable": {"pop": ["Brier", "ECE", "ILD@2"], "team": ["ILD@2"]}}
     assert set(out.reliability[S.SYSTEM]) == {"team"}

@@ -118,7 +118,7 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
     source = result.source
     assert source["source"] == f"interactions {tmp_path / 'log'}"
     assert source["qrels"] == "label-1 interactions within 30 days of each cut"
-    assert source["recommendation"]["splits"]["test"]["users_with_positives"] == 1
+    assert source["recommendation"]["splits"]["test"]["users_scored"] == 1
     assert {k: source[k] for k in ("documents", "queries", "judgments", "must_not_return")} \
         == {"documents": 2, "queries": 3, "judgments": 2, "must_not_return": 0}
 
@@ -240,9 +240,9 @@ def test_main_writes_the_recommendation_tables_and_one_line(tmp_path, monkeypatc
     val, test = rec["splits"]["validation"], rec["splits"]["test"]
     assert capsys.readouterr().out.strip() == (
         f"prepare: {rec['users']:,} users, 800 items, {rec['interactions']:,} interactions; "
-        f"validation {val['users']:,} queries ({val['users_with_positives']:,} with "
-        f"positives); test {test['users']:,} queries ({test['users_with_positives']:,} with "
-        "positives) (recommendation demo generator)")
+        f"validation {val['users']:,} queries ({val['users_scored']:,} scored); test "
+        f"{test['users']:,} queries ({test['users_scored']:,} scored) (recommendation demo "
+        "generator)")
     log = pd.read_parquet(tmp_path / "raw/interactions.parquet")
     runs = pd.read_parquet(tmp_path / "raw/team_runs.parquet")
     assert len(log) == rec["interactions"] and list(runs.columns) == list(TEAM_COLUMNS)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from releval.decision.gate.evidence import Evidence, Outcome, latency_of, measure_value
 from releval.params.rules import LATENCY, Guard, Guarded  # latency: lower is better
+from releval.report.formats import formatted
 
 
 def measures(rule: Guarded) -> list[str]:
@@ -57,10 +58,10 @@ class Reading:
 
     def describe(self, ev: Evidence) -> str:
         """"Δ +0.0100: bm25 0.4000 → hybrid 0.4100, higher is better" (latency in ms)."""
-        unit, digits = (" ms", 1) if LATENCY.match(self.name) else ("", 4)
-        return (f"Δ {self.candidate - self.baseline:+.{digits}f}: {ev.baseline} "
-                f"{self.baseline:.{digits}f}{unit} → {ev.candidate} "
-                f"{self.candidate:.{digits}f}{unit}, {self.better} is better")
+        unit, spec = (" ms", ".1f") if LATENCY.match(self.name) else ("", ".4f")
+        return (f"Δ {formatted(self.candidate - self.baseline, '+' + spec)}: {ev.baseline} "
+                f"{formatted(self.baseline, spec)}{unit} → {ev.candidate} "
+                f"{formatted(self.candidate, spec)}{unit}, {self.better} is better")
 
 
 def _inapplicable(ev: Evidence, name: str) -> bool:

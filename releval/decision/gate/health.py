@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
 from releval.params.rules import HealthRule
+from releval.report.formats import formatted
 
 STAGE = "stage health, data/health/health.json"
 
@@ -55,7 +56,7 @@ def check(rule: HealthRule, ev: Evidence) -> list[Outcome]:
                 continue
             passed = kind.holds(value, threshold)
             outcomes.append(Outcome(rule.rule, name, passed, value, threshold,
-                                    f"{metric} of {system} {value:.4g} "
+                                    f"{metric} of {system} {formatted(value, '.4g')} "
                                     f"{kind.signs[0] if passed else kind.signs[1]} "
                                     f"{threshold:g}"))
     return outcomes

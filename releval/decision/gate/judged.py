@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
 from releval.params.rules import JudgedRule
+from releval.report.formats import formatted
 
 
 def check(rule: JudgedRule, ev: Evidence) -> list[Outcome]:
@@ -19,6 +20,6 @@ def check(rule: JudgedRule, ev: Evidence) -> list[Outcome]:
                         f"{rule.measure} of {ev.candidate} is undefined")]
     passed = value >= rule.min
     return [Outcome(rule.rule, name, passed, value, rule.min,
-                    f"{rule.measure} of {ev.candidate} {value:.4f} {'≥' if passed else '<'} "
+                    f"{rule.measure} of {ev.candidate} {formatted(value)} {'≥' if passed else '<'} "
                     f"{rule.min:g}" + ("" if passed else
                                        ": the judgments do not cover what it retrieves"))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, latency_of
 from releval.params.rules import LatencyRule
+from releval.report.formats import formatted
 
 
 def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:
@@ -15,5 +16,5 @@ def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:
                         f"latency not measured for {ev.candidate}")]
     passed = value <= rule.max_ms
     return [Outcome(rule.rule, name, passed, value, rule.max_ms,
-                    f"{rule.percentile} latency of {ev.candidate} {value:.1f} ms "
+                    f"{rule.percentile} latency of {ev.candidate} {formatted(value, '.1f')} ms "
                     f"{'≤' if passed else '>'} {rule.max_ms:g} ms")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
 from releval.params.rules import NoAnswerRule
+from releval.report.formats import formatted
 
 
 def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:
@@ -23,5 +24,6 @@ def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:
     threshold = base - rule.max_drop
     passed = cand >= threshold
     return [Outcome(rule.rule, name, passed, cand, threshold,
-                    f"correct-refusal rate {cand:.4f} {'≥' if passed else '<'} {threshold:.4f} "
-                    f"(baseline {ev.baseline} {base:.4f} − max drop {rule.max_drop:g})")]
+                    f"correct-refusal rate {formatted(cand)} {'≥' if passed else '<'} "
+                    f"{formatted(threshold)} "
+                    f"(baseline {ev.baseline} {formatted(base)} − max drop {rule.max_drop:g})")]

@@ -8,12 +8,13 @@ from releval.decision.gate.evidence import Evidence, Outcome, detectable, number
 from releval.documents.comparison import Paired
 from releval.errors import InputError
 from releval.params.rules import NoRegression
+from releval.report.formats import formatted
 
 SLICE_COLUMNS = (S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "mean_diff", "ci_low")
 
 
 def _signed(value: float | None) -> str:
-    return "null" if value is None else f"{value:+.4f}"
+    return "null" if value is None else formatted(value, "+.4f")
 
 
 def _paired(ev: Evidence) -> list[Paired]:

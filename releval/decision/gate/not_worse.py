@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, measure_value
 from releval.params.rules import NotWorse
+from releval.report.formats import formatted
 
 
 def check(rule: NotWorse, ev: Evidence) -> list[Outcome]:
@@ -27,7 +28,8 @@ def check(rule: NotWorse, ev: Evidence) -> list[Outcome]:
     threshold = base - rule.tolerance if higher else base + rule.tolerance
     passed = cand >= threshold if higher else cand <= threshold
     sign = ("≥" if passed else "<") if higher else ("≤" if passed else ">")
-    reason = (f"{rule.measure} of {ev.candidate} {cand:.4f} {sign} {threshold:.4f} (baseline "
-              f"{ev.baseline} {base:.4f} {'−' if higher else '+'} tolerance "
-              f"{rule.tolerance:g}; Δ {cand - base:+.4f}, {better} is better)")
+    reason = (f"{rule.measure} of {ev.candidate} {formatted(cand)} {sign} "
+              f"{formatted(threshold)} (baseline "
+              f"{ev.baseline} {formatted(base)} {'−' if higher else '+'} tolerance "
+              f"{rule.tolerance:g}; Δ {formatted(cand - base, '+.4f')}, {better} is better)")
     return [Outcome(rule.rule, name, passed, cand, threshold, reason)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
 from releval.params.rules import SeedsRule
+from releval.report.formats import formatted
 
 
 def measures(rule: SeedsRule) -> list[str]:
@@ -12,7 +13,7 @@ def measures(rule: SeedsRule) -> list[str]:
 
 
 def _interval(low, high) -> str:
-    return f"[{low:+.4f}, {high:+.4f}]"
+    return f"[{formatted(low, '+.4f')}, {formatted(high, '+.4f')}]"
 
 
 def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
@@ -42,10 +43,10 @@ def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
         lo, hi = number(lo), number(hi)
         return None if lo is None or hi is None else min(sign * lo, sign * hi)
 
-    both = (f"seeds' mean Δ {row.mean_diff:+.4f}, bootstrap CI "
+    both = (f"seeds' mean Δ {formatted(row.mean_diff, '+.4f')}, bootstrap CI "
             f"{_interval(row.ci_low, row.ci_high)}, training interval "
             f"{_interval(row.training_low, row.training_high)} over "
-            f"{row.n_seeds} seeds (sd {row.training_sd:.4f})")
+            f"{row.n_seeds} seeds (sd {formatted(row.training_sd)})")
     if rule.require == "every":
         bounds = {s.seed: low(s.ci_low, s.ci_high) for s in row.seeds}
         if any(b is None for b in bounds.values()):
@@ -55,7 +56,8 @@ def check(rule: SeedsRule, ev: Evidence) -> list[Outcome]:
         return [Outcome(rule.rule, name, passed, sign * bounds[worst], rule.min_diff,
                         f"{'every' if passed else 'not every'} seed of {candidate} improves "
                         f"{rule.measure} over {base} by more than {rule.min_diff:g} (weakest: "
-                        f"seed {worst}, CI bound {sign * bounds[worst]:+.4f}); {both}")]
+                        f"seed {worst}, CI bound {formatted(sign * bounds[worst], '+.4f')}); "
+                        f"{both}")]
     ci, training = low(row.ci_low, row.ci_high), low(row.training_low,
                                                           row.training_high)
     if ci is None or training is None:
