@@ -111,7 +111,8 @@ def collect(params_path: str, validations: int, ran: dict, stages: set[str]) -> 
                          fixture=fixture if fixture.get("fixture") else None,
                          looks=_looks(p),
                          ran=ran | {"headline": _headline(p, metrics, decision),
-                                    "inputs_lock": lock["stages"].get("inputs")})
+                                    "inputs_lock": lock["stages"].get("inputs"),
+                                    "looks_file": _recorded()})
 
 
 def write_receipt(params_path: str, validations: int, started: str, stages: set[str],

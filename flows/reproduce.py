@@ -5,7 +5,9 @@ pipeline runs again from scratch (every stage forced). Inputs come from their so
 those are still there (so a changed input is named), else from the DVC cache or the default
 remote by the digests the run pinned; ``pinned=True`` always restores them. The DVC cache
 and the content-keyed embedding cache are shared with the project (both are addressed by
-content, so sharing cannot change a number). Every digest and metric of the new receipt is
+content, so sharing cannot change a number). The looks file the gate read (``reports.looks``)
+is written back from the receipt's ``run.looks_file``, so the gate counts the same looks.
+Every digest and metric of the new receipt is
 compared with the old one. A receipt that cannot be re-run here is refused in one line
 naming it and what is missing: its commit (not in this repository), or its pinned inputs
 (in neither the DVC cache nor the remote: each by params key, slot and md5).
@@ -131,6 +133,8 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
              "git worktree add")
         progress(f"worktree at {code['commit'][:12]}: {tree}")
         (tree / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+        if old.get("run", {}).get("looks_file") is not None:  # the gate's input as it read it
+            receipt.write(artifacts.path("reports.looks", tree), old["run"]["looks_file"])
         _share_dvc(root, tree)
         cache = artifacts.path("cache.root", root)
         if cache.is_dir():

@@ -90,7 +90,10 @@ def test_a_run_needs_the_extras_of_its_routes():
     from releval.extras import needed
     from releval.params import parse_params
 
-    lexical = parse_params({"candidates": {"systems": {"bm25": {"route": "bm25"}}}}, "p")
+    lexical = parse_params({"candidates": {"systems": {
+        "bm25": {"route": "bm25"}, "bm25_tuned": {"route": "bm25", "k1": 1.2}}},
+        "fusion": {"systems": {}}, "compare": {"baseline": "bm25", "candidate": "bm25_tuned"}},
+        "p")
     assert needed(lexical) == ["pipeline", "report"]
     dense = parse_params({"base": {"executor": "dask"}, "candidates": {"systems": {
         "bm25": {"route": "bm25"}, "dense": {"route": "dense"}}}}, "p")

@@ -341,8 +341,9 @@ def test_releval_run_is_a_quiet_console(project):
     """One line per stage, the table, the decision and the report's path; DVC's notes,
     Prefect's logs and the stages' own output only in reports/run.log."""
     root = project[0]
+    piped = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # xdist's workers set it
     done = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=piped)
     assert done.returncode == 0, done.stderr[-2000:]
     console = done.stdout + done.stderr
     for column in ("nDCG@10", "R@100", "RR@10", "Judged@10", "undefined", "dense", "hybrid",

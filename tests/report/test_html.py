@@ -48,7 +48,7 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     assert positions == sorted(positions)
     plots = section(page, "plots")
     retrieval = [name for name, p in PLOTS.items() if "retrieval" in p.modes]
-    assert plots.count("<svg") == len(retrieval) == 8
+    assert plots.count("<svg") == len(retrieval) == 9
     for name in retrieval:
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         assert figure[:figure.index("</figure>")].count("<svg") == 1
@@ -185,7 +185,7 @@ def test_absent_data_leaves_its_plots_out_and_says_so():
     bare = render_html(inputs(per_query_diff=None, curves=None, violations=None,
                               failure_rows=None, queries=None, receipt=None))
     plots = section(bare, "plots")
-    assert plots.count("<svg") == 4  # slices, failures, latency, no-answer
+    assert plots.count("<svg") == 5  # power, slices, failures, latency, no-answer
     for name in ("per_query_diff", "curves", "judged", "safety"):
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         absent = html.escape(PLOTS[name].absent)

@@ -21,6 +21,7 @@ from tests.frames import BEFORE, doc, documents, queries, query
 def test_params_take_their_system_models_from_the_registry():
     p = Params.model_validate({"candidates": {"systems": {
         "lex": {"route": "bm25", "k1": 1.2}, "ext": {"route": "external", "path": "run.trec"}}},
+        "fusion": {"systems": {"hybrid": {"lexical": "lex", "dense": "ext"}}},
         "compare": {"baseline": "lex", "candidate": "hybrid"}})
     assert isinstance(p.candidates.systems["lex"], ROUTES["bm25"].params)
     assert isinstance(p.candidates.systems["ext"], ExternalSystem)
