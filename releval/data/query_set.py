@@ -74,10 +74,13 @@ NO_SOURCE_NOTE = (f"the queries have no {S.QUERY_SOURCE} column: every query is 
                   f"{S.LOGGED}")
 
 
-def check_minimums(minimums: Mapping[str, int]) -> None:
+AUTO = "auto"  # the minimums derived at the gate from the comparison's power plan
+
+
+def check_minimums(minimums: Mapping[str, int] | str) -> None:
     """InputError (params.yaml, the key) for the first key of ``query_set.min_per_category``
-    that names no category of ``RISK_CATEGORIES``."""
-    for key in minimums:
+    that names no category of ``RISK_CATEGORIES``; ``AUTO`` names none."""
+    for key in () if minimums == AUTO else minimums:
         if key not in RISK_CATEGORIES:
             raise InputError(f"unknown query-set category {key!r} (known: "
                              f"{', '.join(RISK_CATEGORIES)})", "params.yaml",
@@ -126,15 +129,18 @@ def _share(part: float, whole: float) -> float | None:
 
 
 def describe(queries: pd.DataFrame, split: pd.DataFrame, splits: Iterable[str],
-             minimums: Mapping[str, int], no_answer_tag: str = "no_answer",
+             minimums: Mapping[str, int] | str, no_answer_tag: str = "no_answer",
              source: str = "queries") -> dict:
     """The query set evaluated (the queries of ``split`` in ``splits``, ``evaluate.splits``),
     JSON-ready: ``splits``, ``queries``, ``weight``, ``untagged`` (recognised from text),
     ``source_given`` and ``note`` (why every query counts as logged), ``sources`` (per
     sampling source: count, share, weight, weight_share), ``categories`` (per category:
     label, count, from_text, share, weight_share, minimum, covered, underwrites) and
-    ``undercovered`` (the categories below their minimum). See the module docstring."""
+    ``undercovered`` (the categories below their minimum); ``minimums``: ``AUTO`` when they
+    are derived at the gate (then every category's minimum is None here). See the module
+    docstring."""
     check_minimums(minimums)
+    auto, minimums = minimums == AUTO, {} if minimums == AUTO else minimums
     splits = list(splits)
     chosen = split.loc[split[S.SPLIT].isin(splits), S.QUERY_ID]
     evaluated = queries[queries[S.QUERY_ID].isin(chosen)]
@@ -165,4 +171,5 @@ def describe(queries: pd.DataFrame, split: pd.DataFrame, splits: Iterable[str],
     return {"splits": splits, "queries": n, "weight": round(total, 6), "untagged": untagged,
             "source_given": given, "note": None if given else NO_SOURCE_NOTE,
             "sources": sources, "categories": described,
+            **({"minimums": AUTO} if auto else {}),
             "undercovered": [k for k, v in described.items() if v["covered"] is False]}

@@ -240,11 +240,13 @@ class Health(Section):
 class QuerySet(Section):
     """What the evaluated query set must cover (``releval.data.query_set``): the fewest
     evaluated queries per risk category (a key of ``RISK_CATEGORIES``; the gate's
-    ``coverage`` rule fails a category below it); the most decisions the evaluated set may
-    inform before it is no longer held out (``max_looks``; the gate's ``holdout`` rule, n/a
-    while unset: ``releval.decision.looks``)."""
+    ``coverage`` rule fails a category below it; ``auto``: for every category, the queries
+    the comparison's first measure needs to detect ``compare.min_effect`` at ``plan.power``,
+    derived at the gate from this run's per-query differences); the most decisions the
+    evaluated set may inform before it is no longer held out (``max_looks``; the gate's
+    ``holdout`` rule, n/a while unset: ``releval.decision.looks``)."""
 
-    min_per_category: dict[str, Annotated[int, Field(ge=0)]] = {}
+    min_per_category: dict[str, Annotated[int, Field(ge=0)]] | Literal["auto"] = {}
     max_looks: int | None = Field(None, ge=1)
 
 

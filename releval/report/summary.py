@@ -192,6 +192,9 @@ def _query_set_lines(q: dict, recommendation: bool = False) -> list[str]:
              ", ".join(c["underwrites"]) or UNDEFINED] for name, c in q["categories"].items()]
     lines += ["", "Risk categories (minimum: query_set.min_per_category, checked by the gate "
               "rule coverage; underwrites: the gate rules whose figures rest on them):", "",
+              *(["Minimums: auto, derived at the gate from the comparison's power plan (the "
+                 "coverage rule's reasons state them).", ""] if q.get("minimums") == "auto"
+                else []),
               *markdown_table(["category", "count", "share", "weight share", "minimum",
                                "covered", "underwrites"], rows)]
     if q["undercovered"]:

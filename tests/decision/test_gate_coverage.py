@@ -111,3 +111,37 @@ def test_the_gate_stage_reads_the_split_reports_query_set(tmp_path, monkeypatch)
     main()
     written = json.loads((tmp_path / "gate/decision.json").read_text())
     assert written["failed"] == ["coverage no_answer", "coverage high_risk", "coverage negation"]
+
+
+def test_auto_minimums_are_the_comparisons_needed_queries_stated_as_derived():
+    from tests.documents import paired
+
+    auto = {"splits": ["test"], "queries": 150, "minimums": "auto", "categories": {
+        "head": category(90), "negation": category(2, label="negation")}}
+    planned = comparison(paired(n=150, sd=0.2, power=0.8, mde=0.046, needed_queries=80,
+                                min_effect=0.02))
+    ev = Evidence(baseline="bm25", candidate="hybrid", query_set=auto,
+                  comparison=read_comparison(planned))
+    outcomes = check(RULE, ev)
+    assert [(o.name, o.passed, o.value, o.threshold) for o in outcomes] == [
+        ("coverage head", True, 90, 80), ("coverage negation", False, 2, 80)]
+    assert outcomes[1].reason.endswith(
+        "(auto: the queries nDCG@10 needs to detect min_effect 0.02 at power 0.8 (σ 0.200 "
+        "over this run's 150 queries))")
+    unplanned = Evidence(baseline="bm25", candidate="hybrid", query_set=auto,
+                         comparison=read_comparison(comparison(paired())))
+    [outcome] = check(RULE, unplanned)
+    assert not outcome.passed and outcome.applicable and "no needed queries" in outcome.reason
+
+
+def test_auto_is_accepted_by_params_and_described_by_the_split_stage():
+    from releval.data.query_set import describe
+
+    p = Params.model_validate({"query_set": {"min_per_category": "auto"}})
+    assert p.query_set.min_per_category == "auto"
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["a", "not b"],
+                            "tags": [["head"], []], "weight": [1.0, 1.0]})
+    split = pd.DataFrame({"query_id": ["q1", "q2"], "split": ["test", "test"]})
+    described = describe(queries, split, ["test"], "auto")
+    assert described["minimums"] == "auto"
+    assert all(c["minimum"] is None for c in described["categories"].values())
