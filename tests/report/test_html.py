@@ -52,7 +52,7 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     for name in retrieval:
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         assert figure[:figure.index("</figure>")].count("<svg") == 1
-    assert set(retrieval) == {"per_query_diff", "slices", "curves", "judged", "failures",
+    assert set(retrieval) == {"power", "per_query_diff", "slices", "curves", "judged", "failures",
                               "safety", "latency", "no_answer"}
     assert 'id="plot-reliability"' not in page
 
