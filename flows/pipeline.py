@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +39,7 @@ from flows.console import LOG, Board, offline_env, quiet
 from flows.receipt import write_looks, write_receipt
 from releval import artifacts, executor
 from releval.documents.decision import Decision
-from releval.errors import InputError
+from releval.errors import InputError, one_line
 from releval.params import load_params
 from releval.project import params_file, template
 
@@ -341,9 +342,12 @@ def main() -> None:
             with on_executor(args.params) as (run, executed):
                 state = run(args.params, force=args.force, skip=tuple(args.skip),
                             executed=executed, return_state=True)
-            problem = None if state.is_completed() else state.message
-        except InputError as exc:
-            problem, refused = str(exc), True
+            problem = None if state.is_completed() else f"error: {state.message}"
+        except Exception as exc:  # bad params (2); a bug (1): its traceback into the log
+            problem, status = one_line(exc, f"its traceback is in {LOG}")
+            refused = status == 2
+            if not refused:
+                traceback.print_exception(exc)
         finally:
             BOARD.remove(board)
     logging.getLogger("prefect").setLevel(logging.WARNING)  # its exit notes: in the log only
@@ -360,23 +364,25 @@ def main() -> None:
 
 def ending(problem: str, stage_errors: list[str], refused: bool = False) -> tuple[list[str],
                                                                                   int]:
-    """What a failed run prints on stderr, one ``error:`` line per failure and where the
-    whole log is, and its exit status. A stage that refused its input printed its own
-    ``error:`` line and exited 2 (``stages.common.guarded``): that line stands for the failure
-    (DVC's "failed to reproduce … exited with 2" stays in the log) and the status is 2, as for
-    the flow's own refusal of its input (``refused``); any other failure is the flow's
-    message, status 1."""
-    errors = stage_errors or [f"error: {problem}"]
-    return [*errors, f"(the whole log: {LOG})"], 2 if stage_errors or refused else 1
+    """What a failed run prints on stderr, one line per failure (``problem``: the flow's own)
+    and where the whole log is, and its exit status. A stage ends with its own line
+    (``stages.common.guarded``): ``error:`` when it refused its input (exit 2), ``internal
+    error:`` on a bug (its traceback in the log); those lines stand for the failure (DVC's
+    "failed to reproduce …" stays in the log). The status is 2 when a stage refused its input
+    or the flow refused its own (``refused``), else 1."""
+    errors = stage_errors or [problem]
+    refused = refused or any(line.startswith("error:") for line in stage_errors)
+    return [*errors, f"(the whole log: {LOG})"], 2 if refused else 1
 
 
 def _errors_since(offset: int) -> list[str]:
-    """The ``error:`` lines the stages wrote to the log after ``offset``, once each."""
+    """The ``error:`` and ``internal error:`` lines the stages wrote to the log after
+    ``offset``, once each."""
     with LOG.open("rb") as f:
         f.seek(offset)
         text = f.read().decode("utf-8", "replace")
     return list(dict.fromkeys(line.strip() for line in text.splitlines()
-                              if line.strip().startswith("error:")))
+                              if line.strip().startswith(("error:", "internal error:"))))
 
 
 if __name__ == "__main__":  # the importable module's main, so that its tasks pickle by

@@ -16,7 +16,7 @@ from releval import artifacts
 from releval.data.readers import read_parquet, text_of, write_trec_run
 from releval.documents import Document
 from releval.documents.run_stats import RunStats
-from releval.errors import InputError
+from releval.errors import InputError, end, reading
 from releval.params import Params, load_params
 
 
@@ -50,10 +50,8 @@ def read_doc(path: str | Path, model: type[Document] | None = None) -> dict:
     """A JSON object input, validated against its document ``model`` when given (a renamed
     or missing key stops the stage naming the file and the key); InputError (one line) when
     missing or not a JSON object."""
-    try:
+    with reading(str(path)):
         doc = json.loads(text_of(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", str(path)) from None
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object", str(path))
     return doc if model is None else model.check(doc, str(path))
@@ -137,13 +135,16 @@ def write_outputs(result, group: str, folder: str | Path,
 
 def guarded(main: Callable[[], None],
             pinned: Callable[[InputError, Params], InputError] | None = None) -> None:
-    """Run a stage; bad input ends it with one line and exit status 2, no traceback.
-    ``pinned``: a stage that reads pinned inputs puts an error on a pinned copy in the user's
-    words with it, given the stage's params (``releval.project.inputs.in_users_words``)."""
+    """Run a stage; bad input (an InputError, or a library's parse error:
+    ``releval.errors.PARSE_ERRORS``) ends it with one line ``error: …`` and exit status 2, no
+    traceback; any other exception is a bug: its traceback, then one line ``internal error:
+    …``, status 1 (a stage's stderr is reports/run.log under ``releval run``). ``pinned``: a
+    stage that reads pinned inputs puts an error on a pinned copy in the user's words with
+    it, given the stage's params (``releval.project.inputs.in_users_words``)."""
     try:
         main()
-    except InputError as exc:
-        if pinned is not None:
+    except Exception as exc:
+        if pinned is not None and isinstance(exc, InputError):
             exc = pinned(exc, params_of(parser("").parse_known_args()[0]))
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(end(exc, verbose=True, hint="its traceback is above, in reports/run.log "
+                     "under releval run"))

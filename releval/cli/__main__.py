@@ -1,5 +1,5 @@
 """``python -m releval.cli``."""
 
-from releval.cli import app
+from releval.cli import main
 
-app()
+main()

@@ -19,7 +19,7 @@ from releval.cli.output import AsJson, console, emit, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
 from releval.data.readers import read_qrels, read_run
-from releval.errors import InputError
+from releval.errors import InputError, reading
 from releval.metrics import compiled, trec_eval
 from releval.metrics.condensed import as_judged_only
 from releval.metrics.engine import DEFAULT_MEASURES, evaluate, resolve
@@ -364,9 +364,10 @@ def _read_decision(path: Path) -> dict:
     if not path.is_file():
         fail(f"{path}: file not found; run the gate stage first (dvc repro gate)")
     try:
-        doc = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        fail(f"{path}: not valid JSON ({exc})")
+        with reading(str(path)):
+            doc = json.loads(path.read_text())
+    except InputError as exc:
+        fail(str(exc))
     if not isinstance(doc, dict) or not isinstance(doc.get("passed"), bool) \
             or not isinstance(doc.get("rules"), list) \
             or not all(isinstance(r, dict) for r in doc["rules"]):

@@ -68,10 +68,7 @@ def _read_params(params: Path) -> dict:
     from releval.data.readers import existing
     from releval.params import read_raw
 
-    try:
-        raw = read_raw(existing(params))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", str(params)) from None
+    raw = read_raw(existing(params))
     if not isinstance(raw, dict):
         raise InputError("not a YAML mapping of sections", str(params))
     return raw
@@ -370,15 +367,19 @@ def drift(
     code and params: rebuild at each, revert B's document changes one by one (or in bisected
     groups) and name those whose reversion restores A's figure; exit 0 when reverting them
     restores it, 1 when none does."""
-    from releval.diagnosis.rebuild import SeveralMeasures
+    from releval.metrics.names import parse_measures
     from releval.project.drift import diagnose_revisions
 
     root = _project_root("releval drift")
+    try:  # the flag first, before any revision is read
+        several = len(parse_measures(measure)) != 1
+    except InputError as exc:
+        fail(f"--measure: {exc.rule}")
+    if several:
+        fail(f"--measure: {measure!r} names several measures; drift follows one")
     try:
         found = diagnose_revisions(root, rev_a, rev_b, system=system, measure=measure,
                                    split=split, tol=tol)
-    except SeveralMeasures as exc:  # the library's refusal, worded with this command's flag
-        fail(f"--measure: {exc.measure!r} names several measures; drift follows one")
     except InputError as exc:
         fail(str(exc))
     raise typer.Exit(_print_drift(found))

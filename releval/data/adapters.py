@@ -15,6 +15,7 @@ the line (text files) or row (parquet, 1-based) and the rule; nothing is silentl
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.readers import existing, read_parquet
+from releval.data.readers import existing, read_parquet, text_of
 from releval.errors import InputError
 
 EPOCH = pd.Timestamp(0, tz="UTC")
@@ -140,8 +141,8 @@ def _read_queries(path: Path, issued_at: pd.Timestamp) -> pd.DataFrame:
 def _read_qrels_tsv(path: Path) -> pd.DataFrame:
     """One BEIR qrels file as (query_id, doc_id, grade), indexed by line number."""
     try:
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False,
-                            quoting=csv.QUOTE_NONE, skip_blank_lines=False)
+        frame = pd.read_csv(io.StringIO(text_of(path)), sep="\t", dtype=str,
+                            keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"empty file; expected the header {' '.join(QRELS_HEADER)}",
                          str(path)) from None

@@ -74,17 +74,6 @@ def _rebuildable(p: Params, system: str) -> tuple[str, ...]:
     return names
 
 
-class SeveralMeasures(InputError):
-    """The followed ``measure`` names several measures (e.g. a family without a cutoff)."""
-
-    def __init__(self, measure: str, source: str = "measure"):
-        self.measure = measure
-        super().__init__(f"{measure!r} names several measures; drift follows one", source)
-
-    def __reduce__(self):
-        return type(self), (self.measure, self.source)
-
-
 @dataclass(frozen=True)
 class Rebuild:
     """A system's figure as a function of the corpus, one revision's other inputs fixed
@@ -106,7 +95,8 @@ class Rebuild:
         tuned here, on ``documents`` (the revision's own corpus)."""
         sources = _rebuildable(p, system)
         if len(resolve([measure], p.evaluate.rel)) != 1:
-            raise SeveralMeasures(measure)
+            raise InputError(f"{measure!r} names several measures; drift follows one",
+                             "measure")
         evaluated = evaluated_queries(split_table, queries, [split], p.no_answer.tag)[0]
         if evaluated.empty:
             raise InputError(f"no evaluated query in the {split} split", "split.parquet")

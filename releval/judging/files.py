@@ -13,7 +13,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.readers import existing, text_of
-from releval.errors import InputError
+from releval.errors import InputError, reading
 
 CANCELLED = "cancelled"
 MALFORMED = "malformed"  # a CSV line with more fields than its header
@@ -92,10 +92,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 
 def _read_label_studio(path: Path) -> pd.DataFrame:
-    try:
+    with reading(str(path)):
         tasks = json.loads(text_of(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", str(path)) from None
     if not isinstance(tasks, list) or not all(isinstance(task, dict) for task in tasks):
         raise InputError("expected a Label Studio export: a JSON list of task objects",
                          str(path))

@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import Field, ValidationError, ValidationInfo, model_validator
 
-from releval.errors import InputError
+from releval.errors import InputError, reading
 from releval.params.executor import DaskSettings, Shards
 from releval.params.rules import RULE_MODELS, Reference, Rollback, Rule
 from releval.params.slices import SINGLE_DIMENSIONS, Slices
@@ -563,10 +563,8 @@ def read_raw(path: str | Path) -> dict:
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", str(path))
-    try:
+    with reading(str(path)):
         return yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}".splitlines()[0], str(path)) from None
 
 
 def load_params(path: str | Path = "params.yaml", overrides: list[str] = (),

@@ -39,7 +39,7 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data import contracts as S
-from releval.errors import InputError
+from releval.errors import InputError, reading
 from releval.metrics.measures import MEASURES
 from releval.metrics.ranking import TIE_POLICY
 from releval.params import Params
@@ -237,10 +237,8 @@ def read(path: Path, needs: tuple[str, ...] = ()) -> dict:
     receipt of another schema, named with its schema and every field it lacks."""
     if not path.is_file():
         raise InputError("file not found", str(path))
-    try:
+    with reading(str(path)):
         doc = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", str(path)) from None
     if not isinstance(doc, dict) or not {"receipt", "sha256"} <= set(doc):
         raise InputError("not a releval receipt (needs 'receipt' and 'sha256')", str(path))
     if digest(doc["receipt"]) != doc["sha256"]:

@@ -29,7 +29,7 @@ import pandas as pd
 import yaml
 
 from releval.data.readers import read_parquet
-from releval.errors import InputError
+from releval.errors import InputError, reading
 from releval.project import receipt
 
 
@@ -116,7 +116,8 @@ def cached(cache: Path, md5: str) -> bool:
 def _lock(root: Path, commit: str, ref: str) -> dict:
     text = _git(root, "show", f"{commit}:dvc.lock", rule="no dvc.lock at this revision",
                 source=ref)
-    return yaml.safe_load(text) or {}
+    with reading(f"dvc.lock@{ref}"):
+        return yaml.safe_load(text) or {}
 
 
 def receipt_commit(root: Path, doc: dict, path: Path) -> str:
@@ -149,8 +150,10 @@ def _from_git(root: Path, ref: str) -> Revision:
     commit = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
                   rule="neither a receipt file nor a git revision", source=ref).strip()
     lock = _lock(root, commit, ref)
-    params = yaml.safe_load(_git(root, "show", f"{commit}:params.yaml",
-                                 rule="no params.yaml at this revision", source=ref)) or {}
+    text = _git(root, "show", f"{commit}:params.yaml", rule="no params.yaml at this revision",
+                source=ref)
+    with reading(f"params.yaml@{ref}"):
+        params = yaml.safe_load(text) or {}
     outputs = {o["path"]: o.get("md5") for st in lock.get("stages", {}).values()
                for o in st.get("outs", [])}
     return Revision(ref, commit, params, stage_code(lock), outputs, cache_dir(root))
