@@ -5,6 +5,7 @@ import yaml
 
 from releval.errors import InputError
 from releval.params import load_params
+from tests.endings import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = ROOT / "params.yaml"
@@ -117,12 +118,7 @@ def test_an_override_that_cannot_be_written_in_place_is_one_line_and_writes_noth
 def refused(result, *words: str) -> str:
     """Exit 2, exactly one stderr line holding ``words``, no traceback."""
     assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
+    return one_line(result.stderr, result.output, *words)
 
 
 @pytest.fixture

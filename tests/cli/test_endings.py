@@ -17,6 +17,7 @@ from releval import errors
 from releval.cli import files, main
 from releval.errors import InputError, reading
 from stages.common import guarded
+from tests import endings
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
@@ -33,12 +34,7 @@ def releval(*args, cwd: Path = ROOT, **env) -> subprocess.CompletedProcess:
 def one_line(done: subprocess.CompletedProcess, status: int, *words: str) -> str:
     """The single stderr line of ``done``, which exited ``status`` and holds ``words``."""
     assert done.returncode == status, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
+    return endings.one_line(done.stderr, done.stderr, *words)
 
 
 @pytest.fixture
