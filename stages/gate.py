@@ -77,12 +77,14 @@ def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, m
 
 
 def summary(decision: dict) -> str:
-    """One line: "gate: PASS" or "gate: FAIL (k of n rules failed: a, b)"."""
+    """One line: "gate: PASS" or "gate: FAIL (k of n rules failed: a, b)", n counting the
+    applicable rules (as the report and the console do; the n/a ones are listed apart)."""
     label = "" if decision["controlled"] else " [UNCONTROLLED]"
     if decision["passed"]:
         return f"gate: PASS{label}"
     failed = decision["failed"]
-    return (f"gate: FAIL ({len(failed)} of {len(decision['rules'])} rules failed: "
+    checked = [r for r in decision["rules"] if r.get("applicable", True)]
+    return (f"gate: FAIL ({len(failed)} of {len(checked)} rules failed: "
             f"{', '.join(failed)}){label}")
 
 

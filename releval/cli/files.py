@@ -392,7 +392,7 @@ def print_decision(doc: dict, controlled: bool, out: Console | None = None,
     rules = [r for r in doc["rules"] if not failed_only or not applicable(r)
              or r.get("passed") is not True]
     if failed_only:
-        title += (f" — {len(failing)} of {len(doc['rules'])} rules failed"
+        title += (f" — {len(failing)} of {len(checked)} rules failed"
                   + (f", {len(na)} {NOT_APPLICABLE}" if na else "")
                   + " (every rule: reports/decision.md)")
     table = Table(title=title + ("" if controlled else " (UNCONTROLLED)"))

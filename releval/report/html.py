@@ -210,13 +210,14 @@ def _paired(c: dict) -> Raw:
 
 
 def _detectable(r: dict) -> str:
-    """The smallest effect the comparison could detect (MDE at ``plan.power``), and the
-    queries ``min_effect`` would need where the MDE exceeds it."""
+    """The smallest effect the comparison could detect (MDE at ``plan.power``), and, for an
+    inconclusive verdict whose MDE exceeds ``min_effect``, the queries it would need."""
     if r.get("mde") is None:
         return number(None)
     needed = r.get("needed_queries")
     more = (f" (> {number(r['min_effect'], 'g')}: ~{needed:,} queries needed)"
-            if r["mde"] > r["min_effect"] and needed is not None else "")
+            if r["verdict"] == "inconclusive" and r["mde"] > r["min_effect"]
+            and needed is not None else "")
     return f"{number(r['mde'], '.3f')}{more}"
 
 

@@ -125,7 +125,7 @@ def test_main_writes_the_decision_and_exits_normally_on_fail(project, capsys):
     assert decision["passed"] is False and decision["failed"] == ["latency p95"]
     latency = decision["rules"][-1]
     assert latency["value"] == 60.0 and latency["threshold"] == 50.0
-    assert capsys.readouterr().out.strip() == "gate: FAIL (1 of 5 rules failed: latency p95)"
+    assert capsys.readouterr().out.strip() == "gate: FAIL (1 of 4 rules failed: latency p95)"
 
 
 def test_main_passes_with_a_looser_latency_bound(project, capsys):
