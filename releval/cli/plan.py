@@ -35,7 +35,7 @@ def _tables(pilot: str | None, cluster: bool) -> tuple[dict[str, pd.DataFrame], 
                              "run with --pilot", missing[0])
         return {k: read_parquet(p) for k, p in paths.items()}, "this project's outputs"
     rev = revision(Path.cwd(), pilot)
-    return {k: rev.table(artifacts.path(v)) for k, v in names.items()}, \
+    return {k: rev.table(artifacts.at(v)) for k, v in names.items()}, \
         f"{pilot} (commit {rev.commit[:12]})"
 
 

@@ -2,6 +2,7 @@
 values, equal to the analytic plan of the paired differences; a missing pilot refused in one
 line."""
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -65,3 +66,27 @@ def test_plan_without_a_pilot_names_the_missing_file(tmp_path, monkeypatch):
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "per_query" in lines[0] and "releval run" in lines[0]
+
+
+def test_plan_reads_a_past_runs_per_query_values_from_the_dvc_cache(tmp_path, monkeypatch):
+    """``--pilot``: the per-query values a receipt or revision recorded, read from the DVC
+    cache by the paths dvc.lock writes."""
+    from releval.project import revision
+
+    d = _project(tmp_path, monkeypatch)
+    outputs, cache = {}, tmp_path / "cache"
+    for name in ("evaluate.per_query", "evaluate.labels"):
+        data = (tmp_path / artifacts.path(name)).read_bytes()
+        md5 = hashlib.md5(data).hexdigest()
+        (cache / "files" / "md5" / md5[:2]).mkdir(parents=True, exist_ok=True)
+        (cache / "files" / "md5" / md5[:2] / md5[2:]).write_bytes(data)
+        outputs[artifacts.at(name)] = md5
+    shutil.rmtree(tmp_path / artifacts.folder("evaluate"))  # only the cache holds them now
+    past = revision.Revision("v1", "0" * 40, {}, {}, outputs, cache)
+    monkeypatch.setattr(revision, "revision", lambda root, ref: past)
+    result = CliRunner().invoke(app, ["plan", "--json", "--pilot", "v1", "--min-effect", "0.02"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    overall = next(r for r in doc["plans"] if r["slice"] == "all" and r["measure"] == "nDCG@10")
+    assert doc["pilot"].startswith("v1 (commit 000000000000)")
+    assert overall["needed_queries"] == int(power.needed(0.02, np.std(d, ddof=1), 0.05, 0.8)[0])
