@@ -40,8 +40,8 @@ from releval.decision.over_time import figures
 from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
+from releval.numbers import formatted
 from releval.params import Params
-from releval.report.formats import formatted
 from stages.common import (
     guarded,
     params_of,

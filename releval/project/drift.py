@@ -21,9 +21,9 @@ from releval import artifacts
 from releval.diagnosis.drift import TOL, Drift, diagnose
 from releval.diagnosis.rebuild import Rebuild, settings, windows
 from releval.errors import InputError
+from releval.numbers import formatted
 from releval.params import Params, parse_params
 from releval.project.revision import Revision, code_changes, revision
-from releval.report.formats import formatted
 
 TABLES = {name: artifacts.at(entry) for name, entry in (
     ("documents", "raw.documents"), ("queries", "raw.queries"), ("qrels", "judgments.qrels"),

@@ -36,9 +36,9 @@ from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
 from releval.errors import InputError
+from releval.numbers import formatted
 from releval.params import parse_params
 from releval.project.receipt import digest, read
-from releval.report.formats import formatted
 
 FIXTURE_INPUT = artifacts.at("input.slot").format(slot="fixture")
 SYSTEM, DRIFT, STABLE, UNATTRIBUTED = "system", "drift", "stable", "unattributed"

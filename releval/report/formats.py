@@ -9,29 +9,14 @@ import math
 import re
 from collections.abc import Iterable
 
+from releval.numbers import formatted
+
 UNDEFINED = "—"
 PRECISION, HARD_NEGATIVES = "P", "HardNeg"  # measure families: HardNeg@k is shown beside P@k
 HARD_NEGATIVES_LEGEND = ("HardNeg@k = the share of the top k that the qrels mark as hard "
                          "negatives (judged not relevant, yet deliberately close to a relevant "
                          "document), beside P@k: lower is better")
 _NAME = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\(.*\))?(?:@(?P<cutoff>[0-9.]+))?$")
-# a formatted number whose digits are all zero: its sign (if any) is dropped
-_ZERO = re.compile(r"(?P<pad>\s*)[+-](?P<zero>[0.,_]*0[0.,_]*(?:[eE][+-]?[0-9]+)?%?\s*)")
-
-
-def formatted(value, spec: str = ".4f") -> str:
-    """``format(value, spec)``, but a value that rounds to zero in ``spec`` is written without a
-    sign ("0.0000", never "-0.0000" nor "+0.0000"), whatever the sign of the value, in the
-    same width."""
-    text = format(value, spec)
-    zero = _ZERO.fullmatch(text)
-    if not zero:
-        return text
-    if zero["pad"]:  # right-aligned in a width: a space takes the sign's place
-        return zero["pad"] + " " + zero["zero"]
-    return zero["zero"] + (" " if text.endswith(" ") else "")
-
-
 def number(value, spec: str = ".4f") -> str:
     """``value`` in the format ``spec`` (``formatted``: zero without a sign); — where undefined
     (None or NaN)."""

@@ -12,10 +12,10 @@ from rich.console import Console
 
 from releval.cli.files import print_changed_slices, print_decision, print_paired
 from releval.decision.gate import decide
+from releval.numbers import formatted
 from releval.params.rules import Guard, Guarded, NoRegression, NotWorse
 from releval.report.decision import render_decision
 from releval.report.formats import (
-    formatted,
     interval,
     measure_value,
     number,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from releval.decision.gate.evidence import Evidence, Outcome, latency_of, measure_value
+from releval.numbers import formatted
 from releval.params.rules import LATENCY, Guard, Guarded  # latency: lower is better
-from releval.report.formats import formatted
 
 
 def measures(rule: Guarded) -> list[str]:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.numbers import formatted
 from releval.params.rules import HealthRule
-from releval.report.formats import formatted
 
 STAGE = "stage health, data/health/health.json"
 

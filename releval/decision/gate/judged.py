@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.numbers import formatted
 from releval.params.rules import JudgedRule
-from releval.report.formats import formatted
 
 
 def check(rule: JudgedRule, ev: Evidence) -> list[Outcome]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, latency_of
+from releval.numbers import formatted
 from releval.params.rules import LatencyRule
-from releval.report.formats import formatted
 
 
 def check(rule: LatencyRule, ev: Evidence) -> list[Outcome]:

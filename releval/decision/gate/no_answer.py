@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.numbers import formatted
 from releval.params.rules import NoAnswerRule
-from releval.report.formats import formatted
 
 
 def check(rule: NoAnswerRule, ev: Evidence) -> list[Outcome]:

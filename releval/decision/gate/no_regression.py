@@ -7,8 +7,8 @@ from releval.data import contracts as S
 from releval.decision.gate.evidence import Evidence, Outcome, detectable, number
 from releval.documents.comparison import Paired
 from releval.errors import InputError
+from releval.numbers import formatted
 from releval.params.rules import NoRegression
-from releval.report.formats import formatted
 
 SLICE_COLUMNS = (S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "mean_diff", "ci_low")
 

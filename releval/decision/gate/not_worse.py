@@ -4,8 +4,8 @@ tolerance, in the direction the measure improves (a system-level value or a mean
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, measure_value
+from releval.numbers import formatted
 from releval.params.rules import NotWorse
-from releval.report.formats import formatted
 
 
 def check(rule: NotWorse, ev: Evidence) -> list[Outcome]:

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from releval.decision.gate.evidence import Evidence, Outcome, number
+from releval.numbers import formatted
 from releval.params.rules import SeedsRule
-from releval.report.formats import formatted
 
 
 def measures(rule: SeedsRule) -> list[str]:
