@@ -30,7 +30,7 @@ from releval.report.summary import SHOWN
 if TYPE_CHECKING:
     from releval.project.drift import Diagnosis
 
-RECSYS_DEMO = Path("examples/recsys-demo.yaml")  # in a source checkout
+RECSYS_DEMO = Path("examples/recsys-demo.yaml")  # in a source checkout, and shipped
 RECOMMENDATION_SOURCES = ("interactions", "recsys_demo")
 
 
@@ -464,7 +464,12 @@ def demo(
         return
     root = _project_root("releval demo")
     if recsys:
-        code = _run_flow(root / RECSYS_DEMO, [], verbose, "releval demo")
+        from releval.project import template
+
+        example = root / RECSYS_DEMO
+        if not example.is_file():  # a project made by releval init: the shipped example
+            example = template.root() / RECSYS_DEMO
+        code = _run_flow(example, [], verbose, "releval demo")
     else:
         try:
             source = (_read_params(params).get("prepare") or {}).get("source", "demo")
