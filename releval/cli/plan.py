@@ -4,7 +4,6 @@ ledger or a git revision, read from the DVC cache)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,7 @@ from releval import artifacts
 from releval.cli.output import AsJson, console, emit, fail
 from releval.data import contracts as S
 from releval.errors import InputError
-from releval.report.formats import number
+from releval.report.formats import count, number
 
 
 def _tables(pilot: str | None, cluster: bool) -> tuple[dict[str, pd.DataFrame], str]:
@@ -37,11 +36,6 @@ def _tables(pilot: str | None, cluster: bool) -> tuple[dict[str, pd.DataFrame], 
     rev = revision(Path.cwd(), pilot)
     return {k: rev.table(artifacts.at(v)) for k, v in names.items()}, \
         f"{pilot} (commit {rev.commit[:12]})"
-
-
-def _count(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"{int(value):,}"
 
 
 def plan(
@@ -103,6 +97,6 @@ def plan(
         sd = f"{number(r.sd)} [{number(r.sd_low)}–{number(r.sd_high)}]"
         grid.add_row(name, r.measure, str(r.n), sd, number(r.mde), number(r.mde_simulated),
                      number(effects[r.measure]),
-                     f"{_count(r.needed_queries)} [{_count(r.needed_queries_low)}–"
-                     f"{_count(r.needed_queries_high)}]", _count(r.needed_queries_simulated))
+                     f"{count(r.needed_queries)} [{count(r.needed_queries_low)}–"
+                     f"{count(r.needed_queries_high)}]", count(r.needed_queries_simulated))
     out.print(grid)

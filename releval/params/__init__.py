@@ -413,6 +413,24 @@ CHECKS: dict[str, Callable[[Params, dict[str, Parser]], Parser | None]] = {
 }
 
 
+def lookup(tree, dotted: str):
+    """The value at ``dotted`` ("a.b.c") in nested dicts; KeyError where a part is absent."""
+    for part in dotted.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            raise KeyError(dotted)
+        tree = tree[part]
+    return tree
+
+
+def holds(tree, dotted: str) -> bool:
+    """Whether nested dicts ``tree`` hold ``dotted`` (``lookup`` finds it)."""
+    try:
+        lookup(tree, dotted)
+    except KeyError:
+        return False
+    return True
+
+
 def _set(tree: dict, dotted: str, value) -> None:
     *parents, leaf = dotted.split(".")
     for key in parents:

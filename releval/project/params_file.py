@@ -74,35 +74,21 @@ def pinned_keys(dvc_yaml: Path) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def _absent(tree, key: str) -> bool:
-    for part in key.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return True
-        tree = tree[part]
-    return False
-
-
 def complete(params: Path, p, dvc_yaml: Path) -> list[str]:
     """Write into ``params`` every key ``dvc_yaml`` reads that the file leaves to its default,
     with the value ``p`` (the file's validated ``Params``) holds: a missing section as a block
     at the end, a missing key inside a section in place (``releval.params.write_overrides``);
     every comment and the layout kept. Returns the keys written (a key under a missing one
     is written with it)."""
-    from releval.params import read_raw, write_overrides
+    from releval.params import holds, lookup, read_raw, write_overrides
 
     raw, values = read_raw(params), p.model_dump(mode="json")
-    absent = [key for key in pinned_keys(dvc_yaml) if _absent(raw, key)]
+    absent = [key for key in pinned_keys(dvc_yaml) if not holds(raw, key)]
     missing = [k for k in absent if not any(k.startswith(o + ".") for o in absent)]
-
-    def value(key: str):
-        node = values
-        for part in key.split("."):
-            node = node[part]
-        return node
-
     inside = [key for key in missing if "." in key]
-    write_overrides(params, [f"{key}={json.dumps(value(key))}" for key in reversed(inside)])
-    sections = {key: value(key) for key in missing if "." not in key}
+    write_overrides(params, [f"{key}={json.dumps(lookup(values, key))}"
+                             for key in reversed(inside)])
+    sections = {key: lookup(values, key) for key in missing if "." not in key}
     if sections:
         text = params.read_text()
         params.write_text(text + ("" if text.endswith("\n") or not text else "\n")

@@ -42,7 +42,7 @@ from releval.data import contracts as S
 from releval.errors import InputError, reading
 from releval.metrics.measures import MEASURES
 from releval.metrics.ranking import TIE_POLICY
-from releval.params import Params
+from releval.params import Params, holds
 from releval.project import template
 
 SCHEMA = "releval.project.receipt/2"
@@ -244,20 +244,12 @@ def read(path: Path, needs: tuple[str, ...] = ()) -> dict:
     if digest(doc["receipt"]) != doc["sha256"]:
         raise InputError("the receipt's content does not match its sha256 (edited?)",
                          str(path))
-    lacks = [field for field in needs if not _has(doc["receipt"], field)]
+    lacks = [field for field in needs if not holds(doc["receipt"], field)]
     if lacks:
         schema = doc["receipt"].get("schema") if isinstance(doc["receipt"], dict) else None
         raise InputError(f"a receipt of another schema ({schema or 'none named'}; this "
                          f"releval writes {SCHEMA}): lacks {', '.join(lacks)}", str(path))
     return doc
-
-
-def _has(doc, field: str) -> bool:
-    for key in field.split("."):
-        if not isinstance(doc, dict) or key not in doc:
-            return False
-        doc = doc[key]
-    return True
 
 
 def describes(doc: dict, root: Path = Path(".")) -> bool:

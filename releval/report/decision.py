@@ -15,6 +15,7 @@ from releval.report import change, health, training
 from releval.report.formats import (
     NOT_APPLICABLE,
     NOT_APPLICABLE_HEADING,
+    count,
     interval,
     mark,
     markdown_table,
@@ -33,11 +34,6 @@ SAFETY_COUNTS = (
     "table's not-filtered count of an external run.")
 
 
-def _count(value) -> str:
-    """A count of queries, — where undefined."""
-    return "—" if value is None or pd.isna(value) else f"{int(value):,}"
-
-
 def _comparison_section(c: dict) -> list[str]:
     """The paired comparison, the conditions held fixed, aggregates and the mix check."""
     label = "controlled" if c["controlled"] else "UNCONTROLLED"
@@ -52,7 +48,7 @@ def _comparison_section(c: dict) -> list[str]:
              number(r["mean_diff"], "+.4f"), interval(r["ci_low"], r["ci_high"]),
              wins_ties_losses(r), number(r["p_value"]), number(r["p_holm"]),
              number(r["min_effect"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),
-             _count(r.get("needed_queries"))] for r in c["paired"]]
+             count(r.get("needed_queries"))] for r in c["paired"]]
     lines += markdown_table(["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI",
                              "W/T/L", "p", "p (Holm)", "min effect", "verdict", "MDE",
                              "queries for min effect"], rows)
@@ -91,7 +87,7 @@ def _slices_section(slices: pd.DataFrame, c: dict, min_n: int) -> list[str]:
              number(r[f"mean_{cand}"]),
              f"{number(r['mean_diff'], '+.4f')} {interval(r['ci_low'], r['ci_high'], '+.3f')}",
              number(r["p_holm"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),
-             _count(r.get("needed_queries"))]
+             count(r.get("needed_queries"))]
             for _, r in rows[~rows["too_small"]].iterrows()]
     lines += markdown_table(["dimension", "slice", "n", base, cand, "Δ [95% CI]", "p (Holm)",
                              "verdict", "MDE", "queries for min effect"], body)

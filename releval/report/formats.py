@@ -25,6 +25,12 @@ def number(value, spec: str = ".4f") -> str:
     return formatted(value, spec)
 
 
+def count(value) -> str:
+    """A count with thousands separated ("1,381"); — where undefined (None or NaN)."""
+    undefined = value is None or (isinstance(value, float) and math.isnan(value))
+    return number(None if undefined else int(value), ",d")
+
+
 def measure_value(value: float, integer: bool) -> str:
     """A defined measure value: rounded to an integer for a count (a summed measure), else four
     decimals (zero without a sign)."""
