@@ -30,7 +30,8 @@ FAMILIES = {CALIBRATION: ("LogLoss", "Brier", "ECE"),
                      "Entropy")}
 NOT_APPLICABLE_NOTE = "not applicable"
 LEGEND = ("n = users averaged (a system-level measure: users contributing); undefined = users "
-          "who bought nothing in the horizon (excluded, never scored); n/a = not applicable "
+          "with no positive visible at the cut: they bought nothing in the horizon, or only "
+          "items first seen after the cut (excluded, never scored); n/a = not applicable "
           "(a probability measure of a system that emits none: never computed from scores).")
 SYSTEM_LEVEL = "system"
 _FAMILY = re.compile(r"[A-Za-z_]+")
