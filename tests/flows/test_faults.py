@@ -51,6 +51,8 @@ def _holder(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     script = tmp_path / "holder.py"
     script.write_text("import time\ntime.sleep(120)\n")
     proc = subprocess.Popen([sys.executable, str(script), "--params", "params.yaml"])
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")  # until it runs the script (after its exec)
+    _until(lambda: str(script).encode() in cmdline.read_bytes())
     return proc, f"{script} --params params.yaml"
 
 
