@@ -7,11 +7,14 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: demo test test-all lint bench dag docs
 
 # rectools (an oracle in tests/metrics) pins numpy<2 and pandas<3 in its metadata, which its
-# metrics do not need: it is installed without its dependencies, so pandas stays 3.
+# metrics do not need: it is installed without its dependencies, so pandas stays 3. The same
+# for obp (the off-policy estimators' oracle; it would pull a second torch) and ppi-python
+# (prediction-powered inference's oracle; it would pull gdown).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps rectools==0.19.0
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps rectools==0.19.0 \
+		obp==0.4.1 ppi-python==0.2.3
 	touch $(STAMP)
 
 demo: $(STAMP)
