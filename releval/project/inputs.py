@@ -1,7 +1,8 @@
 """Inputs from outside the pipeline, pinned by content under ``data/input/``.
 
 Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
-adjudicator's file, a reviewed worksheet, an external system's run) is copied by the
+adjudicator's file, a reviewed worksheet, an external system's run, the logged bandit
+feedback with the candidate policy's table and the reference log) is copied by the
 ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which DVC tracks as an
 output: its content digest, not the path's name, decides whether later stages re-run, and
 the copy is kept in the DVC cache (and remote) so a past run's inputs can be restored.
@@ -58,6 +59,9 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
     "failures.review": ("review", lambda p: p.failures.review),
     "fixture.path": ("fixture", lambda p: p.fixture.path),
+    "offpolicy.log": ("logged", lambda p: p.offpolicy.log),
+    "offpolicy.policy": ("policy", lambda p: p.offpolicy.table),
+    "offpolicy.reference": ("reference", lambda p: p.offpolicy.reference),
 }
 RUNS = "runs"  # runs/<system>: an external system's run file, candidates.systems.<s>.path
 

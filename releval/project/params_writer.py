@@ -155,6 +155,13 @@ def _plan(t: _Text) -> None:
     t.blank()
 
 
+def _no_log(t: _Text) -> None:
+    t.put(0, "offpolicy")
+    t.put(1, "log", None, "no logged bandit feedback given (releval init --logged-feedback): "
+          "no off-policy evaluation")
+    t.blank()
+
+
 def _seed_rules(t: _Text, runs: dict[str, Run], compared: set[str]) -> list[str]:
     seeded = [name for name, run in runs.items() if run.seeds and name in compared]
     for name in seeded:
@@ -262,6 +269,7 @@ def retrieval(data: Collection, c: Choices) -> str:
                + ", ".join(f"{RISK_CATEGORIES[k].label} {n}" for k, n in data.by_text.items()))
     t.blank()
 
+    _no_log(t)
     safety = data.acl or data.tenants > 1 or data.restricted_status or data.must_not_return
     no_answer = "no_answer" in data.tags
     t.put(0, "gate")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from releval.documents.comparison import Comparison
 from releval.documents.health import Health
+from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.run_stats import Latency
 from releval.documents.summary import Entry
 from releval.errors import InputError
@@ -30,7 +31,9 @@ class Evidence:
     ``query_set``: split_report.json's ``query_set``
     (``releval.data.query_set.describe``); ``looks``: the evaluated set's look count
     (``releval.decision.looks.count``; empty: not counted) and ``max_looks``, its bound
-    (``query_set.max_looks``, None: unbounded)."""
+    (``query_set.max_looks``, None: unbounded); ``offpolicy``: data/offpolicy/offpolicy.json
+    (``OffPolicyDoc``: the candidate policy's estimates from the logged feedback; None: not
+    read)."""
 
     baseline: str
     candidate: str
@@ -45,6 +48,7 @@ class Evidence:
     query_set: dict = field(default_factory=dict)
     looks: dict = field(default_factory=dict)
     max_looks: int | None = None
+    offpolicy: OffPolicyDoc | None = None
 
     @property
     def controlled(self) -> bool:
