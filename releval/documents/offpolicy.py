@@ -14,6 +14,12 @@ from __future__ import annotations
 
 from releval.documents import Document, Fixed
 
+# estimates.parquet beside the document: one row per estimate (kind ``estimate``: an
+# estimator at a position), then the log's on-policy value and the reference's
+KINDS = ("estimate", "on_policy", "reference")
+ESTIMATE_TABLE = ("kind", "estimator", "position", "value", "ci_low", "ci_high", "n", "clip",
+                  "covers")
+
 
 class Value(Fixed):
     """A mean reward with its bootstrap CI over ``n`` rows."""
@@ -84,16 +90,17 @@ class RewardModel(Fixed):
 
 
 class Log(Fixed):
-    """The log as params give it: rows, contexts, actions, positions, and the evaluation
-    rows (after the reward model's training window) with their window."""
+    """The log as params give it: rows, contexts, actions, positions, its time window, and
+    the rows DM and DR are made on (after the reward model's training window)."""
 
     path: str
     rows: int
     contexts: int
     actions: int
     positions: int
-    evaluated_rows: int
     window: list[str]
+    evaluated_rows: int
+    evaluated_window: list[str]
 
 
 class OffPolicyDoc(Document):
