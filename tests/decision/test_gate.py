@@ -92,7 +92,8 @@ def test_default_rules_are_the_registry_defaults():
     assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule(),
                             CoverageRule(), HoldoutRule()]
     assert [name for name, r in RULES.items() if not r.default] == [
-        "latency", "not_worse", "guarded", "health", "seeds", "off_policy"]  # each needs its settings
+        "latency", "not_worse", "guarded", "health", "seeds",
+        "off_policy"]  # each needs its settings
 
 
 def test_a_comparison_of_other_systems_is_stale():
