@@ -17,8 +17,9 @@ appendix: the history of the page's lineage in the ledger (``releval.report.hist
 chart per measure, the runs, the newest run against the one before it, uncontrolled; one
 line on the other lineages), the self-test, and the summary page's candidates, judgments
 (pooling and agreement), route hits and split (with leakage) sections
-(``releval.report.summary.sections``, the same facts as reports/summary.md; for recommendation the split section compares the
-forward-in-time split with a random one and leaves the risk categories out, saying so).
+(``releval.report.summary.sections``, the same facts as reports/summary.md; for
+recommendation the split section compares the forward-in-time split with a random one and
+leaves the risk categories out, saying so).
 
 Layout: no table wider than the page at 1,280 px (headers wrap, long cells break); printed,
 every ``<details>`` opens and nothing is sticky.
