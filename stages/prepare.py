@@ -46,7 +46,7 @@ from releval.data.adapters import (
     read_beir,
     read_tables,
 )
-from releval.data.feedback import as_interactions
+from releval.data.feedback import as_interactions, users
 from releval.data.interactions import cuts_of, read_interactions, user_queries
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
@@ -148,7 +148,8 @@ def _logged_feedback(p: Params, inputs: Path) -> Outputs:
     interactions, items = as_interactions(log)
     return _users_as_queries(p, interactions, items, {
         "source": f"logged feedback {p.offpolicy.log}",
-        "interactions_from": "one per impression: label 1 a click, 0 shown and not clicked"})
+        "interactions_from": "one per impression: label 1 a positive reward (a click), 0 "
+                             "shown without one", "users_from": users(log)[1]})
 
 
 def _recsys_demo(p: Params, inputs: Path) -> Outputs:
