@@ -321,6 +321,7 @@ def _day(ts: pd.Timestamp) -> str:
 
 
 HORIZON_DAYS = 30
+FEEDBACK_DEPTH = 10  # a bandit log's few clicks fill short windows only
 
 
 def _horizon(log: Log) -> int:
@@ -391,7 +392,11 @@ def recommendation(log: Log, c: Choices, feedback: Feedback | None = None) -> st
     t.put(1, "context", context, "the log's categorical columns, carried for slicing")
     t.blank()
     t.put(0, "candidates")
-    t.put(1, "depth", 100, "the same candidate budget for every system")
+    if feedback is None:
+        t.put(1, "depth", 100, "the same candidate budget for every system")
+    else:
+        t.put(1, "depth", FEEDBACK_DEPTH, f"the same candidate budget for every system: a "
+              f"slate shows {feedback.slate}; the measures read the top 10")
     t.put(1, "systems")
     t.put(2, "popularity", {"route": "popularity", "window_days": 90},
           "the most bought items of the last 90 days")
