@@ -128,7 +128,7 @@ def evaluate(log: pd.DataFrame, action_dist: np.ndarray, actions: np.ndarray, *,
                  lambda i: f"position must be in 1..{n_positions}, got {position[i] + 1}")
     propensity = log[S.PROPENSITY].to_numpy(dtype=float)
     S.fail_first(log, "log", ~((propensity > 0) & (propensity <= 1)),
-                 lambda i: f"propensity must be in (0, 1], got {propensity[i]!r}")
+                 lambda i: f"propensity must be in (0, 1], got {float(propensity[i])!r}")
     _distribution(log, action_dist)
     rows = np.arange(n)
     reward = log[S.REWARD].to_numpy(dtype=float)
