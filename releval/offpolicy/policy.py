@@ -135,7 +135,12 @@ def _ranked(run: pd.DataFrame, n_positions: int, source: str) -> pd.DataFrame:
                          f"{frame[S.CONTEXT_ID].iloc[dup[1]]!r}", S.source_of(run, source),
                          S.where(run, run.index[dup[1]]))
     if S.RANK in run.columns:
-        frame["order"] = S.check_ranks(run.rename(columns={context: S.QUERY_ID}))
+        frame["order"] = rank = S.check_ranks(run)
+        dup = S.first_duplicate(keys * (int(rank.max()) + 1) + rank)
+        if dup:
+            raise InputError(f"rank {int(rank[dup[1]])} repeated for context "
+                             f"{frame[S.CONTEXT_ID].iloc[dup[1]]!r}", S.source_of(run, source),
+                             S.where(run, run.index[dup[1]]))
         frame = frame.sort_values([S.CONTEXT_ID, "order"], kind="stable")
     else:
         frame["order"] = -S.check_scores(run)

@@ -104,6 +104,11 @@ def test_the_ranking_rules_refusals():
         policy.from_ranking(run.iloc[:2], log_of(), ACTIONS, 1)
     with pytest.raises(InputError, match="item 'a' ranked twice for context 'c1'"):
         policy.from_ranking(run_of([("c1", "a", 0.9), ("c1", "a", 0.5)]), log_of(), ACTIONS, 1)
+    ranked = pd.DataFrame({S.CONTEXT_ID: ["c1", "c1"], S.ITEM_ID: ["a", "b"], S.RANK: [1, 1]},
+                          index=[2, 3])
+    ranked.attrs.update(source="run.csv", unit="line")
+    with pytest.raises(InputError, match=r"^run\.csv:line 3: rank 1 repeated for context 'c1'$"):
+        policy.from_ranking(ranked, log_of(("c1",)), ACTIONS, 1)
     with pytest.raises(InputError, match=r"epsilon must be in \[0, 1\], got 1.5"):
         policy.from_ranking(run, log_of(), ACTIONS, 1, epsilon=1.5)
     with pytest.raises(InputError, match="unknown policy kind 'greedy'; known: uniform, table, "
