@@ -17,8 +17,15 @@ The pieces:
 Every array ``evaluate`` takes is aligned with ``log``'s rows: to use DM or DR, pass the
 evaluation window (``log[m.evaluation]``, ``action_dist[m.evaluation]``, ``q_hat=m.q_hat``).
 
-    result = evaluate(log, action_dist, actions, n_positions=3, q_hat=..., clip=None,
-                      resamples=1000, alpha=0.05, seed=0, min_ess=100.0)
+    result = evaluate(log, action_dist, actions, n_positions=3,
+                      estimators=("ips", "snips", "dm", "dr"), clip=None, q_hat=None,
+                      cluster=None, resamples=1000, alpha=0.05, seed=0, min_ess=100.0,
+                      support_tolerance=0.0)
+
+``estimators`` needing q̂ (dm, dr) without ``q_hat`` are refused; ``clip`` applies to ips and
+dr (``estimators``); ``cluster`` labels each row's bootstrap cluster (default: the log's
+user_id where it has one, else each row); the diagnostics judge the rows given (the support
+check: the (item, position) pairs those rows show).
 
 ``OffPolicyResult``:
 
@@ -128,7 +135,7 @@ def evaluate(log: pd.DataFrame, action_dist: np.ndarray, actions: np.ndarray, *,
                  lambda i: f"position must be in 1..{n_positions}, got {position[i] + 1}")
     propensity = log[S.PROPENSITY].to_numpy(dtype=float)
     S.fail_first(log, "log", ~((propensity > 0) & (propensity <= 1)),
-                 lambda i: f"propensity must be in (0, 1], got {propensity[i]!r}")
+                 lambda i: f"propensity must be in (0, 1], got {float(propensity[i])!r}")
     _distribution(log, action_dist)
     rows = np.arange(n)
     reward = log[S.REWARD].to_numpy(dtype=float)

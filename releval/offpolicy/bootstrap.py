@@ -9,9 +9,19 @@ matrix product. Seeded: the same seed, clusters and terms give the same totals.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 BLOCK = 100  # resamples per block: the counts matrix is BLOCK × n_clusters
+
+
+def draws(n_clusters: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The resamples in blocks of at most BLOCK: (block, n_clusters) cluster indices, each row
+    one resample of n_clusters clusters drawn uniformly with replacement."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, BLOCK):
+        yield rng.integers(0, n_clusters, size=(min(BLOCK, resamples - start), n_clusters))
 
 
 def totals(cluster: np.ndarray, values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -20,15 +30,13 @@ def totals(cluster: np.ndarray, values: np.ndarray, resamples: int, seed: int) -
     n_clusters = int(cluster.max()) + 1
     per_cluster = np.zeros((n_clusters, values.shape[1]))
     np.add.at(per_cluster, cluster, values)
-    rng = np.random.default_rng(seed)
-    out = np.empty((resamples, values.shape[1]))
-    for start in range(0, resamples, BLOCK):
-        b = min(BLOCK, resamples - start)
-        drawn = rng.integers(0, n_clusters, size=(b, n_clusters))
+    blocks = []
+    for drawn in draws(n_clusters, resamples, seed):
+        b = len(drawn)
         flat = (np.arange(b)[:, None] * n_clusters + drawn).ravel()
         counts = np.bincount(flat, minlength=b * n_clusters).reshape(b, n_clusters)
-        out[start:start + b] = counts @ per_cluster
-    return out
+        blocks.append(counts @ per_cluster)
+    return np.vstack(blocks)
 
 
 def percentile(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:

@@ -104,8 +104,7 @@ def _path(path: Path) -> Path:
 def _ids(frame: pd.DataFrame, column: str) -> None:
     values = frame[column]
     text = values.astype(str)
-    S.fail_first(frame, "log", (values.isna() | (text.str.strip() == "")).to_numpy(),
-                 f"{column} is empty")
+    S.fail_first(frame, "log", (text.str.strip() == "").to_numpy(), f"{column} is empty")
     frame[column] = text
 
 
@@ -114,7 +113,7 @@ def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
     raw = frame[column]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     S.fail_first(frame, "log", np.isnan(values),
-                 lambda i: f"{column} must be a number, got {raw.iloc[i]!r}")
+                 lambda i: f"{column} must be a number, got {raw.tolist()[i]!r}")
     return values
 
 
@@ -122,11 +121,11 @@ def _positions(frame: pd.DataFrame, slate_size: int | None) -> np.ndarray:
     raw = frame[S.POSITION]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     S.fail_first(frame, "log", np.isnan(values) | (values != np.floor(values)) | (values < 1),
-                 lambda i: f"position must be an integer ≥ 1, got {raw.iloc[i]!r}")
+                 lambda i: f"position must be an integer ≥ 1, got {raw.tolist()[i]!r}")
     if slate_size is not None:
         S.fail_first(frame, "log", values > slate_size,
                      lambda i: f"position must be in 1..{slate_size} (the declared slate), got "
-                     f"{raw.iloc[i]!r}")
+                     f"{raw.tolist()[i]!r}")
     return values.astype(np.int64)
 
 
@@ -134,7 +133,7 @@ def _times(frame: pd.DataFrame) -> None:
     values = frame[S.TIMESTAMP]
     parsed = as_utc(values)
     S.fail_first(frame, "log", parsed.isna().to_numpy(),
-                 lambda i: f"timestamp must be an ISO-8601 timestamp, got {values.iloc[i]!r}")
+                 lambda i: f"timestamp must be an ISO-8601 timestamp, got {values.tolist()[i]!r}")
     frame[S.TIMESTAMP] = parsed.astype(TIME)
 
 
@@ -166,6 +165,8 @@ def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame
     S.require_columns(frame, S.LOG_COLUMNS, str(path))
     if frame.empty:
         raise InputError("no impressions: the log is empty", str(path))
+    for column in (*S.LOG_COLUMNS, *([S.USER_ID] if S.USER_ID in frame.columns else [])):
+        S.fail_first(frame, "log", frame[column].isna().to_numpy(), f"{column} is missing")
     for column in IDS:
         if column in frame.columns:
             _ids(frame, column)
@@ -173,7 +174,7 @@ def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame
     reward = _numbers(frame, S.REWARD)
     propensity = _numbers(frame, S.PROPENSITY)
     S.fail_first(frame, "log", (propensity <= 0) | (propensity > 1),
-                 lambda i: f"propensity must be in (0, 1], got {frame[S.PROPENSITY].iloc[i]!r}")
+                 lambda i: f"propensity must be in (0, 1], got {frame[S.PROPENSITY].tolist()[i]!r}")
     frame[S.REWARD], frame[S.PROPENSITY] = reward, propensity
     _times(frame)
     _features(frame)

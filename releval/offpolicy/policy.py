@@ -42,7 +42,7 @@ def action_index(frame: pd.DataFrame, actions: np.ndarray, default: str = "log",
     """Each row's item as its index in ``actions``; InputError at a row whose item is not one."""
     index = pd.Index(np.asarray(actions, dtype=str)).get_indexer(frame[column].astype(str))
     S.fail_first(frame, default, index < 0,
-                 lambda i: f"{column} {frame[column].iloc[i]!r} is not among the actions")
+                 lambda i: f"{column} {frame[column].tolist()[i]!r} is not among the actions")
     return index
 
 
@@ -52,7 +52,7 @@ def _positions(frame: pd.DataFrame, n_positions: int, default: str) -> np.ndarra
     S.fail_first(frame, default, np.isnan(values) | (values != np.floor(values)) | (values < 1)
                  | (values > n_positions),
                  lambda i: f"position must be an integer in 1..{n_positions}, got "
-                 f"{raw.iloc[i]!r}")
+                 f"{raw.tolist()[i]!r}")
     return values.astype(np.int64)
 
 
@@ -95,7 +95,7 @@ def from_table(frame: pd.DataFrame, log: pd.DataFrame, actions: np.ndarray,
     probability = pd.to_numeric(frame[S.PROBABILITY], errors="coerce").to_numpy(dtype=float)
     S.fail_first(frame, source, np.isnan(probability) | (probability < 0) | (probability > 1),
                  lambda i: f"probability must be a number in [0, 1], got "
-                 f"{frame[S.PROBABILITY].iloc[i]!r}")
+                 f"{frame[S.PROBABILITY].tolist()[i]!r}")
     position = _positions(frame, n_positions, source) - 1
     action = action_index(frame, actions, source)
     context, contexts = pd.factorize(frame[S.CONTEXT_ID].astype(str))
@@ -135,7 +135,12 @@ def _ranked(run: pd.DataFrame, n_positions: int, source: str) -> pd.DataFrame:
                          f"{frame[S.CONTEXT_ID].iloc[dup[1]]!r}", S.source_of(run, source),
                          S.where(run, run.index[dup[1]]))
     if S.RANK in run.columns:
-        frame["order"] = S.check_ranks(run.rename(columns={context: S.QUERY_ID}))
+        frame["order"] = rank = S.check_ranks(run)
+        dup = S.first_duplicate(keys * (int(rank.max()) + 1) + rank)
+        if dup:
+            raise InputError(f"rank {int(rank[dup[1]])} repeated for context "
+                             f"{frame[S.CONTEXT_ID].iloc[dup[1]]!r}", S.source_of(run, source),
+                             S.where(run, run.index[dup[1]]))
         frame = frame.sort_values([S.CONTEXT_ID, "order"], kind="stable")
     else:
         frame["order"] = -S.check_scores(run)
