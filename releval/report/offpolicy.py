@@ -12,6 +12,7 @@ from releval.report.formats import interval, markdown_table, number
 
 HEADING = "## Off-policy evaluation"
 ALL = "all"
+UNITS = {"row": "rows (each impression)", "user_id": "users (user_id)"}
 
 
 def _value(v: dict | None) -> str:
@@ -31,9 +32,10 @@ def _stated(doc: dict) -> str:
               f"{model['window'][0][:10]} … {model['window'][1][:10]}), DM and DR made on the "
               f"{doc['log']['evaluated_rows']:,} rows after it" if model else "")
     clip = f"weights clipped at {doc['clip']:g}" if doc.get("clip") else "weights unclipped"
+    unit = UNITS.get(doc["cluster"], f"the log's {doc['cluster']}")
     return (f"Policy: {doc['policy']['description']}; {clip}{fitted}; "
-            f"{doc['resamples']:,} bootstrap resamples over {doc['cluster']}, "
-            f"α {doc['alpha']:g}.")
+            f"{doc['resamples']:,} bootstrap resamples over {unit}, α {doc['alpha']:g}"
+            + (" (DM's CI holds the fitted reward model fixed)" if model else "") + ".")
 
 
 def diagnostics_lines(d: dict) -> list[str]:
@@ -73,9 +75,10 @@ def lines(doc: dict | None, detail: bool = True) -> list[str]:
     if ref:
         missed = [e["estimator"] for e in doc["estimates"]
                   if e["position"] == ALL and e.get("covers") is False]
+        rows = {e["estimator"]: e["n"] for e in doc["estimates"] if e["position"] == ALL}
         out += [("Every estimator's CI covers the reference." if not missed else
-                 f"The CI of {', '.join(missed)} does not cover the reference "
-                 f"{number(ref['value'], '.4f')}"
+                 f"The CI of {', '.join(f'{e} (n {rows[e]:,})' for e in missed)} does not "
+                 f"cover the reference {number(ref['value'], '.4f')}"
                  + ("" if doc["diagnostics"]["passed"] else
                     "; the diagnostics fail, as above") + "."), ""]
     return out

@@ -331,7 +331,9 @@ def test_the_off_policy_section_shows_the_estimates_reference_diagnostics_and_pl
         in part
     assert "<td>dr</td><td>all</td><td>0.0013</td><td>[-0.0001, 0.0029]</td>" in part
     assert "Diagnostics: <strong>FAIL</strong>" in part and "never shows" in part
-    assert "The CI of dr does not cover the reference 0.0038; the diagnostics fail" in part
+    assert "The CI of dr (n 500) does not cover the reference 0.0038; the diagnostics fail" \
+        in part
+    assert "1,000 bootstrap resamples over rows (each impression)" in part
     assert part.count("<svg") == 2 and 'id="plot-offpolicy_weights"' in part
     assert 'id="plot-offpolicy_weights"' not in section(page, "plots")
     none = section(render_html(inputs(offpolicy={"applicable": False, "reason": "offpolicy.log "
