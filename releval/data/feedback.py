@@ -4,11 +4,12 @@ pipeline: its impressions are the interactions, its clicks the positives.
 
 - one interaction per impression: ``user_id`` the log's user (``users``: its user_id; a log
   without one, as the Open Bandit Dataset: the tuple of its text feature columns, hashed
-  user features, each distinct tuple one user, named by its SHA-1's first 12 hex digits; a log without either: its context, each
-  context its own user), ``item_id``, ``timestamp``, ``label`` 1 where
-  the reward is positive (a click) and 0 where it is not: the item was shown and not taken,
-  a negative interaction as a cancellation is (recommendation mode fits its routes and draws
-  its positives from label 1 only; label 0 counts towards a user's history);
+  user features, each distinct tuple one user named by its SHA-1's first 12 hex digits; a
+  log without either: its context, each context its own user), ``item_id``, ``timestamp``,
+  ``label`` 1 where the reward is positive (a click) and 0 where it is not: the item was
+  shown and not taken, a negative interaction as a cancellation is (recommendation mode
+  fits its routes and draws its positives from label 1 only; label 0 counts towards a
+  user's history);
 - the items: every logged item, first seen at its first impression, without a title (a log
   names none, so no route embeds titles).
 """
