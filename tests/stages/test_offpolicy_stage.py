@@ -12,6 +12,7 @@ from releval.offpolicy import evaluate
 from releval.offpolicy.log import read_log
 from releval.offpolicy.policy import actions_of, uniform
 from releval.params import Params
+from releval.project.inputs import in_users_words
 from stages.inputs import run as pin
 from stages.offpolicy import run, summary
 
@@ -92,3 +93,29 @@ def test_a_cluster_column_the_log_lacks_is_refused(tmp_path):
     pin(p, tmp_path / "input", base=tmp_path)
     with pytest.raises(InputError, match="offpolicy.cluster 'shopper' is not a column"):
         run(p, tmp_path / "input")
+
+
+def test_the_log_and_the_policy_table_are_pinned_and_errors_name_the_users_path(tmp_path):
+    logged(tmp_path / "log.csv")
+    log = pd.read_csv(tmp_path / "log.csv")
+    table = pd.DataFrame([(c, str(i), k, 1 / 6) for c in log["context_id"] for i in range(6)
+                          for k in (1, 2)],
+                         columns=["context_id", "item_id", "position", "probability"])
+    table.to_csv(tmp_path / "policy.csv", index=False)
+    p = params(tmp_path, estimators=["ips"], policy="policy.csv")
+    pinned = pin(p, tmp_path / "input", base=tmp_path).pinned
+    assert [(r["key"], r["slot"]) for r in pinned] == [("offpolicy.log", "logged"),
+                                                       ("offpolicy.policy", "policy")]
+    out = run(p, tmp_path / "input")
+    assert out.report["policy"] == {"kind": "table", "description": "the table policy.csv",
+                                    "path": "policy.csv"}
+    same = run(params(tmp_path, estimators=["ips"]), tmp_path / "input").estimates
+    pd.testing.assert_frame_equal(out.estimates, same)  # 1/6 everywhere is the uniform policy
+    log.loc[3, "propensity"] = 1.5
+    log.to_csv(tmp_path / "log.csv", index=False)
+    pin(p, tmp_path / "input", base=tmp_path)
+    with pytest.raises(InputError) as caught:
+        run(p, tmp_path / "input")
+    said = in_users_words(caught.value, p, tmp_path / "input")
+    assert str(said) == ("log.csv:line 5: propensity must be in (0, 1], got '1.5' "
+                         "(params offpolicy.log)")
