@@ -10,7 +10,7 @@ from releval.documents.offpolicy import OffPolicyDoc
 from releval.errors import InputError
 from releval.offpolicy import evaluate
 from releval.offpolicy.log import read_log
-from releval.offpolicy.policy import actions_of, uniform
+from releval.offpolicy.policy import actions_of, from_ranking, uniform
 from releval.params import Params
 from releval.project.inputs import in_users_words
 from stages.inputs import run as pin
@@ -119,3 +119,26 @@ def test_the_log_and_the_policy_table_are_pinned_and_errors_name_the_users_path(
     said = in_users_words(caught.value, p, tmp_path / "input")
     assert str(said) == ("log.csv:line 5: propensity must be in (0, 1], got '1.5' "
                          "(params offpolicy.log)")
+
+
+
+def test_a_systems_ranking_is_the_policy_by_its_rule(tmp_path):
+    logged(tmp_path / "log.csv")
+    log = read_log(tmp_path / "log.csv")
+    order = [str(i) for i in (5, 4, 3, 2, 1, 0)]
+    ranked = pd.DataFrame([(c, d, r) for c in log["context_id"] for r, d in enumerate(order, 1)],
+                          columns=["query_id", "doc_id", "rank"])
+    ranked.to_parquet(tmp_path / "run.parquet")
+    p = params(tmp_path, estimators=["ips", "snips"], policy={"system": "bm25", "epsilon": 0.2})
+    pin(p, tmp_path / "input", base=tmp_path)
+    out = run(p, tmp_path / "input", {"bm25": tmp_path / "run.parquet"})
+    actions = actions_of(log)
+    dist = from_ranking(ranked, log, actions, 2, epsilon=0.2)
+    expected = evaluate(log, dist, actions, n_positions=2, estimators=("ips", "snips"),
+                        resamples=200, seed=3, min_ess=50)
+    got = out.estimates[out.estimates["kind"] == "estimate"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(got[list(expected.estimates.columns)], expected.estimates,
+                                  check_dtype=False)
+    assert out.report["policy"] == {"kind": "ranking", "system": "bm25", "rule": "rank",
+                                    "epsilon": 0.2,
+                                    "description": "bm25's ranking, rule rank (epsilon 0.2)"}
