@@ -525,9 +525,9 @@ def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
                            alt.Tooltip("ci_low:Q", format=".4f"),
                            alt.Tooltip("ci_high:Q", format=".4f"), "n"])
     rules = alt.Chart(lines).mark_rule(strokeWidth=1.5).encode(
-        x="value:Q", color=alt.Color("line:N", title=None,
+        x="value:Q", color=alt.Color("line:N", title=None, legend=alt.Legend(orient="bottom"),
                                      scale=alt.Scale(range=[GREY, PALETTE[3]])),
-        strokeDash=alt.StrokeDash("line:N", legend=None,
+        strokeDash=alt.StrokeDash("line:N", title=None, legend=alt.Legend(orient="bottom"),
                                   scale=alt.Scale(range=[[1, 0], [5, 3]])))
     chart = alt.layer(bars, dots, rules).properties(
         width=WIDTH - 180, height=ROW * 2 * len(order),
@@ -550,7 +550,7 @@ def offpolicy_weights(inputs: ReportInputs) -> Chart | None:
     zero = int(w.loc[w["high"] == 0, "rows"].sum())
     chart = alt.Chart(bins).mark_bar(color=PALETTE[0]).encode(
         x=alt.X("low:Q", scale=alt.Scale(type="log"), title="importance weight"),
-        x2="high:Q", y=alt.Y("rows:Q", title="logged rows"),
+        x2="high:Q", y=alt.Y("rows:Q", title="logged rows"), y2=alt.datum(0),
         tooltip=[alt.Tooltip("low:Q", format=".3g"), alt.Tooltip("high:Q", format=".3g"),
                  "rows"]).properties(
         width=WIDTH - 100, height=200,
