@@ -5,9 +5,9 @@ random split table of split_report.json.
 
 Groups, by the measure's family (its name before any parameters or cutoff): calibration
 (LogLoss, Brier, ECE: whether the emitted probabilities match the observed rates),
-beyond-accuracy (Novelty, ILD, LongTail, Serendipity, Coverage, Gini, Entropy: what is
-recommended besides the bought items), ranking (every other measure: how high the bought
-items are ranked).
+beyond-accuracy (Novelty, ILD, LongTail, PSP, PSnDCG, Serendipity, Coverage, Gini, Entropy:
+what is recommended besides the bought items, and the hits on the long tail), ranking (every
+other measure: how high the bought items are ranked).
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ GROUPS = {
     CALIBRATION: "whether the probabilities a system emits match the observed purchase "
                  "rates (lower is better); n/a: the system emits no probabilities",
     BEYOND: "what is recommended besides the bought items: novelty, diversity (ILD), long "
-            "tail, serendipity, catalogue coverage and its concentration (Gini, entropy)",
+            "tail (and its hits: PSP, PSnDCG weigh a hit by the item's inverse propensity), "
+            "serendipity, catalogue coverage and its concentration (Gini, entropy)",
 }
 FAMILIES = {CALIBRATION: ("LogLoss", "Brier", "ECE"),
-            BEYOND: ("Novelty", "ILD", "LongTail", "Serendipity", "Coverage", "Gini",
-                     "Entropy")}
+            BEYOND: ("Novelty", "ILD", "LongTail", "PSP", "PSnDCG", "Serendipity", "Coverage",
+                     "Gini", "Entropy")}
 NOT_APPLICABLE_NOTE = "not applicable"
 LEGEND = ("n = users averaged (a system-level measure: users contributing); undefined = users "
           "with no positive visible at the cut: they bought nothing in the horizon, or only "
