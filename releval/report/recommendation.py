@@ -1,7 +1,8 @@
 """What the reports and the console show of a recommendation evaluation (evaluate/summary.json
 with a "recommendation" block): the measures in three groups, a measure's cell (n/a where
 it does not apply: never a number), the protocol in words, and the forward-in-time against
-random split table of split_report.json.
+random split table of split_report.json, and the comparison at several horizons
+(comparison.json's ``horizons``) in lines.
 
 Groups, by the measure's family (its name before any parameters or cutoff): calibration
 (LogLoss, Brier, ECE: whether the emitted probabilities match the observed rates),
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from releval.report.formats import NOT_APPLICABLE, number
+from releval.report.formats import NOT_APPLICABLE, interval, number
 
 RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
 GROUPS = {
@@ -147,3 +148,32 @@ def random_split(split_report: dict) -> tuple[str, list[list[str]]] | None:
             for system, v in (r.get("systems") or {}).items()
             for measure in v["forward"] if measure != "n"]
     return str(r.get("protocol", "")), rows
+
+
+def novelty_text(flag: dict) -> str:
+    """A measure's novelty flag in words (``releval.decision.horizons.novelty``)."""
+    if flag["novelty"] is None:
+        return "novelty undefined (no Δ at one of the horizons)"
+    shrink = (f"the gain shrinks by {number(flag['shrink'], '.4f')}" if flag["shrink"] > 0
+              else f"the gain does not shrink ({number(-flag['shrink'], '+.4f')})")
+    days = f"from {flag['short_days']} to {flag['long_days']} days"
+    if flag["novelty"]:
+        return f"NOVELTY: {shrink} {days}, more than min_effect {flag['min_effect']:g}"
+    return f"no novelty effect: {shrink} {days} (min_effect {flag['min_effect']:g})"
+
+
+def horizon_lines(block: dict | None) -> list[str]:
+    """One line per compared measure of comparison.json's ``horizons``: the candidate's Δ
+    with its CI and verdict at each horizon, then the novelty flag; none without it."""
+    if not block:
+        return []
+    flags = {f["measure"]: f for f in block["novelty"]}
+    lines = []
+    for measure in dict.fromkeys(r["measure"] for r in block["rows"]):
+        at = [f"{r['horizon_days']} days {number(r['delta'], '+.4f')} "
+              f"{interval(r['ci_low'], r['ci_high'])} over {r['n']:,} users ({r['verdict']})"
+              for r in block["rows"] if r["measure"] == measure]
+        flag = flags.get(measure)
+        lines.append(f"{measure} Δ at " + ", at ".join(at)
+                     + (f"; {novelty_text(flag)}" if flag else ""))
+    return lines
