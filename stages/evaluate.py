@@ -47,7 +47,6 @@ import pandas as pd
 
 from releval import artifacts, executor
 from releval.data import contracts as S
-from releval.data.interactions import horizon_rows
 from releval.data.visibility import judgments_of
 from releval.decision.no_answer import evaluated_queries
 from releval.decision.slices import labels as query_labels
@@ -272,9 +271,10 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
             int(qrels.loc[visible & relevant, S.QUERY_ID].nunique()))
     by_seed = seed_values(seeds or {}, qrels[visible], c.measures, rel=c.rel,
                           max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog)
+    none = pd.DataFrame(columns=list(S.HORIZON_COLUMNS))
     by_horizon, block = at_horizons(
-        p, runs, horizons if horizons is not None and p.recommendation
-        else horizon_rows(0, []), queries, documents, evaluated, interactions, settings)
+        p, runs, horizons if horizons is not None and p.recommendation else none, queries,
+        documents, evaluated, interactions, settings)
     if block:
         report["horizons"] = block
     return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram,
