@@ -177,3 +177,17 @@ def horizon_lines(block: dict | None) -> list[str]:
         lines.append(f"{measure} Δ at " + ", at ".join(at)
                      + (f"; {novelty_text(flag)}" if flag else ""))
     return lines
+
+
+def horizon_summary_lines(summary: dict) -> list[str]:
+    """evaluate/summary.json's ``horizons`` in lines: per further horizon the users scored and
+    the first measure's figure per system; none without them."""
+    lines = []
+    for days, block in (summary.get("horizons") or {}).items():
+        systems = block["systems"]
+        measure = next((m for by in systems.values() for m in by), None)
+        figures = ", ".join(f"{system} {value_text(by.get(measure))}"
+                            for system, by in systems.items())
+        lines.append(f"At {days} days: {block['users_scored']:,} of {block['users']:,} users "
+                     f"scored; {measure}: {figures}")
+    return lines
