@@ -532,7 +532,8 @@ def horizons(inputs: ReportInputs) -> Chart | None:
         column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),
                           header=alt.Header(title=None, labelFontSize=12)),
         title=_title("The candidate's gain by horizon",
-                     "novelty effect: " + (", ".join(flagged) if flagged else "none")))
+                     "novelty effect: " + (", ".join(flagged) if flagged else "none"))
+    ).resolve_scale(y="independent")  # each measure on its own scale
     return _finish(chart)
 
 

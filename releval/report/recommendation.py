@@ -155,7 +155,8 @@ def novelty_text(flag: dict) -> str:
     if flag["novelty"] is None:
         return "novelty undefined (no Δ at one of the horizons)"
     shrink = (f"the gain shrinks by {number(flag['shrink'], '.4f')}" if flag["shrink"] > 0
-              else f"the gain does not shrink ({number(-flag['shrink'], '+.4f')})")
+              else f"the gain grows by {number(-flag['shrink'], '.4f')}" if flag["shrink"] < 0
+              else "the gain holds")
     days = f"from {flag['short_days']} to {flag['long_days']} days"
     if flag["novelty"]:
         return f"NOVELTY: {shrink} {days}, more than min_effect {flag['min_effect']:g}"
