@@ -43,7 +43,7 @@ def test_every_stage_runs_and_validates_on_users_as_queries(project):
                if p.suffix == ".json"}
     assert {"interactions.interactions.json", "team_runs.team_runs.json",
             "reliability.reliability.json", "horizons.horizons.json",
-            "horizon_metrics.horizons.json"} <= set(reports)
+            "horizons.horizon_metrics.json"} <= set(reports)
     assert all(r["success"] for r in reports.values())
     queries = pd.read_parquet(root / "data/raw/queries.parquet")
     split = pd.read_parquet(root / "data/split/split.parquet")
