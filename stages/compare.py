@@ -45,7 +45,6 @@ from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
 from releval.numbers import formatted
 from releval.params import Params
-from releval.report.recommendation import horizon_lines
 from stages.common import (
     guarded,
     params_of,
@@ -149,6 +148,18 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
     return Outputs(doc, parts.diff)
 
 
+def _horizons_text(block: dict | None) -> str:
+    """The one line's part for the further horizons: each horizon's Δ per measure, and the
+    measures flagged as a novelty effect."""
+    if not block:
+        return ""
+    at = "; ".join(f"at {days} days " + ", ".join(
+        f"{r['measure']} {formatted(r['delta'], '+.4f')} ({r['verdict']})"
+        for r in block["rows"] if r["horizon_days"] == days) for days in block["days"])
+    flagged = [f["measure"] for f in block["novelty"] if f["novelty"]]
+    return f"; {at}; novelty effect: {', '.join(flagged) or 'none'}"
+
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--raw", default=artifacts.folder("raw"))
@@ -185,7 +196,8 @@ def main() -> None:
           f"{f' ({kind})' if kind else ''}"
           f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
           + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else "")
-          + "".join(f"; {line}" for line in horizon_lines(doc.get("horizons"))))
+          + _horizons_text(doc.get("horizons")))
+
 
 
 if __name__ == "__main__":
