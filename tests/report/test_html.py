@@ -319,3 +319,11 @@ def test_a_figure_a_score_tie_could_move_gets_a_short_note(page):
             '<span class="meta">Judged@10 0.900</span>'
             '<span class="meta">score ties 3 queries · range [0.6000, 0.6200]</span>') in m
     assert m.count("score ties") == 1 and "Score ties = queries where documents" in m
+
+
+def test_the_comparison_shows_each_horizon_and_the_novelty_flag(rec_page, page):
+    full = section(rec_page, "comparison")
+    assert "<h3>By horizon</h3>" in full
+    assert "<td>7 days</td><td>300</td>" in full and "<td>28 days</td><td>800</td>" in full
+    assert "NOVELTY: the gain shrinks by 0.0400 from 7 to 28 days" in full
+    assert "By horizon" not in section(page, "comparison")
