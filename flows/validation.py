@@ -196,6 +196,17 @@ def interactions_suite() -> gx.ExpectationSuite:
     ])
 
 
+def horizons_suite() -> gx.ExpectationSuite:
+    """further horizons (recommendation mode): a (horizon, user-query) once, horizons ≥ 1
+    day, a list of positives on every row."""
+    return gx.ExpectationSuite(name="horizons", expectations=[
+        *_exist(S.HORIZON_COLUMNS),
+        *_not_null(*S.HORIZON_COLUMNS),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.HORIZON_DAYS, S.QUERY_ID]),
+        E.ExpectColumnValuesToBeBetween(column=S.HORIZON_DAYS, min_value=1),
+    ])
+
+
 def team_runs_suite() -> gx.ExpectationSuite:
     """team runs (recommendation demo): a (system, user, item) once, probability in [0, 1]."""
     columns = (S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SCORE, S.PROBABILITY, S.SPLIT)
@@ -282,6 +293,18 @@ def seed_metrics_suite() -> gx.ExpectationSuite:
         *_exist((S.SYSTEM, S.SEED, *S.PER_QUERY_COLUMNS)),
         *_not_null(S.SYSTEM, S.SEED, S.QUERY_ID, S.MEASURE),
         E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.SEED, S.QUERY_ID,
+                                                       S.MEASURE]),
+        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
+    ])
+
+
+def horizon_metrics_suite() -> gx.ExpectationSuite:
+    """per-query metrics at each further horizon: one value per (horizon, system, query,
+    measure), ≥ 0 or NaN (undefined)."""
+    return gx.ExpectationSuite(name="horizon_metrics", expectations=[
+        *_exist((S.HORIZON_DAYS, S.SYSTEM, *S.PER_QUERY_COLUMNS)),
+        *_not_null(S.HORIZON_DAYS, S.SYSTEM, S.QUERY_ID, S.MEASURE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.HORIZON_DAYS, S.SYSTEM, S.QUERY_ID,
                                                        S.MEASURE]),
         E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
     ])
@@ -389,12 +412,14 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "seeds": seeds_suite,
     "interactions": interactions_suite,
     "team_runs": team_runs_suite,
+    "horizons": horizons_suite,
     "reliability": reliability_suite,
     "qrels": qrels_suite,
     "selftest": selftest_suite,
     "pool": pool_suite,
     "metrics": metrics_suite,
     "seed_metrics": seed_metrics_suite,
+    "horizon_metrics": horizon_metrics_suite,
     "labels": labels_suite,
     "diff": diff_suite,
     "slices": slices_suite,

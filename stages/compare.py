@@ -19,7 +19,9 @@ over-time comparison: ``releval.decision.over_time``; ``also``: one such compari
 (evaluate's seeds.parquet): each seed's Δ with its bootstrap CI, the seeds' mean with its
 CI and the training interval over seeds, ``releval.decision.seeds``) and
 per_query_diff.parquet (query_id, measure, baseline, candidate, diff, stratum, weight) of
-the primary pair.
+the primary pair. In recommendation mode with ``recommend.horizons_days``, comparison.json's
+``horizons`` holds the primary pair compared at each further horizon (evaluate's
+horizons.parquet) and the novelty flag (``releval.decision.horizons``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from releval.data.visibility import judgments_of
 from releval.decision.breakdown import Breakdown, breakdown, strata
 from releval.decision.compare import canonical, compare
 from releval.decision.conditions import Evidence, conditions_of, controlled_change
+from releval.decision.horizons import by_horizon
 from releval.decision.inspections import Settings, Subject, change_block
 from releval.decision.over_time import figures
 from releval.decision.planning import detectability, fields
@@ -118,10 +121,12 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
 def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.DataFrame,
         documents: pd.DataFrame, judgments: pd.DataFrame, stats: dict[str, dict],
         runs: dict[str, pd.DataFrame], pool: dict, split: pd.DataFrame,
-        split_report: dict, seeds: pd.DataFrame) -> Outputs:
+        split_report: dict, seeds: pd.DataFrame,
+        horizons: pd.DataFrame | None = None) -> Outputs:
     """comparison.json and per_query_diff.parquet (module docstring): ``runs`` holds the
     compared systems' runs, ``pool`` the pool's identity.json, ``split`` the split
-    (query_id, split), ``split_report`` its report and ``seeds`` evaluate's seeds.parquet."""
+    (query_id, split), ``split_report`` its report, ``seeds`` evaluate's seeds.parquet and
+    ``horizons`` its horizons.parquet."""
     c = p.compare
     evaluated = per_query[S.QUERY_ID].unique()
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
@@ -134,7 +139,25 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
     doc |= {"figures": figures(parts.diff, c.baseline, c.candidate, c.strata,
                                resamples=c.resamples, alpha=c.alpha, seed=p.base.seed),
             "also": also}
+    if horizons is not None and not horizons.empty:
+        measures, effect = canonical(c.measures, c.min_effect, p.evaluate.rel)
+        doc["horizons"] = by_horizon(horizons, c.baseline, c.candidate, measures,
+                                     clusters=clusters_of(queries, c.cluster),
+                                     min_effect=effect, resamples=c.resamples, alpha=c.alpha,
+                                     seed=p.base.seed)
     return Outputs(doc, parts.diff)
+
+
+def _horizons_text(block: dict | None) -> str:
+    """The one line's part for the further horizons: each horizon's Δ per measure, and the
+    measures flagged as a novelty effect."""
+    if not block:
+        return ""
+    at = "; ".join(f"at {days} days " + ", ".join(
+        f"{r['measure']} {formatted(r['delta'], '+.4f')} ({r['verdict']})"
+        for r in block["rows"] if r["horizon_days"] == days) for days in block["days"])
+    flagged = [f["measure"] for f in block["novelty"] if f["novelty"]]
+    return f"; {at}; novelty effect: {', '.join(flagged) or 'none'}"
 
 
 def main() -> None:
@@ -162,7 +185,8 @@ def main() -> None:
                      read_table(args.qrels), stats, runs, read_doc(args.pool),
                      read_table(artifacts.within(split, "split.split")),
                      read_doc(artifacts.within(split, "split.report")),
-                     read_table(artifacts.within(evaluated, "evaluate.seeds")))
+                     read_table(artifacts.within(evaluated, "evaluate.seeds")),
+                     read_table(artifacts.within(evaluated, "evaluate.horizons")))
     write_outputs(result, "compare", out)
     doc = result.comparison
     verdicts = ", ".join(f"{r['measure']} {formatted(r['mean_diff'], '+.4f')} ({r['verdict']})"
@@ -171,7 +195,9 @@ def main() -> None:
     print(f"compare: {doc['candidate']} vs {doc['baseline']}"
           f"{f' ({kind})' if kind else ''}"
           f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
-          + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else ""))
+          + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else "")
+          + _horizons_text(doc.get("horizons")))
+
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ pooling round; empty in recommendation mode, judged by the log) and curves.parqu
 (system, family, k, measure, value, n: R@k, nDCG@k and Judged@k over a fixed grid of k up
 to ``candidates.depth``, ``releval.metrics.curves``) and seeds.parquet (system, seed,
 query_id, measure, value: each training seed's window of a system trained with several
-seeds, ``evaluate.measures`` on the same queries and qrels; empty when no system has seeds).
+seeds, ``evaluate.measures`` on the same queries and qrels; empty when no system has seeds)
+and horizons.parquet (horizon_days, system, query_id, measure, value: ``evaluate.measures``
+at each of ``recommend.horizons_days``, the figures a run with that ``horizon_days`` gives
+for the same candidates, and summary.json's ``horizons`` block; empty without them).
 Queries tagged ``no_answer.tag`` have no answer to find: they are left out of every
 relevance mean and counted (the safety stage reports how each system treats them).
 Every system gets the same candidate budget (``candidates.depth``); an empty run (e.g. an
@@ -82,6 +85,7 @@ class Outputs:
     curves: pd.DataFrame
     reliability: pd.DataFrame
     seeds: pd.DataFrame
+    horizons: pd.DataFrame
 
 
 def expected_system(p: Params, runs: dict[str, pd.DataFrame]) -> str | None:
@@ -115,21 +119,55 @@ def item_embeddings(p: Params, system: str, documents: pd.DataFrame) -> np.ndarr
     return cache.encode(functools.reduce(lambda a, b: a + " " + b, columns).tolist(), encoder)
 
 
-def catalog_of(p: Params, runs: dict[str, pd.DataFrame], interactions: pd.DataFrame | None,
-               queries: pd.DataFrame, documents: pd.DataFrame) -> tuple[Catalog, dict]:
-    """The catalogue of a recommendation run, and which context it found (expected system,
-    embedding system)."""
+def catalog_settings(p: Params, runs: dict[str, pd.DataFrame], interactions: pd.DataFrame | None,
+                     documents: pd.DataFrame) -> tuple[dict, dict]:
+    """The keywords of ``Catalog.of`` for a recommendation run (the items embedded once), and
+    which context it found (expected system, embedding system)."""
     if interactions is None:
         raise InputError("recommendation mode needs the interaction log",
                          artifacts.get("raw.interactions").file)
     r = p.recommend
     expected, embedder = expected_system(p, runs), embedding_system(p)
-    catalog = Catalog.of(
-        interactions, documents, queries,
-        embeddings=None if embedder is None else item_embeddings(p, embedder, documents),
-        expected=None if expected is None else runs[expected], negatives=r.negatives,
-        n_negatives=r.n_negatives, seed=p.base.seed)
-    return catalog, {"expected": expected, "embeddings": embedder}
+    settings = {
+        "embeddings": None if embedder is None else item_embeddings(p, embedder, documents),
+        "expected": None if expected is None else runs[expected], "negatives": r.negatives,
+        "n_negatives": r.n_negatives, "seed": p.base.seed}
+    return settings, {"expected": expected, "embeddings": embedder}
+
+
+HORIZON_METRIC_COLUMNS = [S.HORIZON_DAYS, S.SYSTEM, *S.PER_QUERY_COLUMNS]
+
+
+def at_horizons(p: Params, runs: dict[str, pd.DataFrame], horizons: pd.DataFrame,
+                queries: pd.DataFrame, documents: pd.DataFrame, evaluated: pd.Series,
+                interactions: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, dict]:
+    """horizons.parquet (``HORIZON_METRIC_COLUMNS``) and summary.json's ``horizons`` block: at
+    each further horizon (prepare's horizons.parquet: its user-queries and positives),
+    ``evaluate.measures`` of every run over the evaluated queries of that horizon, with its
+    own catalogue (its user-queries), as a run with that ``recommend.horizon_days`` would
+    score the same candidates; per horizon the users evaluated, with a positive in it and
+    scored, and the summary entries."""
+    c, frames, block = p.evaluate, [], {}
+    for days, rows in horizons.groupby(S.HORIZON_DAYS, sort=True):
+        asked = queries[queries[S.QUERY_ID].isin(rows[S.QUERY_ID])]
+        chosen = evaluated[evaluated.isin(rows[S.QUERY_ID])]
+        found = rows.explode(S.POSITIVES).dropna(subset=[S.POSITIVES])
+        positives = pd.DataFrame({S.QUERY_ID: found[S.QUERY_ID].astype(str).to_numpy(),
+                                  S.DOC_ID: found[S.POSITIVES].astype(str).to_numpy(),
+                                  S.GRADE: np.ones(len(found), np.int64)})
+        qrels, visible = judgments_of(positives, asked, documents, chosen)
+        scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,
+                                  max_grade=p.prepare.max_grade, queries=chosen,
+                                  catalog=Catalog.of(interactions, documents, asked, **settings))
+        frames.append(scored.per_query.assign(**{S.HORIZON_DAYS: int(days)}))
+        block[str(days)] = {"users": int(len(chosen)),
+                            "users_with_positives_in_horizon": int(qrels[S.QUERY_ID].nunique()),
+                            "users_scored": int(qrels.loc[visible, S.QUERY_ID].nunique()),
+                            "systems": scored.summary}
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame({c: pd.Series([], dtype=t) for c, t in zip(
+                 HORIZON_METRIC_COLUMNS, ("int64", str, str, str, float), strict=True)}))
+    return table[HORIZON_METRIC_COLUMNS].reset_index(drop=True), block
 
 
 def recommendation_block(p: Params, scored, context: dict, probabilities: list[str],
@@ -169,10 +207,12 @@ def nothing_relevant(p: Params, queries: int, judgments: int, invisible: int) ->
 def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
         ingest: dict, interactions: pd.DataFrame | None = None,
-        seeds: dict[str, pd.DataFrame] | None = None) -> Outputs:
+        seeds: dict[str, pd.DataFrame] | None = None,
+        horizons: pd.DataFrame | None = None) -> Outputs:
     """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
     says where the qrels came from); ``interactions``: the interaction log (recommendation
-    mode only); ``seeds``: system -> every training seed's window (``system_seeds``). An
+    mode only); ``seeds``: system -> every training seed's window (``system_seeds``);
+    ``horizons``: prepare's further horizons (recommendation mode, ``at_horizons``). An
     evaluated set with no relevant judgment visible to any query is an InputError
     (``nothing_relevant``)."""
     if "qrels" not in ingest:
@@ -186,8 +226,10 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
         raise InputError(nothing_relevant(p, len(evaluated), len(qrels),
                                           int((~visible & relevant).sum())),
                          artifacts.at("judgments.qrels"))
-    catalog, context = catalog_of(p, runs, interactions, queries, documents) \
-        if p.recommendation else (None, {})
+    settings, context = catalog_settings(p, runs, interactions, documents) \
+        if p.recommendation else ({}, {})
+    catalog = Catalog.of(interactions, documents, queries, **settings) \
+        if p.recommendation else None
     scored = evaluate_systems(runs, qrels[visible], c.measures, rel=c.rel,
                               max_grade=p.prepare.max_grade, queries=evaluated,
                               catalog=catalog)
@@ -229,8 +271,14 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
             int(qrels.loc[visible & relevant, S.QUERY_ID].nunique()))
     by_seed = seed_values(seeds or {}, qrels[visible], c.measures, rel=c.rel,
                           max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog)
+    none = pd.DataFrame(columns=list(S.HORIZON_COLUMNS))
+    by_horizon, block = at_horizons(
+        p, runs, horizons if horizons is not None and p.recommendation else none, queries,
+        documents, evaluated, interactions, settings)
+    if block:
+        report["horizons"] = block
     return Outputs(scored.per_query, scored.means, report, hits, labels, holes, by_k, diagram,
-                   by_seed)
+                   by_seed, by_horizon)
 
 
 SEED_COLUMNS = [S.SYSTEM, S.SEED, *S.PER_QUERY_COLUMNS]
@@ -269,7 +317,9 @@ def main() -> None:
                      read_table(artifacts.within(raw, "raw.documents")), read_doc(args.judgments),
                      read_table(artifacts.within(raw, "raw.interactions"))
                      if p.recommendation else None,
-                     system_seeds(p, args.candidates))
+                     system_seeds(p, args.candidates),
+                     read_table(artifacts.within(raw, "raw.horizons"))
+                     if p.recommendation else None)
     write_outputs(result, "evaluate", out)
     report = result.summary
     print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "

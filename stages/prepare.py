@@ -13,8 +13,8 @@ only to the demo generator; empty for real data, so the chunk layer of failure a
 reported as unknown there), external_run.trec (the demo's simulated team run; empty for
 real data), retrained_run.parquet (the demo's retrained team run, one tag per training seed,
 with a per-query ``status``: ``releval.demo.team_run.simulate_retrained_run``; empty for real
-data), interactions.parquet and team_runs.parquet (recommendation mode, below; empty
-with their columns otherwise) and source.json (where the data and the qrels came from, and
+data), interactions.parquet, team_runs.parquet and horizons.parquet (recommendation mode, below;
+empty with their columns otherwise) and source.json (where the data and the qrels came from, and
 the row counts).
 
 Recommendation mode (``prepare.source`` interactions: a folder read by
@@ -24,14 +24,15 @@ impressions of ``offpolicy.log``, ``releval.data.feedback``): the split's cuts a
 the users at each cut, judgments their positives, given_split the cut of each query;
 interactions.parquet is the checked log (``S.INTERACTION_COLUMNS`` + the
 ``recommend.context`` columns), team_runs.parquet the demo's two simulated team systems
-(``TEAM_COLUMNS``); must_not_return, answers, external_run.trec and retrained_run.parquet
-are empty.
+(``TEAM_COLUMNS``), horizons.parquet the user-queries and positives of each of
+``recommend.horizons_days`` (``S.HORIZON_COLUMNS``); must_not_return, answers,
+external_run.trec and retrained_run.parquet are empty.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -47,7 +48,7 @@ from releval.data.adapters import (
     read_tables,
 )
 from releval.data.feedback import as_interactions, users
-from releval.data.interactions import cuts_of, read_interactions, user_queries
+from releval.data.interactions import cuts_of, horizon_rows, read_interactions, user_queries
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
@@ -75,6 +76,7 @@ class Outputs:
     interactions: pd.DataFrame
     team_runs: pd.DataFrame
     source: dict
+    horizons: pd.DataFrame = field(default_factory=lambda: horizon_rows(0, []))
 
 
 NO_SPLIT = pd.DataFrame({S.QUERY_ID: pd.Series([], dtype=str), S.SPLIT: pd.Series([], dtype=str)})
@@ -126,14 +128,14 @@ def _users_as_queries(p: Params, log: pd.DataFrame, items: pd.DataFrame, source:
     r = p.recommend
     t1, t2 = cuts_of(log, p.split.method, p.split.cuts, p.split.quantiles)
     data = user_queries(log, items, t1, t2, r.horizon_days, r.exclude_seen, r.holdout_users,
-                        r.context, p.base.seed)
+                        r.context, p.base.seed, tuple(r.horizons_days))
     runs = (team_runs(demo, data, p.candidates.depth, r.exclude_seen, p.base.seed) if demo
             else no_team_runs())
     interactions = log[[*S.INTERACTION_COLUMNS, *r.context]].reset_index(drop=True)
     return Outputs(data.documents, data.queries, data.qrels, data.given_split, NO_ANSWERS,
                    no_must_not_return(), NO_RUN, NO_RETRAINED, interactions, runs,
                    source | {"qrels": f"label-1 interactions within {r.horizon_days} days of "
-                             "each cut", "recommendation": data.report})
+                             "each cut", "recommendation": data.report}, data.horizons)
 
 
 def _interactions(p: Params, inputs: Path) -> Outputs:
@@ -186,6 +188,8 @@ def _summary(result: Outputs) -> str:
         rec = source["recommendation"]
         splits = "; ".join(f"{split} {c['users']:,} queries ({c['users_scored']:,} scored)"
                            for split, c in rec["splits"].items())
+        splits += "".join(f"; at {days} days {by['test']['users_scored']:,} test users scored"
+                          for days, by in rec.get("horizons", {}).items())
         return (f"prepare: {rec['users']:,} users, {rec['items']:,} items, "
                 f"{rec['interactions']:,} interactions; {splits} ({source['source']})")
     nowhere = source.get("qrels_pointing_nowhere") or {}

@@ -532,7 +532,8 @@ def _recommendation_tables(summary: dict, title: str, width: int) -> list[Table]
 
 def _show_run(root: Path, title: str) -> None:
     """After a run: the metrics table (recommendation: the measures by group, with n and
-    undefined, then the paired comparison over users and the slices that changed), the gate's
+    undefined, then the paired comparison over users, at each further horizon, and the
+    slices that changed), the gate's
     decision, the report and the receipt."""
     from releval.cli.files import print_changed_slices, print_decision, print_paired
 
@@ -550,6 +551,9 @@ def _show_run(root: Path, title: str) -> None:
                            ("slices.summary", print_changed_slices)):
             if (path := artifacts.path(name, root)).exists():
                 show(json.loads(path.read_text()), out)
+        if (path := artifacts.path("compare.comparison", root)).exists():
+            for line in rec.horizon_lines(json.loads(path.read_text()).get("horizons")):
+                out.print(f"by horizon: {line}", highlight=False)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")

@@ -83,6 +83,10 @@ ITEM_COLUMNS = (ITEM_ID, TITLE)  # + optional category, first_seen
 HISTORY = "history"  # a user-query's interactions before its cut
 HELD_OUT = "held_out"  # the user is held out of every route's fitting data
 PROBABILITY = "probability"  # optional run column: the system's P(relevant) for the pair
+# further horizons of a recommendation run: one row per (horizon, user-query of that horizon),
+# the doc_ids of its positives (maybe none)
+HORIZON_DAYS, POSITIVES = "horizon_days", "positives"
+HORIZON_COLUMNS = (HORIZON_DAYS, QUERY_ID, POSITIVES)
 
 # logged bandit feedback (off-policy evaluation, releval.offpolicy): one row per impression,
 # the item shown at a slate position in a context, its reward and the logging policy's

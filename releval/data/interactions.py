@@ -8,7 +8,8 @@ read and checked, cut in time, and turned into the documents / queries / qrels c
   ``m``, ``85123A``, leading zeros); timestamps are UTC (naive ones are taken to be UTC).
 - ``cuts_of(log, method, cuts, quantiles)``: the two cuts t1 < t2 (train < t1 <= validation
   < t2 <= test).
-- ``user_queries(...)``: the users as queries at each cut (``RecData``).
+- ``user_queries(...)``: the users as queries at each cut (``RecData``), and at further
+  horizons their query sets and positives (``S.HORIZON_COLUMNS``).
 
 Bad input is one InputError naming the file, the line (CSV) or row (parquet) and the rule.
 Nothing is dropped: exact repeats of a line are real repeat purchases, kept and counted.
@@ -199,8 +200,9 @@ def cuts_of(log: pd.DataFrame, method: str, cuts: tuple[str, str] | None,
 class RecData:
     """Users as queries: documents (the items, ``S.DOCUMENT_COLUMNS``), queries
     (``S.QUERY_COLUMNS`` + history, held_out, the context columns), qrels (query_id, doc_id,
-    grade = 1), given_split (query_id, split), windows ({split: (cut, horizon end)}) and the
-    report of what was counted."""
+    grade = 1), given_split (query_id, split), windows ({split: (cut, horizon end)}), the
+    report of what was counted and horizons (``S.HORIZON_COLUMNS``: each further horizon's
+    user-queries with their positives)."""
 
     documents: pd.DataFrame
     queries: pd.DataFrame
@@ -208,6 +210,8 @@ class RecData:
     given_split: pd.DataFrame
     windows: dict[str, tuple[pd.Timestamp, pd.Timestamp]]
     report: dict
+    horizons: pd.DataFrame
+
 
 
 def _constant(value, n: int, dtype=str) -> pd.Series:
@@ -345,9 +349,32 @@ def _check_context(log: pd.DataFrame, context: list[str]) -> None:
                              "column", source)
 
 
+def windows_of(t1: pd.Timestamp, t2: pd.Timestamp,
+               days: int) -> dict[str, tuple[pd.Timestamp, pd.Timestamp]]:
+    """{split: (cut, horizon end)} for a horizon of ``days``: validation [t1, min(t1 + h,
+    t2)), test [t2, t2 + h)."""
+    horizon = pd.Timedelta(days=days)
+    return {VALIDATION: (t1, min(t1 + horizon, t2)), TEST: (t2, t2 + horizon)}
+
+
+def horizon_rows(days: int, parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+    """``S.HORIZON_COLUMNS`` of one horizon from its (queries, qrels) per cut (none: an empty
+    table with the columns)."""
+    if not parts:
+        return pd.DataFrame({S.HORIZON_DAYS: pd.Series([], dtype="int64"),
+                             S.QUERY_ID: pd.Series([], dtype=str), S.POSITIVES: []})
+    ids = pd.concat([q[S.QUERY_ID] for q, _ in parts], ignore_index=True)
+    qrels = pd.concat([r for _, r in parts], ignore_index=True)
+    found = qrels.groupby(S.QUERY_ID, sort=False)[S.DOC_ID].agg(list)
+    lists = ids.map(found)
+    return pd.DataFrame({S.HORIZON_DAYS: np.full(len(ids), days, np.int64),
+                         S.QUERY_ID: ids.astype(str),
+                         S.POSITIVES: [v if isinstance(v, list) else [] for v in lists]})
+
+
 def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: pd.Timestamp,
                  horizon_days: int, exclude_seen: bool, holdout_users: float,
-                 context: list[str], seed: int) -> RecData:
+                 context: list[str], seed: int, horizons: tuple[int, ...] = ()) -> RecData:
     """The users as queries at t1 (validation) and t2 (test).
 
     At a cut t with horizon end e (validation: min(t1 + h, t2); test: t2 + h), every user
@@ -358,6 +385,11 @@ def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: p
     with a label-1 interaction by the user in [t, e), less, when ``exclude_seen``, those
     with a label-1 interaction before t. A user without one is undefined (counted).
     Documents: the items (``_documents``), in the item table's order.
+
+    At each of ``horizons`` (days, each at most ``horizon_days``, so its user-queries are
+    among these) the same is done with that horizon: its user-queries and their positives are
+    the rows of ``horizons`` (``S.HORIZON_COLUMNS``), exactly those a run with that
+    ``horizon_days`` would make, and the report's ``horizons`` holds its per-split counts.
 
     The report counts, per split, the ``SPLIT_COUNTS`` (its ``definitions``); overall:
     interactions, users, items, items_interacted, items_never_recommendable,
@@ -370,10 +402,15 @@ def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: p
     published = documents.set_index(S.DOC_ID)[S.PUBLISHED_AT]
     users = np.sort(log[S.USER_ID].unique().astype(object))
     held = _held_out(users, holdout_users, seed)
-    horizon = pd.Timedelta(days=horizon_days)
-    windows = {VALIDATION: (t1, min(t1 + horizon, t2)), TEST: (t2, t2 + horizon)}
+    windows = windows_of(t1, t2, horizon_days)
     parts = {split: _at_cut(log, split, t, end, exclude_seen, held, context, published)
              for split, (t, end) in windows.items()}
+    further = {days: {split: _at_cut(log, split, t, end, exclude_seen, held, context, published)
+                      for split, (t, end) in windows_of(t1, t2, days).items()}
+               for days in horizons}
+    rows = [horizon_rows(days, [(q, r) for q, r, _ in at.values()])
+            for days, at in further.items()]
+    by_horizon = pd.concat(rows, ignore_index=True) if rows else horizon_rows(0, [])
     queries = pd.concat([q for q, _, _ in parts.values()], ignore_index=True)
     qrels = pd.concat([r for _, r, _ in parts.values()], ignore_index=True)
     sizes = [len(q) for q, _, _ in parts.values()]
@@ -390,4 +427,7 @@ def user_queries(log: pd.DataFrame, items: pd.DataFrame, t1: pd.Timestamp, t2: p
         "exclude_seen": exclude_seen, "holdout_users": holdout_users,
         "held_out_users": len(held), "splits": {s: c for s, (_, _, c) in parts.items()},
         "definitions": SPLIT_COUNTS}
-    return RecData(documents, queries, qrels, given, windows, report)
+    if horizons:
+        report["horizons"] = {str(days): {s: c for s, (_, _, c) in at.items()}
+                              for days, at in further.items()}
+    return RecData(documents, queries, qrels, given, windows, report, by_horizon)

@@ -89,6 +89,47 @@ class Change(Fixed):
     inspections: dict[str, Any]
 
 
+class HorizonRow(Fixed):
+    """The paired comparison of one measure at one further horizon
+    (``releval.decision.horizons``)."""
+
+    horizon_days: int
+    measure: str
+    n: int
+    baseline: Number
+    candidate: Number
+    delta: Number
+    ci_low: Number
+    ci_high: Number
+    p_holm: Number
+    verdict: str
+
+
+class Novelty(Fixed):
+    """One measure's gain at the shortest and the longest horizon, and the novelty flag."""
+
+    measure: str
+    short_days: int
+    long_days: int
+    delta_short: Number
+    ci_short: list[Number]
+    delta_long: Number
+    ci_long: list[Number]
+    gain_short: Number
+    gain_long: Number
+    shrink: Number
+    min_effect: float
+    novelty: bool | None
+
+
+class Horizons(Fixed):
+    """The primary pair at each of ``recommend.horizons_days``."""
+
+    days: list[int]
+    rows: list[HorizonRow]
+    novelty: list[Novelty]
+
+
 class Comparison(Document):
     baseline: str
     candidate: str
@@ -107,6 +148,7 @@ class Comparison(Document):
     training: list[Training]
     figures: dict[str, Any] | None = None  # the primary comparison only
     also: list[Comparison] | None = None  # the primary comparison only
+    horizons: Horizons | None = None  # the primary comparison, recommend.horizons_days only
 
     def row(self, measure: str) -> Paired | None:
         """The paired row of ``measure`` over every query, None when there is none."""

@@ -45,3 +45,5 @@ class Summary(Document):
     qrels: str
     unjudged: int
     recommendation: dict[str, Any] | None = None  # recommendation mode only
+    # recommend.horizons_days: horizon -> users evaluated, with a positive, scored, systems
+    horizons: dict[str, dict[str, Any]] | None = None

@@ -162,6 +162,13 @@ class Catalog:
         """Per cut: the users with any label-1 interaction before it."""
         return np.array([np.count_nonzero(m.getnnz(axis=0)) for m in self.incidence], float)
 
+    def inverse_propensity(self, cut: np.ndarray, item: np.ndarray, a: float,
+                           b: float) -> np.ndarray:
+        """Per (cut, item) pair (item -1: unknown to the catalogue, N_l = 0): 1 / p_l,
+        ``inverse_propensity`` of its N_l (``popularity``) and N (``buyers``) at the cut."""
+        n_l = np.where(item >= 0, self.popularity[cut, np.maximum(item, 0)], 0.0)
+        return inverse_propensity(n_l, self.buyers[cut], a, b)
+
     def head(self, share: float) -> np.ndarray:
         """(cuts × items) bool: the head at each cut, the ⌊share · |C_t|⌉ (rounded) items of
         the catalogue C_t with the most buyers before t, ties by item_id ascending."""
@@ -248,6 +255,18 @@ class Catalog:
             return np.zeros(len(wanted), bool)
         at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
         return (wanted >= 0) & (keys[at] == wanted) & (pos[at] < k)
+
+
+def inverse_propensity(n_l: np.ndarray, n: np.ndarray, a: float, b: float) -> np.ndarray:
+    """1 / p_l for Jain, Prabhu and Varma's (KDD 2016) item propensity
+    p_l = 1 / (1 + C e^{−A ln(N_l + B)}), C = (ln N − 1)(B + 1)^A, i.e.
+    1 / p_l = 1 + C (N_l + B)^{−A}, as pyxclib's ``compute_inv_propesity``: N_l the training
+    points labelled l, N the training points. NaN where N < 3 (ln N ≤ 1: C ≤ 0 would not
+    weigh rare labels up)."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = (np.log(n) - 1.0) * (b + 1.0) ** a
+        return np.where(n >= 3, 1.0 + c * (np.asarray(n_l, dtype=float) + b) ** -a, np.nan)
 
 
 def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:

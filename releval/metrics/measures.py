@@ -273,4 +273,11 @@ def num_rel_ret(r: Ranking, m: Measure) -> np.ndarray:
 
 # the user-model families (cascade: ERR, RBP) and the recommendation ones register in the same
 # registry, after the relevance ones
-from releval.metrics import beyond, calibration, cascade, exposure, user_auc  # noqa: E402, F401
+from releval.metrics import (  # noqa: E402, F401
+    beyond,
+    calibration,
+    cascade,
+    exposure,
+    propensity,
+    user_auc,
+)

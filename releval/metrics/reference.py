@@ -33,6 +33,7 @@ GROUPS = {
     "releval.metrics.calibration": "Recommendation: probabilities and calibration",
     "releval.metrics.exposure": "Recommendation: exposure over the catalogue",
     "releval.metrics.beyond": "Recommendation: beyond accuracy, per user",
+    "releval.metrics.propensity": "Recommendation: propensity-scored, for the long tail",
 }
 LEVELS = {  # (level, aggregate) -> (short, long)
     ("query", "mean"): ("query, mean", "query: one value per query, averaged over the queries "

@@ -55,6 +55,12 @@ def share(default: float) -> Option:
                   and not isinstance(v, bool) and 0 < v < 1)
 
 
+def positive(default: float) -> Option:
+    """A number option > 0."""
+    return Option(default, "a number > 0", lambda v: isinstance(v, int | float)
+                  and not isinstance(v, bool) and v > 0)
+
+
 def flag(default: bool = False) -> Option:
     """A boolean option."""
     return Option(default, "True or False", lambda v: isinstance(v, bool))

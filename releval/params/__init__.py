@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import Field, ValidationError, ValidationInfo, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from releval.errors import InputError, reading
 from releval.params.executor import DaskSettings, Shards
@@ -68,10 +68,14 @@ class Recommend(Section):
     At each cut t of the split (validation: t1, test: t2) every user with an interaction
     before t or in [t, t + horizon) is one query issued at t: "given the history before t,
     which items does the user buy in [t, t + horizon)". Those items are the user's positives
-    (grade 1); a user with none is undefined (counted, never scored).
+    (grade 1); a user with none is undefined (counted, never scored). ``horizons_days``
+    evaluates the same candidates at further horizons h (positives in [t, t + h)), each at most
+    ``horizon_days``, whose user-queries the run holds; the main figures stay those of
+    ``horizon_days``.
     """
 
     horizon_days: int = Field(30, ge=1)
+    horizons_days: list[int] = []  # further horizons, each ≤ horizon_days ([]: none)
     exclude_seen: bool = True  # items bought before t are neither candidates nor positives
     holdout_users: float = Field(0.0, ge=0, lt=1)  # share of users kept out of all fitting
     context: list[str] = []  # log columns carried onto the user-queries (slices)
@@ -80,6 +84,17 @@ class Recommend(Section):
     n_negatives: int = Field(100, ge=1)  # seeded sample of never-bought items (sample)
     expected: str | None = None  # serendipity's "expected" system (default: the popularity one)
     random_split: list[str] = ["popularity", "cooccurrence"]  # routes whose leakage is shown
+
+    @field_validator("horizons_days")
+    @classmethod
+    def _within(cls, days: list[int], info: ValidationInfo) -> list[int]:
+        """Distinct horizons of 1 to ``horizon_days`` days, in ascending order."""
+        longest = info.data.get("horizon_days", 30)
+        bad = [d for d in days if not 1 <= d <= longest]
+        if bad or len(set(days)) < len(days):
+            raise ValueError(f"horizons_days must be distinct whole days from 1 to horizon_days "
+                             f"({longest}: the run's user-queries), got {days}")
+        return sorted(days)
 
 
 class Split(Section):

@@ -386,6 +386,8 @@ def recommendation(log: Log, c: Choices, feedback: Feedback | None = None) -> st
     context = log.context
     t.put(0, "recommend")
     t.put(1, "horizon_days", horizon, "a user's positives: label-1 items within it")
+    t.put(1, "horizons_days", [], "further horizons (each ≤ horizon_days), e.g. [7, 28]: "
+          "the gain per horizon and its novelty flag")
     t.put(1, "exclude_seen", True, "items bought before the cut are neither candidates "
           "nor positives")
     t.put(1, "holdout_users", 0.1, "users kept out of every route's fitting (slice: unseen)")

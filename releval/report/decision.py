@@ -13,6 +13,7 @@ from releval import artifacts
 from releval.decision.looks import sentence
 from releval.diagnosis import worksheet
 from releval.report import change, health, offpolicy, training
+from releval.report import recommendation as rec
 from releval.report.formats import (
     NOT_APPLICABLE,
     NOT_APPLICABLE_HEADING,
@@ -58,6 +59,9 @@ def _comparison_section(c: dict) -> list[str]:
         lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
                   f"{r['seed']}) and sign-flip test over {r['units']} {unit}s; Holm over the "
                   "measures."]
+    if c.get("horizons"):
+        lines += ["", "By horizon (the positives within each; the candidates the same):",
+                  *(f"- {line}" for line in rec.horizon_lines(c["horizons"]))]
     agg = c.get("aggregates", {})
     if agg:
         lines += ["", f"Aggregates (equal-slice: each `{c['strata']}` slice weighted alike):", ""]

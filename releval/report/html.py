@@ -212,6 +212,24 @@ def _paired(c: dict) -> Raw:
          "p (Holm)", "min effect", "verdict"], rows) + f'<p class="note">{note}</p>')
 
 
+def _horizons(c: dict) -> Raw:
+    """The primary pair at each further horizon (recommend.horizons_days) and the novelty
+    flag per measure; nothing without them."""
+    block = c.get("horizons")
+    if not block:
+        return Raw("")
+    rows = [[r["measure"], f"{r['horizon_days']} days", _count(r["n"]), number(r["baseline"]),
+             number(r["candidate"]), number(r["delta"], "+.4f"),
+             interval(r["ci_low"], r["ci_high"]), r["verdict"]] for r in block["rows"]]
+    notes = "".join(f"<p>{esc(f['measure'])}: {esc(rec.novelty_text(f))}</p>"
+                    for f in block["novelty"])
+    return Raw("<h3>By horizon</h3>" + _table(
+        ["measure", "horizon", "users", c["baseline"], c["candidate"], "Δ mean", "95% CI",
+         "verdict"], rows) + notes + '<p class="note">The positives of each horizon are the '
+        "purchases within it; the candidates are the same (they see only the history before "
+        "the cut); the figures above are those of recommend.horizon_days.</p>")
+
+
 def _detectable(r: dict) -> str:
     """The smallest effect the comparison could detect (MDE at ``plan.power``), and, for an
     inconclusive verdict whose MDE exceeds ``min_effect``, the queries it would need."""
@@ -307,7 +325,7 @@ def comparison_section(inputs: ReportInputs) -> Raw:
     system health with the rollback thresholds, and the receipt."""
     c = inputs.comparison
     return Raw("".join([
-        _conditions(c), _paired(c),
+        _conditions(c), _paired(c), _horizons(c),
         markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
         markdown(health.markdown(inputs.health or {}, inputs.gate, inputs.receipt)),
         _receipt(inputs.receipt)]))

@@ -499,6 +499,46 @@ def reliability(inputs: ReportInputs) -> Chart | None:
     return _finish(chart)
 
 
+@plot("horizons", "The gain at each horizon",
+      "For each compared measure, the candidate's mean difference from the baseline with its "
+      "95% confidence interval (paired bootstrap over users) when the positives are the "
+      "purchases within each horizon of recommend.horizons_days; the colour is the verdict; "
+      "a gain that shrinks as the horizon grows by more than the minimum effect is flagged "
+      "as a novelty effect.",
+      "No further horizons (recommend.horizons_days).", modes=(RECOMMENDATION,))
+def horizons(inputs: ReportInputs) -> Chart | None:
+    block = inputs.comparison.get("horizons")
+    if not block or not block["rows"]:
+        return None
+    rows = pd.DataFrame(block["rows"]).dropna(subset=["delta"])
+    if rows.empty:
+        return None
+    rows = rows.assign(days=rows["horizon_days"].astype(str) + " days",
+                       label=[f"{number(d, '+.4f')} {interval(lo, hi)}" for d, lo, hi in zip(
+                           rows["delta"], rows["ci_low"], rows["ci_high"], strict=True)])
+    order = [f"{d} days" for d in block["days"]]
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))
+    colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
+    x = alt.X("days:N", sort=order, title="horizon", axis=alt.Axis(labelAngle=0))
+    color = alt.Color("verdict:N", scale=colors, title="verdict (Holm)")
+    base = alt.Chart(rows)
+    layer = alt.layer(
+        alt.Chart(rows).mark_rule(color=GREY).encode(y=alt.datum(0)),
+        base.mark_rule(strokeWidth=2).encode(
+            x=x, y=alt.Y("ci_low:Q", title=f"Δ ({inputs.candidate} − {inputs.baseline}), "
+                                           "95% CI"), y2="ci_high:Q", color=color),
+        base.mark_point(filled=True, size=70, opacity=1).encode(x=x, y="delta:Q", color=color,
+                                                                tooltip=["label:N"]))
+    flagged = [f["measure"] for f in block["novelty"] if f["novelty"]]
+    chart = layer.properties(width=160, height=200).facet(
+        column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),
+                          header=alt.Header(title=None, labelFontSize=12)),
+        title=_title("The candidate's gain by horizon",
+                     "novelty effect: " + (", ".join(flagged) if flagged else "none"))
+    ).resolve_scale(y="independent")  # each measure on its own scale
+    return _finish(chart)
+
+
 OFFPOLICY_ABSENT = "No off-policy evaluation (offpolicy.log is not set)."
 
 

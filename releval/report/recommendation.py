@@ -1,20 +1,21 @@
 """What the reports and the console show of a recommendation evaluation (evaluate/summary.json
 with a "recommendation" block): the measures in three groups, a measure's cell (n/a where
 it does not apply: never a number), the protocol in words, and the forward-in-time against
-random split table of split_report.json.
+random split table of split_report.json, and the comparison at several horizons
+(comparison.json's ``horizons``) in lines.
 
 Groups, by the measure's family (its name before any parameters or cutoff): calibration
 (LogLoss, Brier, ECE: whether the emitted probabilities match the observed rates),
-beyond-accuracy (Novelty, ILD, LongTail, Serendipity, Coverage, Gini, Entropy: what is
-recommended besides the bought items), ranking (every other measure: how high the bought
-items are ranked).
+beyond-accuracy (Novelty, ILD, LongTail, PSP, PSnDCG, Serendipity, Coverage, Gini, Entropy:
+what is recommended besides the bought items, and the hits on the long tail), ranking (every
+other measure: how high the bought items are ranked).
 """
 
 from __future__ import annotations
 
 import re
 
-from releval.report.formats import NOT_APPLICABLE, number
+from releval.report.formats import NOT_APPLICABLE, interval, number
 
 RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
 GROUPS = {
@@ -23,11 +24,12 @@ GROUPS = {
     CALIBRATION: "whether the probabilities a system emits match the observed purchase "
                  "rates (lower is better); n/a: the system emits no probabilities",
     BEYOND: "what is recommended besides the bought items: novelty, diversity (ILD), long "
-            "tail, serendipity, catalogue coverage and its concentration (Gini, entropy)",
+            "tail (and its hits: PSP, PSnDCG weigh a hit by the item's inverse propensity), "
+            "serendipity, catalogue coverage and its concentration (Gini, entropy)",
 }
 FAMILIES = {CALIBRATION: ("LogLoss", "Brier", "ECE"),
-            BEYOND: ("Novelty", "ILD", "LongTail", "Serendipity", "Coverage", "Gini",
-                     "Entropy")}
+            BEYOND: ("Novelty", "ILD", "LongTail", "PSP", "PSnDCG", "Serendipity", "Coverage",
+                     "Gini", "Entropy")}
 NOT_APPLICABLE_NOTE = "not applicable"
 LEGEND = ("n = users averaged (a system-level measure: users contributing); undefined = users "
           "with no positive visible at the cut: they bought nothing in the horizon, or only "
@@ -146,3 +148,47 @@ def random_split(split_report: dict) -> tuple[str, list[list[str]]] | None:
             for system, v in (r.get("systems") or {}).items()
             for measure in v["forward"] if measure != "n"]
     return str(r.get("protocol", "")), rows
+
+
+def novelty_text(flag: dict) -> str:
+    """A measure's novelty flag in words (``releval.decision.horizons.novelty``)."""
+    if flag["novelty"] is None:
+        return "novelty undefined (no Δ at one of the horizons)"
+    shrink = (f"the gain shrinks by {number(flag['shrink'], '.4f')}" if flag["shrink"] > 0
+              else f"the gain grows by {number(-flag['shrink'], '.4f')}" if flag["shrink"] < 0
+              else "the gain holds")
+    days = f"from {flag['short_days']} to {flag['long_days']} days"
+    if flag["novelty"]:
+        return f"NOVELTY: {shrink} {days}, more than min_effect {flag['min_effect']:g}"
+    return f"no novelty effect: {shrink} {days} (min_effect {flag['min_effect']:g})"
+
+
+def horizon_lines(block: dict | None) -> list[str]:
+    """One line per compared measure of comparison.json's ``horizons``: the candidate's Δ
+    with its CI and verdict at each horizon, then the novelty flag; none without it."""
+    if not block:
+        return []
+    flags = {f["measure"]: f for f in block["novelty"]}
+    lines = []
+    for measure in dict.fromkeys(r["measure"] for r in block["rows"]):
+        at = [f"{r['horizon_days']} days {number(r['delta'], '+.4f')} "
+              f"{interval(r['ci_low'], r['ci_high'])} over {r['n']:,} users ({r['verdict']})"
+              for r in block["rows"] if r["measure"] == measure]
+        flag = flags.get(measure)
+        lines.append(f"{measure} Δ at " + ", at ".join(at)
+                     + (f"; {novelty_text(flag)}" if flag else ""))
+    return lines
+
+
+def horizon_summary_lines(summary: dict) -> list[str]:
+    """evaluate/summary.json's ``horizons`` in lines: per further horizon the users scored and
+    the first measure's figure per system; none without them."""
+    lines = []
+    for days, block in (summary.get("horizons") or {}).items():
+        systems = block["systems"]
+        measure = next((m for by in systems.values() for m in by), None)
+        figures = ", ".join(f"{system} {value_text(by.get(measure))}"
+                            for system, by in systems.items())
+        lines.append(f"At {days} days: {block['users_scored']:,} of {block['users']:,} users "
+                     f"scored; {measure}: {figures}")
+    return lines

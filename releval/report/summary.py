@@ -83,6 +83,8 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
              f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
              *(_groups(summary) if recommendation else _headline(summary["systems"]))]
     lines += _ties_lines(summary["systems"])
+    if summary.get("horizons"):
+        lines += ["", *(f"- {line}" for line in rec.horizon_summary_lines(summary))]
     if summary.get("skipped"):
         lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
     lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "

@@ -42,7 +42,8 @@ def test_every_stage_runs_and_validates_on_users_as_queries(project):
     reports = {p.name: json.loads(p.read_text()) for p in (root / "data/validation").rglob("*")
                if p.suffix == ".json"}
     assert {"interactions.interactions.json", "team_runs.team_runs.json",
-            "reliability.reliability.json"} <= set(reports)
+            "reliability.reliability.json", "horizons.horizons.json",
+            "horizons.horizon_metrics.json"} <= set(reports)
     assert all(r["success"] for r in reports.values())
     queries = pd.read_parquet(root / "data/raw/queries.parquet")
     split = pd.read_parquet(root / "data/split/split.parquet")
@@ -84,6 +85,9 @@ def test_leakage_comparison_slices_gate_and_report(project):
     comparison = json.loads((root / "data/compare/comparison.json").read_text())
     assert (comparison["baseline"], comparison["candidate"]) == TEAMS
     assert {r["measure"] for r in comparison["paired"]} == {"nDCG@10", "Hit@10", "R@10"}
+    horizons = comparison["horizons"]  # recommend.horizons_days: [7, 28]
+    assert horizons["days"] == [7, 28] and len(horizons["rows"]) == 6
+    assert {f["measure"] for f in horizons["novelty"]} == {"nDCG@10", "Hit@10", "R@10"}
     slices = pd.read_parquet(root / "data/slices/slices.parquet")
     assert {"history", "returning", "country", "holdout"} <= set(slices["dimension"])
     decision = json.loads((root / "data/gate/decision.json").read_text())
@@ -92,4 +96,5 @@ def test_leakage_comparison_slices_gate_and_report(project):
     assert decision["passed"] == (state.result()["decision"] == "PASS")
     page = (root / "reports/index.html").read_text()
     assert 'id="plot-reliability"' in page and "not applicable" in page
+    assert 'id="plot-horizons"' in page and "<h3>By horizon</h3>" in page
     assert "random" in (root / "reports/summary.md").read_text()

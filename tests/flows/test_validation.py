@@ -162,6 +162,18 @@ def health() -> pd.DataFrame:
                         columns=list(HEALTH_COLUMNS))
 
 
+def horizons() -> pd.DataFrame:
+    """Two horizons' user-queries: a user without a positive at 7 days is still a query."""
+    return pd.DataFrame({S.HORIZON_DAYS: [7, 7, 28], S.QUERY_ID: ["u1@test", "u2@test",
+                                                                  "u1@test"],
+                         S.POSITIVES: [["a"], [], ["a", "b"]]})
+
+
+def horizon_metrics() -> pd.DataFrame:
+    return pd.concat([metrics().assign(**{S.HORIZON_DAYS: 7}),
+                      metrics().assign(**{S.HORIZON_DAYS: 28})], ignore_index=True)
+
+
 def probability_run() -> pd.DataFrame:
     return run().assign(**{S.PROBABILITY: 0.5})
 
@@ -180,6 +192,7 @@ GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "slices": slices, "violations": violations, "failures": failures,
         "interactions": interactions, "team_runs": team_runs, "reliability": reliability,
         "selftest": selftest, "seeds": seeds, "seed_metrics": seed_metrics, "health": health,
+        "horizons": horizons, "horizon_metrics": horizon_metrics,
         "offpolicy_estimates": offpolicy_estimates}
 
 
@@ -263,6 +276,10 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      "expect_column_values_to_be_in_set", [S.LABEL], 1, 2),
     ("team_runs", lambda f: _set(f, S.PROBABILITY, 2, 1.5), {},
      "expect_column_values_to_be_between", [S.PROBABILITY], 2, 1.5),
+    ("horizons", lambda f: _set(f, S.HORIZON_DAYS, 2, 0), {},
+     "expect_column_values_to_be_between", [S.HORIZON_DAYS], 2, 0),
+    ("horizon_metrics", lambda f: _set(f, S.VALUE, 0, -1.0), {},
+     "expect_column_values_to_be_between", [S.VALUE], 0, -1.0),
     ("reliability", lambda f: _set(f, "observed", 0, -0.1), {},
      "expect_column_values_to_be_between", ["observed"], 0, -0.1),
     ("health", lambda f: _set(f, "error_rate", 0, 1.5), {},

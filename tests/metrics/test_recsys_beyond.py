@@ -202,5 +202,6 @@ def test_each_family_says_its_level_and_which_way_is_better():
     lower = {name for name, f in MEASURES.items() if f.better == "lower"}
     system = {name for name, f in MEASURES.items() if f.level == "system"}
     assert lower == {"LogLoss", "Brier", "ECE", "Gini", "RBP_resid", "HardNeg"}
-    assert system == {"GAUC", "LogLoss", "Brier", "ECE", "Coverage", "Gini", "Entropy"}
+    assert system == {"GAUC", "LogLoss", "Brier", "ECE", "Coverage", "Gini", "Entropy", "PSP",
+                      "PSnDCG"}
     assert {"P", "nDCG", "AUC", "Novelty", "ILD", "LongTail", "Serendipity"} <= set(MEASURES)

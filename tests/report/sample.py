@@ -216,10 +216,22 @@ RELIABILITY = pd.DataFrame(
 RELIABILITY.loc[RELIABILITY["n"] == 0, "mean_predicted"] = math.nan
 
 
+HORIZONS = {"days": [7, 28], "rows": [
+    {"horizon_days": d, "measure": MEASURE, "n": n, "baseline": 0.2, "candidate": 0.2 + delta,
+     "delta": delta, "ci_low": delta - 0.01, "ci_high": delta + 0.01, "p_holm": 0.01,
+     "verdict": verdict} for d, n, delta, verdict in ((7, 300, 0.05, "improved"),
+                                                     (28, 800, 0.01, "too small"))],
+    "novelty": [{"measure": MEASURE, "short_days": 7, "long_days": 28, "delta_short": 0.05,
+                 "ci_short": [0.04, 0.06], "delta_long": 0.01, "ci_long": [0.0, 0.02],
+                 "gain_short": 0.05, "gain_long": 0.01, "shrink": 0.04, "min_effect": 0.01,
+                 "novelty": True}]}
+REC_COMPARISON = COMPARISON | {"horizons": HORIZONS}
+
+
 def rec_inputs(**changes) -> ReportInputs:
     """The sample as a recommendation evaluation, with ``changes``."""
     return inputs(**({"summary": REC_SUMMARY, "split_report": REC_SPLIT,
-                      "reliability": RELIABILITY} | changes))
+                      "reliability": RELIABILITY, "comparison": REC_COMPARISON} | changes))
 
 
 # --- the self-test (data/selftest/) ---------------------------------------------------------

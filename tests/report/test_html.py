@@ -323,6 +323,14 @@ def test_a_figure_a_score_tie_could_move_gets_a_short_note(page):
     assert m.count("score ties") == 1 and "Score ties = queries where documents" in m
 
 
+def test_the_comparison_shows_each_horizon_and_the_novelty_flag(rec_page, page):
+    full = section(rec_page, "comparison")
+    assert "<h3>By horizon</h3>" in full
+    assert "<td>7 days</td><td>300</td>" in full and "<td>28 days</td><td>800</td>" in full
+    assert "NOVELTY: the gain shrinks by 0.0400 from 7 to 28 days" in full
+    assert "By horizon" not in section(page, "comparison")
+
+
 def test_the_off_policy_section_shows_the_estimates_reference_diagnostics_and_plots(page):
     part = section(page, "offpolicy")
     assert "<h2>Off-policy evaluation</h2>" in part

@@ -127,3 +127,23 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
             f"that way | drift: {sample.DRIFT_WHY} |") in part
     without = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT)
     assert "## History" not in without and page.startswith(without.rstrip("\n"))
+
+
+def test_each_further_horizon_gets_a_line_and_decision_md_its_comparison():
+    from releval.report.decision import render_decision
+
+    horizons = {"7": {"users": 30, "users_with_positives_in_horizon": 21, "users_scored": 20,
+                      "systems": {BASE: {"nDCG@10": {"value": 0.25}},
+                                  CAND: {"nDCG@10": {"value": 0.5}}}}}
+    lines = page(REC_SUMMARY | {"horizons": horizons})
+    assert f"- At 7 days: 20 of 30 users scored; nDCG@10: {BASE} 0.2500, {CAND} 0.5000" in lines
+    assert not any(line.startswith("- At ") for line in page())
+    text = render_decision(sample.REC_COMPARISON, sample.SLICES, sample.SAFETY,
+                           sample.FAILURES, sample.SHEET, sample.GATE, 20, {}, [])
+    measure = sample.MEASURE
+    assert (f"- {measure} Δ at 7 days +0.0500 [+0.0400, +0.0600] over 300 users (improved), "
+            "at 28 days +0.0100 [0.0000, +0.0200] over 800 users (too small); NOVELTY: the "
+            "gain shrinks by 0.0400 from 7 to 28 days, more than min_effect 0.01") in text
+    assert "By horizon" not in render_decision(sample.COMPARISON, sample.SLICES, sample.SAFETY,
+                                               sample.FAILURES, sample.SHEET, sample.GATE, 20,
+                                               {}, [])

@@ -193,3 +193,24 @@ def test_a_candidate_trained_with_seeds_gets_its_training_variance():
     assert rows["nDCG@10"]["training_sd"] == pytest.approx(0.1)
     assert run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
                *more()).comparison["training"] == []
+
+
+def test_further_horizons_are_compared_and_their_block_is_a_valid_document():
+    from releval.documents.comparison import Comparison
+
+    at = per_query()
+    horizons = pd.concat([at.assign(horizon_days=7),
+                          at[at["query_id"] != "q4"].assign(horizon_days=28)], ignore_index=True)
+    doc = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
+              *more(), horizons).comparison
+    block = doc["horizons"]
+    assert block["days"] == [7, 28]
+    assert [(r["horizon_days"], r["measure"], r["n"]) for r in block["rows"]] == [
+        (7, "nDCG@10", 4), (7, "R@100", 4), (28, "nDCG@10", 3), (28, "R@100", 3)]
+    assert block["rows"][0]["delta"] == pytest.approx(0.1875)
+    # nDCG@10: +0.1875 over q1..q4 at 7 days, +0.25 over q1..q3 at 28: the gain grows
+    assert block["novelty"][0]["shrink"] == pytest.approx(0.1875 - 0.25)
+    assert block["novelty"][0]["novelty"] is False
+    Comparison.model_validate(doc)
+    assert "horizons" not in run(params(), per_query(), labels(), queries(), documents(),
+                                 judgments(), stats(), *more()).comparison

@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from releval.data import contracts as S
+from releval.data.interactions import horizon_rows
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
@@ -271,6 +272,7 @@ def test_main_in_recommendation_mode_reads_the_log_and_writes_the_reliability_di
     USERS.to_parquet(tmp_path / "raw" / "queries.parquet")
     ITEMS.to_parquet(tmp_path / "raw" / "documents.parquet")
     BOUGHT.to_parquet(tmp_path / "raw" / "interactions.parquet")
+    horizon_rows(0, []).to_parquet(tmp_path / "raw" / "horizons.parquet")  # none further
     LATER.to_parquet(tmp_path / "qrels.parquet")
     USER_SPLIT.to_parquet(tmp_path / "split.parquet")
     (tmp_path / "ingest.json").write_text(json.dumps(INGEST))
@@ -289,6 +291,7 @@ def test_main_in_recommendation_mode_reads_the_log_and_writes_the_reliability_di
     assert summary["recommendation"]["probabilities"] == ["team"]
     diagram = pd.read_parquet(out / "reliability.parquet")
     assert set(diagram[S.SYSTEM]) == {"team"} and diagram["n"].sum() == 8  # 4 pairs × 2
+    assert pd.read_parquet(out / "horizons.parquet").empty and "horizons" not in summary
 
 
 def test_every_seed_is_evaluated_like_the_systems():

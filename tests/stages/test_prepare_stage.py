@@ -115,6 +115,7 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
     assert result.team_runs.empty and list(result.team_runs.columns) == list(TEAM_COLUMNS)
     assert result.must_not_return.empty and result.answers.empty and result.external_run.empty
     assert result.retrained_run.empty
+    assert result.horizons.empty and list(result.horizons.columns) == list(S.HORIZON_COLUMNS)
     source = result.source
     assert source["source"] == f"interactions {tmp_path / 'log'}"
     assert source["qrels"] == "label-1 interactions within 30 days of each cut"
