@@ -31,7 +31,7 @@ from releval.errors import InputError
 from releval.judging import automatic as judging
 from releval.judging import validated as V
 from releval.judging.agreement_auto import agreement
-from releval.judging.similarity import dense_system, pair_similarity
+from releval.judging.similarity import dense_system, retriever
 from releval.metrics.engine import evaluate_systems
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
@@ -55,38 +55,38 @@ def none_configured() -> Outputs:
                    pd.DataFrame(columns=list(V.PER_QUERY_COLUMNS)))
 
 
-def judge(p: Params, a: AutomaticJudge, pairs: pd.DataFrame, human: pd.DataFrame,
-          documents: pd.DataFrame, queries: pd.DataFrame,
+def judge(p: Params, a: AutomaticJudge, pairs: pd.DataFrame, validation: pd.DataFrame,
+          heldout: pd.DataFrame, documents: pd.DataFrame, queries: pd.DataFrame,
           labels: pd.DataFrame | None) -> tuple[pd.DataFrame, dict]:
     """The judge's labels of ``pairs`` (AUTOMATIC_COLUMNS) and what the document says of the
     judge. A labels file's pairs outside ``pairs`` are not read; a pair it leaves out has no
-    automatic label."""
-    max_grade = p.prepare.max_grade
+    automatic label. The built-in judge is fitted on ``validation`` (cross-fitted) and never
+    reads ``heldout``'s grades."""
     if a.labels is not None:
-        got = labels.astype({S.QUERY_ID: str, S.DOC_ID: str})
-        found = pairs.merge(got, on=[S.QUERY_ID, S.DOC_ID], how="inner")
+        found = pairs.merge(labels, on=[S.QUERY_ID, S.DOC_ID], how="inner")
+        twice = found.duplicated([S.QUERY_ID, S.DOC_ID])
+        if twice.any():
+            raise InputError(f"pair ({found[S.QUERY_ID][twice].iloc[0]!r}, "
+                             f"{found[S.DOC_ID][twice].iloc[0]!r}) has labels of several "
+                             "models: name one (judgments.automatic.model)",
+                             labels.attrs.get("source", "labels"))
         return found[list(V.AUTOMATIC_COLUMNS)], {
-            "kind": "file", "name": a.judge, "model": a.model or _one(got[V.MODEL]),
+            "kind": "file", "name": a.judge, "model": _one(found[judging.MODEL]),
             "labels": a.labels, "labelled": int(len(found)), "asked": int(len(pairs))}
     name, config = dense_system(p.candidates.systems)
-    similarity = pair_similarity(config, documents, queries, pairs)
-    grades = pairs.merge(human[[S.QUERY_ID, S.DOC_ID, S.GRADE]].astype(
-        {S.QUERY_ID: str, S.DOC_ID: str}), on=[S.QUERY_ID, S.DOC_ID], how="left")[S.GRADE]
-    fitted = pairs[V.ROLE] == V.VALIDATION
-    thresholds = judging.fit_thresholds(similarity[fitted.to_numpy()],
-                                        grades[fitted].to_numpy(int), max_grade)
-    known = grades.where(fitted)
-    labelled = judging.similarity_judge(pairs.drop(columns=V.ROLE), similarity,
-                                        known, max_grade=max_grade, seed=p.base.seed)
-    out = pairs.assign(**{S.GRADE: labelled[S.GRADE].to_numpy(),
-                          V.CONFIDENCE: labelled[V.CONFIDENCE].to_numpy(),
-                          V.JUDGE: "dense", V.MODEL: config.model})
-    return out[list(V.AUTOMATIC_COLUMNS)], {
-        "kind": "built-in", "name": "dense", "model": config.model, "encoder_of": name,
-        "thresholds": [float(t) for t in thresholds], "similarity": "cosine of the query's and "
-        "the document's vectors (the dense system's encoder and cache)",
-        "weak": "a similarity judge: grades from one encoder's cosine, honestly weak",
-        "labelled": int(len(out)), "asked": int(len(pairs))}
+    keys = pairs[[S.QUERY_ID, S.DOC_ID]]
+    similarity = judging.pair_similarity(keys, queries, documents, retriever(config))
+    labelled = judging.similarity_judge(
+        keys, similarity, validation, max_grade=p.prepare.max_grade, model=config.model,
+        seed=p.base.seed, heldout=heldout[[S.QUERY_ID, S.DOC_ID]])
+    return labelled[list(V.AUTOMATIC_COLUMNS)], {
+        "kind": "built-in", "name": judging.SIMILARITY_JUDGE, "model": config.model,
+        "encoder_of": name, "thresholds": labelled.attrs["thresholds"],
+        "fold_thresholds": labelled.attrs["fold_thresholds"],
+        "similarity": "cosine of the query's and the document's vectors (the dense system's "
+                      "encoder and embedding cache)",
+        "weak": "A weak judge: one encoder's cosine per pair, topicality only.",
+        "labelled": int(len(labelled)), "asked": int(len(pairs))}
 
 
 def _one(column: pd.Series) -> str | None:
@@ -127,7 +127,7 @@ def difference_block(p: Params, per_query: pd.DataFrame, measures: list[str],
     return out
 
 
-def ranking(per_query: pd.DataFrame, measure: str, queries: pd.Index, p: Params) -> dict:
+def rankings(per_query: pd.DataFrame, measure: str, queries: pd.Index, p: Params) -> dict:
     """``ranking_agreement`` of ``measure`` on ``queries`` (human vs automatic), its
     rankings and flips as records (the pairs' table left out: the flips are its news)."""
     better = MEASURES[parse_measures(measure)[0].family].better
@@ -155,11 +155,13 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
     if human.empty:
         raise InputError("no human judgment of an evaluated query: nothing to validate the "
                          "automatic judge against", artifacts.at("judgments.qrels"))
-    validation = V.validation_queries(human[S.QUERY_ID], a.validation_share, p.base.seed)
+    validation_h, heldout_h = judging.split_human(human, share=a.validation_share,
+                                                  seed=p.base.seed)
+    validation = pd.Index(np.sort(validation_h[S.QUERY_ID].unique()), dtype=object)
     judged = pd.Index(np.sort(human[S.QUERY_ID].unique()), dtype=object)
     heldout = judged.difference(validation)
     pairs = V.labelled_pairs(human, pool, validation, a.fill_holes)
-    automatic, about = judge(p, a, pairs, human, documents, queries, labels)
+    automatic, about = judge(p, a, pairs, validation_h, heldout_h, documents, queries, labels)
     sets = V.label_sets(human, automatic)
     measures = list(dict.fromkeys(a.measures or p.compare.measures))
     judged_at = f"Judged@{c.judged_k}"
@@ -176,7 +178,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
                        held[[S.QUERY_ID, S.DOC_ID, "grade_auto"]].rename(
                            columns={"grade_auto": S.GRADE}),
                        max_grade=p.prepare.max_grade, alpha=p.compare.alpha, seed=p.base.seed)
-    ranking = {m: ranking(per_query, m, heldout, p) for m in measures}
+    ranking = {m: rankings(per_query, m, heldout, p) for m in measures}
     agreed["per_query"] = V.per_query_summary(agreed["per_query"])
     holes = automatic[automatic[V.ROLE] == V.HOLE]
     report = {
@@ -209,7 +211,8 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
 
 
 def read_labels(p: Params, folder: str | Path) -> pd.DataFrame | None:
-    """The pinned labels file read, None for the built-in judge."""
+    """The pinned labels file read (``releval.judging.automatic.read_labels``: a labels
+    table or TREC qrels), None for the built-in judge."""
     a = p.judgments.automatic
     if a is None or a.labels is None:
         return None

@@ -143,7 +143,7 @@ def main() -> None:
                  Health.read(args.health), read_doc(args.split_report).get("query_set"),
                  count_looks(p, read_table(args.split), read_table(args.qrels), args.candidates,
                              args.fused, read_doc(args.looks)),
-                 read_doc(args.autojudge, AgreementAuto))
+                 read_doc(args.autojudge, AgreementAuto) if p.judgments.automatic else None)
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 

@@ -160,7 +160,8 @@ def main() -> None:
                  selftest_rows=read_table(artifacts.within(checked, "selftest.rows")),
                  differential=read_table(artifacts.within(checked, "selftest.differential")),
                  history=entries(Path(args.ledger)), health=read_doc(args.health, Health),
-                 automatic=read_doc(args.autojudge, AgreementAuto))
+                 automatic=read_doc(args.autojudge, AgreementAuto)
+                 if p.judgments.automatic else None)
     write_outputs(result, "reports", Path(args.out).parent, plots=write_plots)
     print(f"report: {args.out}")
 

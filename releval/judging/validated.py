@@ -1,7 +1,8 @@
 """Automatic labels beside the human ones, kept apart and validated (stage ``autojudge``).
 
 The sample: a seeded random ``validation_share`` of the evaluated queries that people judged
-(by query, so PPI's labelled sample is a uniform random sample of queries). Each labelled
+(``releval.judging.automatic.split_human``: by query, so PPI's labelled sample is a uniform
+random sample of queries). Each labelled
 pair has a ``role``: ``validation`` (judged by people, its query in the sample: the judge is
 fitted here, cross-fitted so no pair's label comes from a fit on itself, and it is PPI's
 labelled sample), ``heldout`` (judged by people, its query outside the sample: the ground
@@ -25,25 +26,17 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.judging.automatic import LABEL_COLUMNS, ROLE, ROLES
 
-ROLE = "role"
-VALIDATION, HELDOUT, HOLE = "validation", "heldout", "hole"
-JUDGE, MODEL, CONFIDENCE, LABELS = "judge", "model", "confidence", "labels"
-AUTOMATIC_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.GRADE, JUDGE, MODEL, CONFIDENCE, ROLE)
+VALIDATION, HELDOUT, HOLE = ROLES
+LABELS = "labels"
+AUTOMATIC_COLUMNS = (*LABEL_COLUMNS, ROLE)  # query_id, doc_id, grade, judge, model,
+# confidence, role
 PER_QUERY_COLUMNS = (LABELS, S.SYSTEM, *S.PER_QUERY_COLUMNS)
 LABEL_SETS = {"human": "people's grades",
               "automatic": "the automatic judge's grades on every labelled pair",
               "both": "people's grades, the pool's unjudged pairs filled by the judge"}
 NOT_CONFIGURED = "no automatic judge configured (judgments.automatic)"
-
-
-def validation_queries(judged: pd.Series, share: float, seed: int) -> pd.Index:
-    """A seeded uniform random ``share`` (at least one, at most all but one) of the distinct
-    ``judged`` query ids, sorted."""
-    ids = np.sort(pd.unique(judged.astype(str)))
-    n = min(max(1, round(share * len(ids))), max(1, len(ids) - 1))
-    chosen = np.random.default_rng(seed).choice(len(ids), n, replace=False) if len(ids) else []
-    return pd.Index(np.sort(ids[chosen]), dtype=object)
 
 
 def labelled_pairs(human: pd.DataFrame, pool: pd.DataFrame, validation: pd.Index,
