@@ -85,10 +85,11 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
     query_set = query_set_section(split_report, bool(summary.get("recommendation")))
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
                                p.slices.min_n, health or {}, query_set, receipt)
-    decision += "\n" + report_automatic.decision_line(automatic, gate) + "\n"
+    if report_automatic.configured(automatic):
+        decision += "\n" + report_automatic.decision_line(automatic, gate) + "\n"
     page = render_summary(summary, split_report, source, stats, ingest, agreement, history,
-                          receipt)
-    page += "\n" + report_automatic.headline(automatic) + "\n"
+                          receipt, report_automatic.headline(automatic)
+                          if report_automatic.configured(automatic) else None)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:
         page += "\n## Self-test\n\n" + "\n".join(checked) + "\n"

@@ -1,9 +1,9 @@
 """Inputs from outside the pipeline, pinned by content under ``data/input/``.
 
 Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
-adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's run) is copied by the
-``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which DVC tracks as an
-output: its content digest, not the path's name, decides whether later stages re-run, and
+adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's
+run) is copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which
+DVC tracks as an output: its content digest, not the path's name, decides whether later stages re-run, and
 the copy is kept in the DVC cache (and remote) so a past run's inputs can be restored.
 Stages read the pinned copy (``pinned``), never the user's path. Paths inside the project's
 ``data/`` folder are pipeline outputs (the demo's simulated team run): DVC already pins

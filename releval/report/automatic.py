@@ -1,6 +1,7 @@
 """The report's automatic judgments (autojudge/agreement_auto.json): the section of the page's
 judging part, and the one line of summary.md and of decision.md. Every figure names the
-labels it used (human, automatic, or both with the share of each)."""
+labels it used (human, automatic, or both with the share of each). Without an automatic
+judge the pages' lines are left out and the section says none is configured."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ def _judge(doc: dict) -> str:
     return f"{j['name']} ({j.get('model') or 'model not named'}{kind})"
 
 
-def headline(doc: dict | None) -> str:
-    """The one line: the judge, κ and α on the held-out pairs, τ and τ_AP of the first
-    measure's rankings; or that none is configured."""
-    if not doc or not doc.get("configured"):
-        return f"Automatic judgments: {NONE}."
+def configured(doc: dict | None) -> bool:
+    return bool(doc and doc.get("configured"))
+
+
+def headline(doc: dict) -> str:
+    """summary.md's line: the judge, κ and α on the held-out pairs, τ and τ_AP of the first
+    measure's rankings."""
     a, ranking = doc["agreement"], doc["ranking"]["measures"]
     first = next(iter(ranking), None)
     taus = (f"; {first} rankings of {ranking[first]['systems']} systems, human vs automatic "
@@ -37,10 +40,8 @@ def headline(doc: dict | None) -> str:
             f"{taus}; {doc['holes']['filled']:,} holes filled.")
 
 
-def decision_line(doc: dict | None, decision: dict) -> str:
+def decision_line(doc: dict, decision: dict) -> str:
     """decision.md's line: which labels the gate read."""
-    if not doc or not doc.get("configured"):
-        return f"Labels: human judgments only; {NONE}."
     if decision.get("intervals"):
         return f"Labels: {decision['intervals']}; every other figure reads human labels."
     return (f"Labels: the gate read human labels only (judgments.automatic.gate human); the "
@@ -141,7 +142,7 @@ def _labels(doc: dict) -> list[str]:
 
 def lines(doc: dict | None) -> list[str]:
     """The judging section's automatic part (markdown)."""
-    if not doc or not doc.get("configured"):
+    if not configured(doc):
         return ["## Automatic judgments", "", f"{NONE[0].upper()}{NONE[1:]}."]
     return ["## Automatic judgments", "", *_labels(doc), *_agreement(doc), *_ranking(doc),
             "", "The plot “Systems under human and automatic labels” (Plots) draws the two "
