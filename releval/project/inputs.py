@@ -2,12 +2,12 @@
 
 Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
 adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's
-run) is copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which
-DVC tracks as an output: its content digest, not the path's name, decides whether later stages re-run, and
-the copy is kept in the DVC cache (and remote) so a past run's inputs can be restored.
-Stages read the pinned copy (``pinned``), never the user's path. Paths inside the project's
-``data/`` folder are pipeline outputs (the demo's simulated team run): DVC already pins
-them, so they are read in place.
+run) is copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``,
+which DVC tracks as an output: its content digest, not the path's name, decides whether
+later stages re-run, and the copy is kept in the DVC cache (and remote) so a past run's
+inputs can be restored. Stages read the pinned copy (``pinned``), never the user's path.
+Paths inside the project's ``data/`` folder are pipeline outputs (the demo's simulated team
+run): DVC already pins them, so they are read in place.
 
 Each slot holds ``pinned.json`` (the params key and whether a path was given) beside the
 copy, so a slot is never an empty folder. A stage's error on a pinned copy is reported on
