@@ -216,7 +216,7 @@ def read_labels(p: Params, folder: str | Path) -> pd.DataFrame | None:
     a = p.judgments.automatic
     if a is None or a.labels is None:
         return None
-    path = pinned(p, "judgments.automatic.labels", Path(folder))
+    path = pinned(p, "judgments.automatic", Path(folder))
     return judging.read_labels(path, judge=a.judge, model=a.model, max_grade=p.prepare.max_grade)
 
 

@@ -56,7 +56,7 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "judgments.files": ("judgments", lambda p: p.judgments.files
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
-    "judgments.automatic.labels": ("automatic", lambda p: p.judgments.automatic.labels
+    "judgments.automatic": ("automatic", lambda p: p.judgments.automatic.labels
                                    if p.judgments.automatic else None),
     "failures.review": ("review", lambda p: p.failures.review),
     "fixture.path": ("fixture", lambda p: p.fixture.path),
