@@ -14,7 +14,9 @@ def figure(f: dict | None, spec: str = ".3f") -> str:
     """"0.412 [0.351, 0.470]" (value and CI), "undefined" when there is no value."""
     if not f or f.get("value") is None:
         return "undefined"
-    return f"{number(f['value'], spec)} {interval(f.get('ci_low'), f.get('ci_high'), spec)}"
+    undefined = f.get("undefined_resamples") or 0
+    return (f"{number(f['value'], spec)} {interval(f.get('ci_low'), f.get('ci_high'), spec)}"
+            + (f" ({undefined:,} resamples undefined, left out)" if undefined else ""))
 
 
 def _judge(doc: dict) -> str:
