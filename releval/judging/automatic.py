@@ -15,12 +15,13 @@ is the cosine of its query's and document's embeddings (``pair_similarity``: the
 route's encoder and its content-keyed cache). Ordered thresholds t_1 ≤ … ≤ t_G
 (G = max_grade) map it to a grade, grade(s) = #{k : t_k ≤ s}. ``fit_thresholds`` fits them
 on a human-judged sample to maximise the quadratic-weighted Cohen's κ between the human and
-the mapped grades: coordinate ascent over candidate thresholds (midpoints between adjacent
-distinct similarities, thinned to at most ``MAX_CANDIDATES`` at evenly spaced quantiles,
-plus one below and one above every value), starting from the thresholds that reproduce the
-human grades' shares; each step moves one threshold to its best candidate between its
-neighbours (all candidates scored at once; the first best), sweeps repeat until one changes
-nothing (a local optimum; deterministic). A pair's ``confidence`` is the distance of its
+the mapped grades: coordinate ascent over the candidate thresholds (every midpoint between
+adjacent distinct similarities, plus one at the lowest and one above the highest), starting
+from the thresholds that reproduce the human grades' shares; each step moves one threshold
+to its best candidate between its neighbours (every candidate's confusion table at once,
+from cumulative counts of the human grades over the sorted similarities; the lowest of
+equally good ones), and sweeps repeat until one changes nothing (a local optimum;
+deterministic). A pair's ``confidence`` is the distance of its
 similarity to the nearest threshold used for it (in cosine units: 0 on a boundary). It is
 a weak judge: one number per pair, topicality only, no reading of the document.
 
@@ -57,7 +58,6 @@ ROLES = ("validation", "heldout", "hole")
 JUDGED_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.GRADE, ROLE, CONFIDENCE, JUDGE, MODEL, SIMILARITY,
                   HUMAN_GRADE, FOLD)
 SIMILARITY_JUDGE = "dense-similarity"
-MAX_CANDIDATES = 512
 MAX_SWEEPS = 50
 PAIR = [S.QUERY_ID, S.DOC_ID]
 
@@ -180,12 +180,11 @@ def confidence_of(similarity, thresholds) -> np.ndarray:
 
 
 def _candidates(s: np.ndarray) -> np.ndarray:
+    """Every midpoint between adjacent distinct values, one at the lowest value (all pass)
+    and one just above the highest (none passes)."""
     values = np.unique(s)
-    middle = (values[1:] + values[:-1]) / 2
-    if len(middle) > MAX_CANDIDATES:
-        middle = middle[np.unique(np.linspace(0, len(middle) - 1, MAX_CANDIDATES).round()
-                                  .astype(int))]
-    return np.concatenate([[values[0]], middle, [np.nextafter(values[-1], np.inf)]])
+    return np.concatenate([[values[0]], (values[1:] + values[:-1]) / 2,
+                           [np.nextafter(values[-1], np.inf)]])
 
 
 def _sample(similarity, grades, max_grade: int) -> tuple[np.ndarray, np.ndarray]:
@@ -213,23 +212,30 @@ def fit_thresholds(similarity, grades, max_grade: int) -> np.ndarray:
     s, g = _sample(similarity, grades, max_grade)
     levels = max_grade + 1
     candidates = _candidates(s)
+    order = np.argsort(s, kind="stable")
+    s, g = s[order], g[order]
+    below = np.searchsorted(s, candidates, side="left")  # samples under each candidate
     shares = np.cumsum(np.bincount(g, minlength=levels))[:-1] / len(g)
-    start = np.quantile(s, shares)  # the human grades' shares reproduced
-    index = np.minimum(np.searchsorted(candidates, start), len(candidates) - 1)
-    index = np.maximum.accumulate(index)
-    passed = s[None, :] >= candidates[:, None]  # (candidates, n): s at or above each
+    index = np.searchsorted(candidates, np.quantile(s, shares))  # the human shares
+    index = np.maximum.accumulate(np.minimum(index, len(candidates) - 1))
     for _ in range(MAX_SWEEPS):
         moved = False
-        for k in range(max_grade):
+        for k in range(max_grade):  # threshold t_{k+1}: grade k below it, k + 1 from it on
             lo = index[k - 1] if k > 0 else 0
             hi = index[k + 1] if k < max_grade - 1 else len(candidates) - 1
+            first, last = below[lo] if k > 0 else 0, below[hi] if k < max_grade - 1 else len(s)
+            fixed = np.r_[0:first, last:len(s)]  # samples whose grade t_{k+1} cannot change
+            confusion = np.zeros((levels, levels))
+            np.add.at(confusion, (g[fixed], grades_of(s[fixed], candidates[index])), 1)
+            window = np.zeros((last - first + 1, levels))
+            window[1:] = np.cumsum(np.eye(levels)[g[first:last]], axis=0)
             options = np.arange(lo, hi + 1)
-            others = passed[np.delete(index, k)].sum(axis=0)
-            predicted = others[None, :] + passed[options]
-            codes = (np.arange(len(options))[:, None] * levels + g[None, :]) * levels + predicted
-            confusion = np.bincount(codes.ravel(), minlength=len(options) * levels * levels)
-            scores = kappa(confusion.reshape(len(options), levels, levels), "quadratic")
-            best = options[np.nanargmax(np.where(np.isnan(scores), -np.inf, scores))]
+            under = window[below[options] - first]  # human grades of the window under t
+            tables = np.repeat(confusion[None], len(options), axis=0)
+            tables[:, :, k] += under
+            tables[:, :, k + 1] += window[-1] - under
+            scores = kappa(tables, "quadratic")
+            best = options[np.argmax(np.where(np.isnan(scores), -np.inf, scores))]
             moved |= best != index[k]
             index[k] = best
         if not moved:
