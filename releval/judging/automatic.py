@@ -70,7 +70,7 @@ def _named(frame: pd.DataFrame, column: str, given: str | None, source: str) -> 
     if column not in frame.columns:
         if given is None:
             raise InputError(f"no {column} named: the file has no {column} column and none "
-                             f"was given ({column}=)", source)
+                             "was given", source)
         return pd.Series(str(given), index=frame.index)
     values = frame[column].astype("string").str.strip().replace("", pd.NA)
     if given is not None:
@@ -117,10 +117,9 @@ def read_labels(path: str | Path, *, judge: str | None = None, model: str | None
         MODEL: _named(frame, MODEL, model, source).to_numpy(),
         CONFIDENCE: confidence}, index=frame.index)
     key = [*PAIR, JUDGE, MODEL]
-    groups = labels.groupby(key, sort=False)
-    first = groups[S.GRADE].transform("first")
-    first_at = pd.Series(labels.index, index=labels.index).groupby(
-        [labels[c] for c in key], sort=False).transform("first")
+    first = labels.groupby(key, sort=False)[S.GRADE].transform("first")
+    first_at = labels.index.to_series().groupby([labels[c] for c in key],
+                                                sort=False).transform("first")
     S.fail_first(frame, source, (labels[S.GRADE] != first).to_numpy(),
                  lambda i: f"pair ({labels[S.QUERY_ID].iloc[i]!r}, {labels[S.DOC_ID].iloc[i]!r})"
                            f" graded {labels[S.GRADE].iloc[i]} here and {first.iloc[i]} at "
@@ -280,7 +279,8 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
     finite number per row), fitted on ``human`` (query_id, doc_id, grade: the validation
     sample, every pair of it among ``pairs``) with cross-fitting over ``folds`` folds of its
     queries (module docstring). ``model``: the encoder's name (the ``model`` column);
-    ``heldout``: the pairs whose human label is held out (with their grade, if given).
+    ``heldout``: the pairs whose human label is held out (with their grade, if given; those
+    not among ``pairs`` are not labelled).
 
     Returns ``JUDGED_COLUMNS`` in the order of ``pairs``: grade (the judge's), role,
     confidence, judge (``dense-similarity``), model, similarity, human_grade (Int64: the
@@ -299,6 +299,9 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
     if s.shape != (len(pairs),) or not np.isfinite(s).all():
         raise InputError(f"similarity must be {len(pairs)} finite numbers, one per pair")
     human_keys = _keys(human)
+    if human_keys.has_duplicates:
+        raise InputError(f"human pair {human_keys[human_keys.duplicated()][0]} is graded twice",
+                         "human")
     at = keys.get_indexer(human_keys)
     if (at < 0).any():
         raise InputError(f"human pair {human_keys[at < 0][0]} is not among the pairs to label "
@@ -330,6 +333,6 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
         S.QUERY_ID: keys.get_level_values(0), S.DOC_ID: keys.get_level_values(1),
         S.GRADE: grades_of(s, used), ROLE: role, CONFIDENCE: confidence_of(s, used),
         JUDGE: SIMILARITY_JUDGE, MODEL: str(model), SIMILARITY: s,
-        HUMAN_GRADE: human_grade, FOLD: fold_of})
+        HUMAN_GRADE: human_grade, FOLD: fold_of})[list(JUDGED_COLUMNS)]
     out.attrs.update(thresholds=overall.tolist(), fold_thresholds=[t.tolist() for t in per_fold])
     return out
