@@ -21,18 +21,20 @@ from the thresholds that reproduce the human grades' shares; each step moves one
 to its best candidate between its neighbours (every candidate's confusion table at once,
 from cumulative counts of the human grades over the sorted similarities; the lowest of
 equally good ones), and sweeps repeat until one changes nothing (a local optimum;
-deterministic). A pair's ``confidence`` is the distance of its
-similarity to the nearest threshold used for it (in cosine units: 0 on a boundary). It is
-a weak judge: one number per pair, topicality only, no reading of the document.
+deterministic). A pair's ``confidence`` is the distance of its similarity to the nearest
+threshold used for it (in cosine units: 0 on a boundary). It is a weak judge: one number
+per pair, topicality only, no reading of the document.
 
 **Roles** (``similarity_judge``): every pair to label gets one:
 ``validation`` (in the human sample the judge is fitted and checked on: both judged),
 ``heldout`` (a human label exists but is held out from the judge and from PPI) and
-``hole`` (no human label: the judge fills it, counted apart). Cross-fitting: the validation
-queries are split at random (seeded) into ``folds`` folds, and a validation pair's grade
-comes from thresholds fitted on the other folds only, so the labels that agreement and PPI
-compare with people were not fitted on those same people's grades; heldout and hole pairs
-get the thresholds fitted on the whole validation sample.
+``hole`` (no human label: the judge fills it, counted apart). ``split_human`` draws the
+validation sample as a seeded uniform random sample of the judged queries (all their
+judgments), the rest held out, so PPI's labelled set is a random sample of queries.
+Cross-fitting: the validation queries are split at random (seeded) into ``folds`` folds,
+and a validation pair's grade comes from thresholds fitted on the other folds only, so the
+labels that agreement and PPI compare with people were not fitted on those same people's
+grades; heldout and hole pairs get the thresholds fitted on the whole validation sample.
 """
 
 from __future__ import annotations
