@@ -94,5 +94,7 @@ def test_lower_is_better_and_bad_frames():
     assert out["tau_ap"]["value"] == pytest.approx(0.5)  # a, c, b against a, b, c: C(3) = 1
     with pytest.raises(InputError, match="the same systems"):
         ranking_agreement(human, human.rename(columns={"c": "z"}))
+    with pytest.raises(InputError, match="query 'q0' appears twice in the automatic values"):
+        ranking_agreement(human, pd.concat([human, human.iloc[:1]]))
     with pytest.raises(InputError, match="system 'b' has no defined value under automatic"):
         ranking_agreement(human, human.assign(b=np.nan))
