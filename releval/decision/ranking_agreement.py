@@ -78,6 +78,10 @@ def _frames(human: pd.DataFrame, auto: pd.DataFrame) -> tuple[list, np.ndarray, 
     if len(systems) < 2:
         raise InputError(f"a ranking needs at least 2 systems, got {len(systems)}")
     human, auto = human.rename(columns=str), auto.rename(columns=str)
+    for name, x in (("human", human), ("automatic", auto)):
+        if x.index.astype(str).has_duplicates:
+            raise InputError(f"query {x.index[x.index.astype(str).duplicated()][0]!r} appears "
+                             f"twice in the {name} values")
     queries = human.index.astype(str).union(auto.index.astype(str))
     x_h = human.set_axis(human.index.astype(str)).reindex(index=queries, columns=systems)
     x_a = auto.set_axis(auto.index.astype(str)).reindex(index=queries, columns=systems)

@@ -74,7 +74,7 @@ def _labels(frame: pd.DataFrame, name: str, max_grade: int) -> pd.DataFrame:
     grade = pd.to_numeric(frame[S.GRADE], errors="coerce").to_numpy(float)
     S.fail_first(frame, name, ~((grade >= 0) & (grade <= max_grade) & (grade == np.floor(grade))),
                  lambda i: f"grade must be an integer in 0..{max_grade}, got "
-                           f"{frame[S.GRADE].iloc[i]!r}")
+                           f"{frame[S.GRADE].tolist()[i]!r}")
     out = pd.DataFrame({S.QUERY_ID: frame[S.QUERY_ID].astype(str).to_numpy(),
                         S.DOC_ID: frame[S.DOC_ID].astype(str).to_numpy(),
                         S.GRADE: grade.astype(np.int64)})

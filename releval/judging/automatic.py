@@ -15,23 +15,26 @@ is the cosine of its query's and document's embeddings (``pair_similarity``: the
 route's encoder and its content-keyed cache). Ordered thresholds t_1 ≤ … ≤ t_G
 (G = max_grade) map it to a grade, grade(s) = #{k : t_k ≤ s}. ``fit_thresholds`` fits them
 on a human-judged sample to maximise the quadratic-weighted Cohen's κ between the human and
-the mapped grades: coordinate ascent over candidate thresholds (midpoints between adjacent
-distinct similarities, thinned to at most ``MAX_CANDIDATES`` at evenly spaced quantiles,
-plus one below and one above every value), starting from the thresholds that reproduce the
-human grades' shares; each step moves one threshold to its best candidate between its
-neighbours (all candidates scored at once; the first best), sweeps repeat until one changes
-nothing (a local optimum; deterministic). A pair's ``confidence`` is the distance of its
-similarity to the nearest threshold used for it (in cosine units: 0 on a boundary). It is
-a weak judge: one number per pair, topicality only, no reading of the document.
+the mapped grades: coordinate ascent over the candidate thresholds (every midpoint between
+adjacent distinct similarities, plus one at the lowest and one above the highest), starting
+from the thresholds that reproduce the human grades' shares; each step moves one threshold
+to its best candidate between its neighbours (every candidate's confusion table at once,
+from cumulative counts of the human grades over the sorted similarities; the lowest of
+equally good ones), and sweeps repeat until one changes nothing (a local optimum;
+deterministic). A pair's ``confidence`` is the distance of its similarity to the nearest
+threshold used for it (in cosine units: 0 on a boundary). It is a weak judge: one number
+per pair, topicality only, no reading of the document.
 
 **Roles** (``similarity_judge``): every pair to label gets one:
 ``validation`` (in the human sample the judge is fitted and checked on: both judged),
 ``heldout`` (a human label exists but is held out from the judge and from PPI) and
-``hole`` (no human label: the judge fills it, counted apart). Cross-fitting: the validation
-queries are split at random (seeded) into ``folds`` folds, and a validation pair's grade
-comes from thresholds fitted on the other folds only, so the labels that agreement and PPI
-compare with people were not fitted on those same people's grades; heldout and hole pairs
-get the thresholds fitted on the whole validation sample.
+``hole`` (no human label: the judge fills it, counted apart). ``split_human`` draws the
+validation sample as a seeded uniform random sample of the judged queries (all their
+judgments), the rest held out, so PPI's labelled set is a random sample of queries.
+Cross-fitting: the validation queries are split at random (seeded) into ``folds`` folds,
+and a validation pair's grade comes from thresholds fitted on the other folds only, so the
+labels that agreement and PPI compare with people were not fitted on those same people's
+grades; heldout and hole pairs get the thresholds fitted on the whole validation sample.
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ ROLES = ("validation", "heldout", "hole")
 JUDGED_COLUMNS = (S.QUERY_ID, S.DOC_ID, S.GRADE, ROLE, CONFIDENCE, JUDGE, MODEL, SIMILARITY,
                   HUMAN_GRADE, FOLD)
 SIMILARITY_JUDGE = "dense-similarity"
-MAX_CANDIDATES = 512
 MAX_SWEEPS = 50
 PAIR = [S.QUERY_ID, S.DOC_ID]
 
@@ -70,7 +72,7 @@ def _named(frame: pd.DataFrame, column: str, given: str | None, source: str) -> 
     if column not in frame.columns:
         if given is None:
             raise InputError(f"no {column} named: the file has no {column} column and none "
-                             f"was given ({column}=)", source)
+                             "was given", source)
         return pd.Series(str(given), index=frame.index)
     values = frame[column].astype("string").str.strip().replace("", pd.NA)
     if given is not None:
@@ -117,10 +119,9 @@ def read_labels(path: str | Path, *, judge: str | None = None, model: str | None
         MODEL: _named(frame, MODEL, model, source).to_numpy(),
         CONFIDENCE: confidence}, index=frame.index)
     key = [*PAIR, JUDGE, MODEL]
-    groups = labels.groupby(key, sort=False)
-    first = groups[S.GRADE].transform("first")
-    first_at = pd.Series(labels.index, index=labels.index).groupby(
-        [labels[c] for c in key], sort=False).transform("first")
+    first = labels.groupby(key, sort=False)[S.GRADE].transform("first")
+    first_at = labels.index.to_series().groupby([labels[c] for c in key],
+                                                sort=False).transform("first")
     S.fail_first(frame, source, (labels[S.GRADE] != first).to_numpy(),
                  lambda i: f"pair ({labels[S.QUERY_ID].iloc[i]!r}, {labels[S.DOC_ID].iloc[i]!r})"
                            f" graded {labels[S.GRADE].iloc[i]} here and {first.iloc[i]} at "
@@ -180,12 +181,11 @@ def confidence_of(similarity, thresholds) -> np.ndarray:
 
 
 def _candidates(s: np.ndarray) -> np.ndarray:
+    """Every midpoint between adjacent distinct values, one at the lowest value (all pass)
+    and one just above the highest (none passes)."""
     values = np.unique(s)
-    middle = (values[1:] + values[:-1]) / 2
-    if len(middle) > MAX_CANDIDATES:
-        middle = middle[np.unique(np.linspace(0, len(middle) - 1, MAX_CANDIDATES).round()
-                                  .astype(int))]
-    return np.concatenate([[values[0]], middle, [np.nextafter(values[-1], np.inf)]])
+    return np.concatenate([[values[0]], (values[1:] + values[:-1]) / 2,
+                           [np.nextafter(values[-1], np.inf)]])
 
 
 def _sample(similarity, grades, max_grade: int) -> tuple[np.ndarray, np.ndarray]:
@@ -213,23 +213,30 @@ def fit_thresholds(similarity, grades, max_grade: int) -> np.ndarray:
     s, g = _sample(similarity, grades, max_grade)
     levels = max_grade + 1
     candidates = _candidates(s)
+    order = np.argsort(s, kind="stable")
+    s, g = s[order], g[order]
+    below = np.searchsorted(s, candidates, side="left")  # samples under each candidate
     shares = np.cumsum(np.bincount(g, minlength=levels))[:-1] / len(g)
-    start = np.quantile(s, shares)  # the human grades' shares reproduced
-    index = np.minimum(np.searchsorted(candidates, start), len(candidates) - 1)
-    index = np.maximum.accumulate(index)
-    passed = s[None, :] >= candidates[:, None]  # (candidates, n): s at or above each
+    index = np.searchsorted(candidates, np.quantile(s, shares))  # the human shares
+    index = np.maximum.accumulate(np.minimum(index, len(candidates) - 1))
     for _ in range(MAX_SWEEPS):
         moved = False
-        for k in range(max_grade):
+        for k in range(max_grade):  # threshold t_{k+1}: grade k below it, k + 1 from it on
             lo = index[k - 1] if k > 0 else 0
             hi = index[k + 1] if k < max_grade - 1 else len(candidates) - 1
+            first, last = below[lo] if k > 0 else 0, below[hi] if k < max_grade - 1 else len(s)
+            fixed = np.r_[0:first, last:len(s)]  # samples whose grade t_{k+1} cannot change
+            confusion = np.zeros((levels, levels))
+            np.add.at(confusion, (g[fixed], grades_of(s[fixed], candidates[index])), 1)
+            window = np.zeros((last - first + 1, levels))
+            window[1:] = np.cumsum(np.eye(levels)[g[first:last]], axis=0)
             options = np.arange(lo, hi + 1)
-            others = passed[np.delete(index, k)].sum(axis=0)
-            predicted = others[None, :] + passed[options]
-            codes = (np.arange(len(options))[:, None] * levels + g[None, :]) * levels + predicted
-            confusion = np.bincount(codes.ravel(), minlength=len(options) * levels * levels)
-            scores = kappa(confusion.reshape(len(options), levels, levels), "quadratic")
-            best = options[np.nanargmax(np.where(np.isnan(scores), -np.inf, scores))]
+            under = window[below[options] - first]  # human grades of the window under t
+            tables = np.repeat(confusion[None], len(options), axis=0)
+            tables[:, :, k] += under
+            tables[:, :, k + 1] += window[-1] - under
+            scores = kappa(tables, "quadratic")
+            best = options[np.argmax(np.where(np.isnan(scores), -np.inf, scores))]
             moved |= best != index[k]
             index[k] = best
         if not moved:
@@ -274,7 +281,8 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
     finite number per row), fitted on ``human`` (query_id, doc_id, grade: the validation
     sample, every pair of it among ``pairs``) with cross-fitting over ``folds`` folds of its
     queries (module docstring). ``model``: the encoder's name (the ``model`` column);
-    ``heldout``: the pairs whose human label is held out (with their grade, if given).
+    ``heldout``: the pairs whose human label is held out (with their grade, if given; those
+    not among ``pairs`` are not labelled).
 
     Returns ``JUDGED_COLUMNS`` in the order of ``pairs``: grade (the judge's), role,
     confidence, judge (``dense-similarity``), model, similarity, human_grade (Int64: the
@@ -293,6 +301,9 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
     if s.shape != (len(pairs),) or not np.isfinite(s).all():
         raise InputError(f"similarity must be {len(pairs)} finite numbers, one per pair")
     human_keys = _keys(human)
+    if human_keys.has_duplicates:
+        raise InputError(f"human pair {human_keys[human_keys.duplicated()][0]} is graded twice",
+                         "human")
     at = keys.get_indexer(human_keys)
     if (at < 0).any():
         raise InputError(f"human pair {human_keys[at < 0][0]} is not among the pairs to label "
@@ -324,6 +335,6 @@ def similarity_judge(pairs: pd.DataFrame, similarity, human: pd.DataFrame, *, ma
         S.QUERY_ID: keys.get_level_values(0), S.DOC_ID: keys.get_level_values(1),
         S.GRADE: grades_of(s, used), ROLE: role, CONFIDENCE: confidence_of(s, used),
         JUDGE: SIMILARITY_JUDGE, MODEL: str(model), SIMILARITY: s,
-        HUMAN_GRADE: human_grade, FOLD: fold_of})
+        HUMAN_GRADE: human_grade, FOLD: fold_of})[list(JUDGED_COLUMNS)]
     out.attrs.update(thresholds=overall.tolist(), fold_thresholds=[t.tolist() for t in per_fold])
     return out
