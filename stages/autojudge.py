@@ -4,8 +4,9 @@ With ``judgments.automatic`` set, the judge labels the human-judged pairs of the
 queries and the pool's unjudged pairs of the same queries (``fill_holes``): the built-in
 judge (``judge: dense``: the first dense system's similarity, mapped to grades by thresholds
 fitted on the validation sample, cross-fitted) or a labels file (``labels``, pinned by the
-inputs stage). Every evaluated system is scored on the evaluated queries under each label
-set (``releval.judging.validated.LABEL_SETS``) with the metrics engine. Outputs
+inputs stage). Every evaluated system is scored on the judged evaluated queries under each
+label set (human judgments of documents a query may not see left out, as in ``evaluate``)
+(``releval.judging.validated.LABEL_SETS``) with the metrics engine. Outputs
 (data/autojudge/): automatic.parquet (query_id, doc_id, grade, judge, model, confidence,
 role), agreement_auto.json (``releval.documents.agreement_auto``: agreement on the held-out
 pairs, the two rankings and their τ / τ_AP, PPI intervals beside the human-only and the
@@ -24,6 +25,7 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data import contracts as S
+from releval.data.visibility import judgments_of
 from releval.decision import ppi
 from releval.decision.no_answer import evaluated_queries
 from releval.decision.ranking_agreement import ranking_agreement
@@ -150,8 +152,9 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
     c = p.evaluate
     evaluated, _ = evaluated_queries(split, queries, c.splits, p.no_answer.tag)
     evaluated = pd.Index(pd.unique(evaluated.astype(str)), dtype=object)
-    human = qrels.astype({S.QUERY_ID: str, S.DOC_ID: str})
-    human = human[human[S.QUERY_ID].isin(evaluated)]
+    human, visible = judgments_of(qrels.astype({S.QUERY_ID: str, S.DOC_ID: str}), queries,
+                                  documents, evaluated)
+    human = human[visible]  # as the evaluate stage: what the query may not see is left out
     if human.empty:
         raise InputError("no human judgment of an evaluated query: nothing to validate the "
                          "automatic judge against", artifacts.at("judgments.qrels"))
