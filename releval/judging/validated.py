@@ -126,3 +126,23 @@ def plain(value):
     if isinstance(value, float) and np.isnan(value):
         return None
     return value
+
+
+def too_few(human: pd.Series, auto: pd.Series, labelled: pd.Index) -> str | None:
+    """Why a PPI interval of these per-query values is undefined: fewer than 2 labelled
+    queries defined under both label sets, or fewer than 2 other queries defined under
+    automatic labels; None when it is defined."""
+    inside = auto.index.isin(labelled)
+    n = int((human.reindex(labelled).notna() & auto.reindex(labelled).notna()).sum())
+    big_n = int(auto[~inside].notna().sum())
+    if n < 2 or big_n < 2:
+        return (f"undefined: {n} labelled and {big_n} unlabelled queries with a defined "
+                "value (2 of each needed)")
+    return None
+
+
+def defined_systems(human: pd.DataFrame, auto: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The systems with a defined value on some query under both label sets, and the others
+    (left out of a ranking, undefined is not zero)."""
+    both = human.notna().any() & auto.reindex(columns=human.columns).notna().any()
+    return list(human.columns[both.to_numpy()]), list(human.columns[~both.to_numpy()])

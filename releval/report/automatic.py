@@ -33,7 +33,7 @@ def headline(doc: dict) -> str:
     """summary.md's line: the judge, κ and α on the held-out pairs, τ and τ_AP of the first
     measure's rankings."""
     a, ranking = doc["agreement"], doc["ranking"]["measures"]
-    first = next(iter(ranking), None)
+    first = next((m for m, x in ranking.items() if "tau" in x), None)
     taus = (f"; {first} rankings of {ranking[first]['systems']} systems, human vs automatic "
             f"labels: τ {figure(ranking[first]['tau'])}, τ_AP {figure(ranking[first]['tau_ap'])}"
             if first else "")
@@ -77,11 +77,15 @@ def _ranking(doc: dict) -> list[str]:
     r, systems = doc["ranking"], doc["systems"]
     lines = ["", f"### The systems under human and automatic labels ({r['on']}, "
                  f"{systems['queries']:,} queries)", ""]
-    rows = [[m, str(x["systems"]), figure(x["tau"]), figure(x["tau_ap"]),
-             str(len(x["flips"]))] for m, x in r["measures"].items()]
+    rows = [[m, str(x["systems"]), figure(x.get("tau")), figure(x.get("tau_ap")),
+             str(len(x.get("flips", []))),
+             _note(x)]
+            for m, x in r["measures"].items()]
     lines += markdown_table(["measure", "systems", "Kendall's τ [CI]", "τ_AP [CI]",
-                             "flipped pairs"], rows)
+                             "flipped pairs", "note"], rows)
     for measure, x in r["measures"].items():
+        if "rankings" not in x:
+            continue
         table = [[row["system"], number(row["mean_human"], ".4f"), str(row["rank_human"]),
                   number(row["mean_automatic"], ".4f"), str(row["rank_automatic"])]
                  for row in x["rankings"]]
@@ -96,11 +100,23 @@ def _ranking(doc: dict) -> list[str]:
     return lines
 
 
+def _note(ranking: dict) -> str:
+    """Why a ranking is undefined, and the systems left out of it (undefined under a label
+    set)."""
+    left = ", ".join(ranking.get("left_out", []))
+    return "; ".join(filter(None, [ranking.get("undefined"),
+                                   left and f"left out (undefined): {left}"]))
+
+
 def _ppi(doc: dict) -> list[str]:
     p = doc["ppi"]
     rows = []
     for measure, by_system in p["measures"].items():
         for system, f in by_system.items():
+            if "undefined" in f:
+                rows.append([measure, system, f["undefined"], "—", "—",
+                             number(f["heldout_human"], ".4f"), "—"])
+                continue
             rows.append([measure, system, _interval(f["human_only"]), _interval(f["ppi"]),
                          _interval(f["automatic_only"]), number(f["heldout_human"], ".4f"),
                          f"{f['n_labelled']} + {f['n_unlabelled']}"])

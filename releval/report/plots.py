@@ -309,7 +309,7 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
     measures = doc["ranking"]["measures"]
     panels = []
     for measure, x in measures.items():
-        frame = pd.DataFrame(x["rankings"])
+        frame = pd.DataFrame(x.get("rankings", []))
         if frame.empty:
             continue
         tau, tau_ap = x["tau"], x["tau_ap"]

@@ -132,3 +132,18 @@ def test_without_an_automatic_judge_the_stage_says_so(tmp_path):
                           "note": "no automatic judge configured (judgments.automatic)"}
     assert out.automatic.empty and list(out.automatic.columns)[-1] == "role"
     assert out.per_query.empty
+
+
+def test_one_scored_system_leaves_the_ranking_undefined_with_the_reason(cached):
+    """Empty runs are not scored: with one system left there is no ranking to compare (said,
+    not an error) and no compared pair for the gate's PPI difference."""
+    empty = RUNS["dense"].iloc[:0]
+    out = stage.run(params(cached), RUNS | {"dense": empty, "hybrid": empty}, POOL, QRELS,
+                    DOCS, QUERIES, SPLIT)
+    r = out.report
+    ranking = r["ranking"]["measures"]["AP"]
+    assert ranking["systems"] == 1 and "tau" not in ranking
+    assert ranking["undefined"].startswith("1 system(s) with a defined value")
+    assert r["difference"] == {}
+    assert set(r["ppi"]["measures"]["AP"]) == {"bm25"}
+    AgreementAuto.check(r)

@@ -223,3 +223,9 @@ def test_gate_ppi_reads_the_ppi_interval_of_the_difference_and_says_so():
     other = {"difference": {"nDCG@10": {**automatic["difference"]["nDCG@10"],
                                         "candidate": "dense"}}}
     assert decide("ppi", other)["rules"][0]["value"] == -0.01
+    undefined = {"difference": {"nDCG@10": {
+        "undefined": "undefined: 1 labelled and 40 unlabelled queries with a defined value "
+                     "(2 of each needed)", "baseline": "bm25", "candidate": "hybrid"}}}
+    failed = decide("ppi", undefined)["rules"][0]
+    assert failed["passed"] is False and failed["value"] is None
+    assert "is undefined (PPI interval undefined: 1 labelled" in failed["reason"]

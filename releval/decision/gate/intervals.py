@@ -17,7 +17,9 @@ from releval.documents.comparison import Comparison
 
 
 def basis(figures: dict) -> str:
-    """How a PPI difference's interval was made, for a reason."""
+    """How a PPI difference's interval was made, for a reason (or why it is undefined)."""
+    if "undefined" in figures:
+        return f"PPI interval {figures['undefined']}"
     return (f"PPI interval ({figures['n_labelled']:,} human-judged queries, "
             f"{figures['n_unlabelled']:,} automatic)")
 
@@ -32,10 +34,10 @@ def substituted(comparison: Comparison, difference: dict) -> tuple[Comparison, d
     rows = []
     for row in comparison.paired:
         figures = used.get(row.measure) if row.slice == S.ALL else None
-        if figures is not None:
-            ppi = figures["ppi"]
-            row = row.model_copy(update={"mean_diff": ppi["estimate"], "ci_low": ppi["ci_low"],
-                                         "ci_high": ppi["ci_high"],
-                                         "n": figures["n_labelled"]})
+        if figures is not None:  # an undefined interval leaves the row undefined: it fails
+            ppi = figures.get("ppi", {})
+            row = row.model_copy(update={
+                "mean_diff": ppi.get("estimate"), "ci_low": ppi.get("ci_low"),
+                "ci_high": ppi.get("ci_high"), "n": figures.get("n_labelled", 0)})
         rows.append(row)
     return comparison.model_copy(update={"paired": rows}), {m: basis(f) for m, f in used.items()}
