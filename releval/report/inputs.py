@@ -31,7 +31,8 @@ class ReportInputs:
     ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet),
     ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
     reports/runs/, oldest first: ``releval.project.history.entries`` rows) and ``health``
-    (health/health.json: each system's health and freshness)."""
+    (health/health.json: each system's health and freshness), ``automatic``
+    (autojudge/agreement_auto.json: the automatic judge validated against people)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -59,6 +60,7 @@ class ReportInputs:
     differential: pd.DataFrame | None = None
     history: list[dict] | None = None
     health: dict | None = None
+    automatic: dict | None = None
 
     @property
     def mode(self) -> str:

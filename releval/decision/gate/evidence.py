@@ -30,7 +30,8 @@ class Evidence:
     ``query_set``: split_report.json's ``query_set``
     (``releval.data.query_set.describe``); ``looks``: the evaluated set's look count
     (``releval.decision.looks.count``; empty: not counted) and ``max_looks``, its bound
-    (``query_set.max_looks``, None: unbounded)."""
+    (``query_set.max_looks``, None: unbounded); ``basis``: measure -> how its overall paired
+    interval was made where it is not the paired bootstrap (``gate.intervals``: PPI)."""
 
     baseline: str
     candidate: str
@@ -45,6 +46,7 @@ class Evidence:
     query_set: dict = field(default_factory=dict)
     looks: dict = field(default_factory=dict)
     max_looks: int | None = None
+    basis: dict[str, str] = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:
