@@ -404,6 +404,19 @@ def offpolicy_estimates_suite() -> gx.ExpectationSuite:
     ])
 
 
+def automatic_labels_suite(max_grade: int = 3) -> gx.ExpectationSuite:
+    """automatic.parquet: one label per (query, doc), integer grades on 0..max_grade, a named
+    judge, a known role (the confidence's meaning is the judge's: not bounded)."""
+    return gx.ExpectationSuite(name="automatic_labels", expectations=[
+        *_exist((*S.QRELS_COLUMNS, "judge", "model", "confidence", "role")),
+        *_not_null(*S.QRELS_COLUMNS, "judge", "role"),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
+        E.ExpectColumnValuesToBeBetween(column=S.GRADE, min_value=0, max_value=max_grade),
+        E.ExpectColumnValuesToBeInSet(column="role", value_set=["validation", "heldout", "hole"]),
+        _holds("_grade_integer"),
+    ])
+
+
 SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "documents": documents_suite,
     "queries": queries_suite,
@@ -427,6 +440,7 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "health": health_suite,
     "failures": failures_suite,
     "offpolicy_estimates": offpolicy_estimates_suite,
+    "automatic_labels": automatic_labels_suite,
 }
 
 

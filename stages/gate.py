@@ -4,9 +4,11 @@ Reads the comparison, the slices, the safety report, the metrics, the evaluation
 (system-level values, applicability), each system's latency (run_stats.json) and health
 (health.json), the query set's description (split_report.json's ``query_set``) and the
 evaluated set's looks (the split, the qrels, the candidate's run and the looks file,
-``releval.decision.looks``: the decisions the set has informed, this one included) and the
-off-policy estimates (offpolicy.json); the comparison, the summary, the run stats, the
-health report and the off-policy estimates are read through their models
+``releval.decision.looks``: the decisions the set has informed, this one included) and
+agreement_auto.json (under ``judgments.automatic.gate: ppi`` the paired rows read its PPI
+intervals of the difference, ``releval.decision.gate.intervals``) and the off-policy
+estimates (offpolicy.json); the comparison, the summary, the run stats, the health report
+and the off-policy estimates are read through their models
 (``releval.documents``: a renamed or missing key stops the stage naming the file); writes
 data/gate/decision.json (``releval.decision.gate.decide``, with the rollback thresholds) and
 prints "gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the
@@ -23,8 +25,9 @@ import pandas as pd
 
 from releval import artifacts
 from releval.decision import looks
-from releval.decision.gate import RULES, decide
+from releval.decision.gate import RULES, decide, intervals
 from releval.decision.gate.evidence import Evidence, check_sides
+from releval.documents.agreement_auto import AgreementAuto
 from releval.documents.comparison import Comparison
 from releval.documents.health import Health
 from releval.documents.offpolicy import OffPolicyDoc
@@ -62,22 +65,33 @@ def directions(rules) -> dict[str, str]:
 def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, metrics: dict,
         latency: dict[str, Latency], summary: Summary, health: Health | None = None,
         query_set: dict | None = None, looked: dict | None = None,
-        offpolicy: OffPolicyDoc | None = None) -> Outputs:
+        automatic: dict | None = None, offpolicy: OffPolicyDoc | None = None) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``, with the
     ``gate.rollback`` thresholds; a comparison of other systems than params name is stale
     input and is rejected. ``latency``: system -> its run_stats.json's ``latency_ms``;
     ``health``: health/health.json; ``summary``: evaluate/summary.json; ``query_set``:
     split/split_report.json's query_set; ``looked``: the evaluated set's look count
-    (``releval.decision.looks.count``), bounded by ``query_set.max_looks``; ``offpolicy``:
+    (``releval.decision.looks.count``), bounded by ``query_set.max_looks``; ``automatic``:
+    autojudge/agreement_auto.json, whose PPI differences the paired rows read under
+    ``judgments.automatic.gate: ppi`` (``releval.decision.gate.intervals``); ``offpolicy``:
     offpolicy/offpolicy.json."""
+    basis: dict[str, str] = {}
+    auto = p.judgments.automatic
+    if auto is not None and auto.gate == "ppi":
+        comparison, basis = intervals.substituted(comparison,
+                                                  (automatic or {}).get("difference") or {})
     evidence = Evidence(baseline=p.compare.baseline, candidate=p.compare.candidate,
                         comparison=comparison, slices=slices, safety=safety, metrics=metrics,
                         latency=latency, summary=summary.systems,
                         better=directions(p.gate.rules), health=health,
                         query_set=query_set or {}, looks=looked or {},
-                        max_looks=p.query_set.max_looks, offpolicy=offpolicy)
+                        max_looks=p.query_set.max_looks, basis=basis, offpolicy=offpolicy)
     check_sides(evidence)
-    return Outputs(decide(p.gate.rules, evidence, p.gate.rollback))
+    decision = decide(p.gate.rules, evidence, p.gate.rollback)
+    if basis:
+        decision["intervals"] = ("judgments.automatic.gate ppi: the paired rows of "
+                                 + "; ".join(f"{m} read its {b}" for m, b in basis.items()))
+    return Outputs(decision)
 
 
 def summary(decision: dict) -> str:
@@ -121,6 +135,7 @@ def main() -> None:
     ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
     ap.add_argument("--looks", default=artifacts.at("reports.looks"))
     ap.add_argument("--offpolicy", default=artifacts.at("offpolicy.report"))
+    ap.add_argument("--autojudge", default=artifacts.at("autojudge.report"))
     ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
     ap.add_argument("--fused", default=artifacts.group_folder("fused"))
     ap.add_argument("--out", default=artifacts.folder("gate"))
@@ -132,6 +147,7 @@ def main() -> None:
                  Health.read(args.health), read_doc(args.split_report).get("query_set"),
                  count_looks(p, read_table(args.split), read_table(args.qrels), args.candidates,
                              args.fused, read_doc(args.looks)),
+                 read_doc(args.autojudge, AgreementAuto) if p.judgments.automatic else None,
                  OffPolicyDoc.read(args.offpolicy))
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval import artifacts
+from releval.documents.agreement_auto import AgreementAuto
 from releval.documents.comparison import Comparison
 from releval.documents.decision import Decision
 from releval.documents.health import Health
@@ -32,6 +33,7 @@ from releval.documents.summary import Summary
 from releval.params import Params
 from releval.project.history import entries
 from releval.project.receipt import describes
+from releval.report import automatic as report_automatic
 from releval.report.decision import render_decision
 from releval.report.dvc_plots import TEMPLATE, page_template, plot_tables
 from releval.report.html import render_html
@@ -71,7 +73,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         selftest_rows: pd.DataFrame | None = None,
         differential: pd.DataFrame | None = None,
         history: list[dict] | None = None, health: dict | None = None,
-        offpolicy: dict | None = None, offpolicy_estimates: pd.DataFrame | None = None,
+        automatic: dict | None = None, offpolicy: dict | None = None,
+        offpolicy_estimates: pd.DataFrame | None = None,
         offpolicy_weights: pd.DataFrame | None = None) -> Outputs:
     """summary.md: the summary page (with its history part where ``history`` is given), the
     self-test section, a blank line, then the decision; decision.md: the decision alone;
@@ -80,14 +83,18 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
     queries, evaluate/reliability, the run's ``receipt`` (None: not written yet), the
     self-test's outputs (``releval.report.selftest``), the ledger's ``history``
     (``releval.project.history.entries`` rows; None: no history section content),
-    health/health.json (``health``; None: none measured) and the off-policy evaluation
-    (offpolicy/: ``offpolicy``, its document, ``offpolicy_estimates``, ``offpolicy_weights``;
-    None: the page says there is none)."""
+    health/health.json (``health``; None: none measured) and autojudge/agreement_auto.json
+    (``automatic``: its section, and one line in each page, ``releval.report.automatic``)
+    and the off-policy evaluation (offpolicy/: ``offpolicy``, its document,
+    ``offpolicy_estimates``, ``offpolicy_weights``; None: the page says there is none)."""
     query_set = query_set_section(split_report, bool(summary.get("recommendation")))
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
                                p.slices.min_n, health or {}, query_set, receipt, offpolicy)
+    if report_automatic.configured(automatic):
+        decision += "\n" + report_automatic.decision_line(automatic, gate) + "\n"
     page = render_summary(summary, split_report, source, stats, ingest, agreement, history,
-                          receipt)
+                          receipt, report_automatic.headline(automatic)
+                          if report_automatic.configured(automatic) else None)
     checked = selftest_lines(selftest, selftest_rows, differential)
     if checked:
         page += "\n## Self-test\n\n" + "\n".join(checked) + "\n"
@@ -100,8 +107,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         violations=violations, failure_rows=failure_rows, queries=queries,
         reliability=reliability, receipt=receipt, selftest=selftest,
         selftest_rows=selftest_rows, differential=differential, history=history,
-        health=health, offpolicy=offpolicy, offpolicy_estimates=offpolicy_estimates,
-        offpolicy_weights=offpolicy_weights)
+        health=health, automatic=automatic, offpolicy=offpolicy,
+        offpolicy_estimates=offpolicy_estimates, offpolicy_weights=offpolicy_weights)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -127,6 +134,7 @@ def main() -> None:
     ap.add_argument("--violations", default=artifacts.at("safety.violations"))
     ap.add_argument("--health", default=artifacts.at("health.report"))
     ap.add_argument("--offpolicy", default=artifacts.folder("offpolicy"))
+    ap.add_argument("--autojudge", default=artifacts.at("autojudge.report"))
     ap.add_argument("--receipt", default=None,
                     help="the run's receipt.json to show (absent: the page says it is "
                          "written at the end of the run)")
@@ -160,6 +168,8 @@ def main() -> None:
                  selftest_rows=read_table(artifacts.within(checked, "selftest.rows")),
                  differential=read_table(artifacts.within(checked, "selftest.differential")),
                  history=entries(Path(args.ledger)), health=read_doc(args.health, Health),
+                 automatic=read_doc(args.autojudge, AgreementAuto)
+                 if p.judgments.automatic else None,
                  offpolicy=read_doc(artifacts.within(args.offpolicy, "offpolicy.report"),
                                     OffPolicyDoc),
                  offpolicy_estimates=read_table(artifacts.within(args.offpolicy,

@@ -1,1 +1,2 @@
-"""releval's test suite (a regular package: an installed distribution's top-level `tests` cannot shadow it)."""
+"""releval's test suite: a regular package, so that an installed distribution's own
+top-level `tests` package (ppi-python ships one) cannot shadow it."""

@@ -24,6 +24,8 @@ def test_project_params_validate_and_overrides_apply():
     ("candidates.depth=0", "candidates.depth"),
     ("candidates.systems.x.route=teleport", "candidates.systems.x"),
     ("novalue", "is not key=value"),
+    ("judgments.automatic={judge: umbrela}", "judge 'umbrela' needs a labels file"),
+    ("judgments.automatic={validation_share: 1}", "judgments.automatic.validation_share"),
 ])
 def test_unknown_keys_and_bad_values_are_errors_naming_the_key(override, rule):
     with pytest.raises(InputError, match=rule):
@@ -148,6 +150,8 @@ GUARDED = ("gate.rules=[{rule: guarded, primary: nDCG@10, guards: [{measure: lat
 @pytest.mark.parametrize("override,words", [
     (GUARDED, ["params.yaml:gate.rules.0.guards.1.measure", "did you mean nDCG@10?"]),
     ("compare.measures=[nDCG@10, R@1OO]", ["params.yaml:compare.measures.1", "'R@1OO'"]),
+    ("judgments.automatic={judge: dense, measures: [nDCG@10, APP]}",
+     ["params.yaml:judgments.automatic.measures.1", "'APP'"]),
     ("gate.rules=[{rule: no_regression, slices: [country=DE]}]",
      ["params.yaml:gate.rules.0.slices.0", "'country' is not a labelled dimension"]),
     ("pool.systems=[bm25, hybrid]",

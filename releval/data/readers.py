@@ -174,7 +174,8 @@ def read_delimited(path: str | Path, sep: str = ",", header: bool = True,
     return _tag(frame, str(path), "line", first)
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def read_table(path: Path) -> pd.DataFrame:
+    """A parquet (tagged by row), TSV or CSV (tagged by line) table through the gate."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return _tag(read_parquet(path), str(path), "row", 1)
@@ -192,7 +193,7 @@ def _headerless_beir(frame: pd.DataFrame) -> bool:
         return False
 
 
-def _is_table(path: Path) -> bool:
+def is_table(path: Path) -> bool:
     return path.suffix.lower() in {".parquet", ".csv", ".tsv"}
 
 
@@ -200,8 +201,8 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
     """qrels as (query_id, doc_id, grade): TREC ``qid iter docid grade``, BEIR TSV
     (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns."""
     path = existing(path)
-    if _is_table(path):
-        frame = _read_table(path)
+    if is_table(path):
+        frame = read_table(path)
         if path.suffix.lower() == ".tsv" and _headerless_beir(frame):  # read line 1 as data
             frame = read_delimited(path, "\t", header=False, names=BEIR_QRELS)
         frame = frame.rename(
@@ -222,8 +223,8 @@ def read_run(path: str | Path) -> pd.DataFrame:
     Tables (CSV/parquet) keep an explicit ``rank`` when they have one.
     """
     path = existing(path)
-    if _is_table(path):
-        frame = _read_table(path)
+    if is_table(path):
+        frame = read_table(path)
         S.require_columns(frame, (S.QUERY_ID, S.DOC_ID), "run")
         frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
         if S.RANK not in frame.columns:

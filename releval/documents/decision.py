@@ -57,6 +57,7 @@ class Decision(Document):
     note: str | None
     rollback: list[Rollback]
     looks: Looks | None = None  # absent from decisions written before looks were counted
+    intervals: str | None = None  # judgments.automatic.gate ppi: which rows read PPI
 
     @property
     def verdict(self) -> str:

@@ -146,9 +146,35 @@ class Pool(Section):
     guideline: str = "relevance-v1"
 
 
+class AutomaticJudge(Section):
+    """``judgments.automatic``: labels from a model, validated against the human ones (stage
+    ``autojudge``). ``judge: dense`` with no ``labels``: the built-in similarity judge (the
+    first dense system's encoder, thresholds fitted on the validation sample); ``labels``: a
+    judge's labels file (docs/contracts.md) named ``judge`` / ``model``. ``validation_share``
+    of the human-judged evaluated queries (a seeded random sample of queries) is the sample the
+    judge is fitted on and PPI's labelled sample; the other queries' human labels are only the
+    ground truth. ``gate: ppi``: the gate's paired-comparison rules read PPI intervals."""
+
+    judge: str = "dense"
+    labels: str | None = None  # a labels file (table or TREC qrels); None: the built-in judge
+    model: str | None = None  # the labels' model (None: taken from the file, if it has one)
+    validation_share: float = Field(0.5, gt=0, lt=1)
+    fill_holes: bool = True  # label the pool's unjudged entries (counted apart)
+    measures: list[str] | None = None  # None: compare.measures
+    gate: Literal["human", "ppi"] = "human"
+
+    @model_validator(mode="after")
+    def _built_in_or_file(self) -> AutomaticJudge:
+        if self.labels is None and self.judge != "dense":
+            raise ValueError(f"judge {self.judge!r} needs a labels file (judgments.automatic."
+                             "labels); the built-in judge is 'dense'")
+        return self
+
+
 class Judgments(Section):
     """Where grades come from: simulated judges (demo), judges' files, or the dataset's
-    own qrels; ``auto`` picks simulated for the demo and the dataset's qrels otherwise."""
+    own qrels; ``auto`` picks simulated for the demo and the dataset's qrels otherwise.
+    ``automatic``: a model's labels beside them (``AutomaticJudge``; None: none)."""
 
     source: Literal["auto", "simulated", "files", "dataset"] = "auto"
     files: str = "labels"  # folder of judges' CSV / Label Studio JSON exports (source: files)
@@ -159,6 +185,7 @@ class Judgments(Section):
     max_spread: int = Field(2, ge=1)
     low_agreement: float = 0.4
     adjudicator: str | None = None  # CSV of (blind_id, grade) overriding adjudicated pairs
+    automatic: AutomaticJudge | None = None
 
 
 class Evaluate(Section):
@@ -358,6 +385,9 @@ class Params(Section):
             yield from (("measure", f"compare.min_effect.{m}", m) for m in c.min_effect)
         yield from (("measure", f"evaluate.measures.{i}", m)
                     for i, m in enumerate(self.evaluate.measures))
+        auto = self.judgments.automatic
+        yield from (("measure", f"judgments.automatic.measures.{i}", m)
+                    for i, m in enumerate(auto.measures or [] if auto else []))
         yield from (("candidate", f"pool.systems.{i}", s)
                     for i, s in enumerate(self.pool.systems or []))
         for name, f in self.fusion.systems.items():

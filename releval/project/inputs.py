@@ -1,14 +1,14 @@
 """Inputs from outside the pipeline, pinned by content under ``data/input/``.
 
 Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
-adjudicator's file, a reviewed worksheet, an external system's run, the logged bandit
-feedback with the candidate policy's table and the reference log) is copied by the
-``inputs`` stage into its own slot, ``data/input/<slot>/<name>``, which DVC tracks as an
-output: its content digest, not the path's name, decides whether later stages re-run, and
-the copy is kept in the DVC cache (and remote) so a past run's inputs can be restored.
-Stages read the pinned copy (``pinned``), never the user's path. Paths inside the project's
-``data/`` folder are pipeline outputs (the demo's simulated team run): DVC already pins
-them, so they are read in place.
+adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's
+run, the logged bandit feedback with the candidate policy's table and the reference log) is
+copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``,
+which DVC tracks as an output: its content digest, not the path's name, decides whether
+later stages re-run, and the copy is kept in the DVC cache (and remote) so a past run's
+inputs can be restored. Stages read the pinned copy (``pinned``), never the user's path.
+Paths inside the project's ``data/`` folder are pipeline outputs (the demo's simulated team
+run): DVC already pins them, so they are read in place.
 
 Each slot holds ``pinned.json`` (the params key and whether a path was given) beside the
 copy, so a slot is never an empty folder. A stage's error on a pinned copy is reported on
@@ -57,6 +57,8 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "judgments.files": ("judgments", lambda p: p.judgments.files
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
+    "judgments.automatic": ("automatic", lambda p: p.judgments.automatic.labels
+                                   if p.judgments.automatic else None),
     "failures.review": ("review", lambda p: p.failures.review),
     "fixture.path": ("fixture", lambda p: p.fixture.path),
     "offpolicy.log": ("logged", lambda p: p.offpolicy.log),

@@ -213,6 +213,8 @@ def retrieval(data: Collection, c: Choices) -> str:
     t.put(1, "systems", ["bm25", "dense", *c.runs], "every system's top 10 is judged")
     t.put(0, "judgments")
     t.put(1, "source", "dataset", "the collection's own qrels")
+    t.put(1, "automatic", None, "no automatic judge (judge: dense, or labels: <file>): "
+          "docs/automatic-judgments.md")
     t.blank()
 
     measures = ["nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10"]
@@ -419,6 +421,8 @@ def recommendation(log: Log, c: Choices, feedback: Feedback | None = None) -> st
     t.put(1, "systems", pooled)
     t.put(0, "judgments")
     t.put(1, "source", "dataset", "the log's own future is the judge")
+    t.put(1, "automatic", None, "no automatic judge (judge: dense, or labels: <file>): "
+          "docs/automatic-judgments.md")
     t.blank()
     t.put(0, "evaluate")
     t.put(1, "measures", ["nDCG@10", "HR@10", "R@10", "P@10", "AP@10", "RR", "Coverage@10",

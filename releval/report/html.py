@@ -13,13 +13,14 @@ failure worksheet; the comparison in full (conditions, every paired measure, the
 change, training variance, health and rollback, the receipt); the off-policy evaluation
 (the estimates with their CIs beside the on-policy value and the reference, the diagnostics,
 the estimates' and the importance weights' plots; one line without a log); then the
-appendix: the history of the page's lineage in the ledger (``releval.report.history``: a
-chart per measure, the runs, the newest run against the one before it, uncontrolled; one
-line on the other lineages), the self-test, and the summary page's candidates, judgments
-(pooling and agreement), route hits and split (with leakage) sections
-(``releval.report.summary.sections``, the same facts as reports/summary.md; for
-recommendation the split section compares the forward-in-time split with a random one and
-leaves the risk categories out, saying so).
+appendix: the history
+of the page's lineage in the ledger (``releval.report.history``: a chart per measure, the
+runs, the newest run against the one before it, uncontrolled; one line on the other
+lineages), the self-test, and the summary page's candidates, judgments (pooling and
+agreement; then the automatic judge validated against people, ``releval.report.automatic``),
+route hits and split (with leakage) sections (``releval.report.summary.sections``,
+the same facts as reports/summary.md; for recommendation the split section compares the
+forward-in-time split with a random one and leaves the risk categories out, saying so).
 
 Layout: no table wider than the page at 1,280 px (headers wrap, long cells break); printed,
 every ``<details>`` opens and nothing is sticky.
@@ -45,7 +46,7 @@ from releval.metrics.curves import FAMILY, K
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
-from releval.report import change, health, history, offpolicy, training
+from releval.report import automatic, change, health, history, offpolicy, training
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS, reuse
 from releval.report.formats import (
@@ -746,6 +747,10 @@ def render_html(inputs: ReportInputs) -> str:
               for key, title, fn in SECTIONS]
     blocks += [(key, title, markdown(md[key]))  # its own "## …" headings title it
                for key, title in SUMMARY_SECTIONS if md.get(key)]
+    at = next((i + 1 for i, (key, _, _) in enumerate(blocks) if key == "judgments"),
+              len(blocks))  # the automatic judge beside the human judgments
+    blocks.insert(at, ("automatic", "Automatic judgments",
+                       markdown(automatic.lines(inputs.automatic))))
     nav = " ".join(f'<a href="#{key}">{esc(title)}</a>' for key, title, _ in blocks)
     body = "\n".join(f'<section id="{key}">{content}</section>' for key, _, content in blocks)
     name = f"releval report: {c['candidate']} vs {c['baseline']}"

@@ -30,10 +30,11 @@ class ReportInputs:
     diagram's bins), ``receipt`` (reports/receipt.json of the run) and the self-test's
     ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet),
     ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
-    reports/runs/, oldest first: ``releval.project.history.entries`` rows), ``health``
-    (health/health.json: each system's health and freshness) and the off-policy evaluation:
-    ``offpolicy`` (offpolicy/offpolicy.json), ``offpolicy_estimates`` (estimates.parquet)
-    and ``offpolicy_weights`` (weights.parquet)."""
+    reports/runs/, oldest first: ``releval.project.history.entries`` rows) and ``health``
+    (health/health.json: each system's health and freshness), ``automatic``
+    (autojudge/agreement_auto.json: the automatic judge validated against people) and
+    the off-policy evaluation: ``offpolicy`` (offpolicy/offpolicy.json),
+    ``offpolicy_estimates`` (estimates.parquet) and ``offpolicy_weights`` (weights.parquet)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -61,6 +62,7 @@ class ReportInputs:
     differential: pd.DataFrame | None = None
     history: list[dict] | None = None
     health: dict | None = None
+    automatic: dict | None = None
     offpolicy: dict | None = None
     offpolicy_estimates: pd.DataFrame | None = None
     offpolicy_weights: pd.DataFrame | None = None

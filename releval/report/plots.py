@@ -27,6 +27,7 @@ from releval.data import contracts as S
 from releval.decision import planning
 from releval.metrics.curves import FAMILY, K
 from releval.report import history
+from releval.report.automatic import figure
 from releval.report.formats import interval, number
 from releval.report.inputs import MODES, RECOMMENDATION, RETRIEVAL, ReportInputs
 
@@ -295,6 +296,44 @@ def recall_ndcg_curves(inputs: ReportInputs) -> Chart | None:
 def judged_curves(inputs: ReportInputs) -> Chart | None:
     return _curve_chart(inputs, ("Judged",), "Judged@k by depth",
                         "share of the top k with a judgment of any grade")
+
+
+@plot("automatic", "Systems under human and automatic labels",
+      "Each system's mean under people's labels (x) and under the automatic judge's labels "
+      "(y) on the held-out queries, one panel per measure: the two rankings. Points on a "
+      "rising line keep their order; Kendall's τ and τ_AP with their CIs are in the panel "
+      "titles and in the judging section.",
+      "No automatic judge configured (judgments.automatic).", modes=(RETRIEVAL,))
+def automatic_rankings(inputs: ReportInputs) -> Chart | None:
+    doc = inputs.automatic
+    if not doc or not doc.get("configured"):
+        return None
+    measures = doc["ranking"]["measures"]
+    panels = []
+    for measure, x in measures.items():
+        frame = pd.DataFrame(x.get("rankings", []))
+        if frame.empty:
+            continue
+        tau, tau_ap = x["tau"], x["tau_ap"]
+        subtitle = f"τ {figure(tau)}, τ_AP {figure(tau_ap)}"
+        base = alt.Chart(frame).encode(
+            x=alt.X("mean_human:Q", title=f"{measure}, human labels",
+                    scale=alt.Scale(zero=False)),
+            y=alt.Y("mean_automatic:Q", title=f"{measure}, automatic labels",
+                    scale=alt.Scale(zero=False)))
+        points = base.mark_point(filled=True, size=70).encode(
+            color=alt.Color("system:N", scale=_system_scale(inputs, list(frame["system"])),
+                            title="system"),
+            tooltip=["system", "mean_human", "mean_automatic", "rank_human", "rank_automatic"])
+        labels = base.mark_text(align="left", dx=6, fontSize=10).encode(text="system:N")
+        panels.append((points + labels).properties(
+            width=280, height=240, title=_title(measure, subtitle)))
+    if not panels:
+        return None
+    return _finish(alt.hconcat(*panels).properties(
+        title=_title("Systems under human and automatic labels",
+                     f"{doc['systems']['queries']} held-out queries; labels: human (x) vs "
+                     "automatic (y)")))
 
 
 @plot("failures", "Failures by layer",

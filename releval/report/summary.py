@@ -262,13 +262,15 @@ def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: 
 
 def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
                    ingest: dict, agreement: dict, history: list[dict] | None = None,
-                   receipt: dict | None = None) -> str:
+                   receipt: dict | None = None, automatic: str | None = None) -> str:
     """The summary page, from the evaluation's summary.json, the split report, the data's
     source.json, each system's run_stats.json and the judgments' ingest.json and
-    agreement.json; then, where ``history`` (the ledger's ``entries`` rows) is given, its
-    "## History" part: the lineage of ``receipt`` (``releval.report.history``)."""
+    agreement.json (with ``automatic``, the automatic judge's line, at the judgments' end);
+    then, where ``history`` (the ledger's ``entries`` rows) is given, its "## History" part:
+    the lineage of ``receipt`` (``releval.report.history``)."""
     lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
              *_judgments_section(ingest, agreement, summary.get("unjudged")),
+             *([automatic] if automatic else []),
              *_route_hits_section(summary.get("route_hits", {})), "",
              *_split_section(split_report, bool(summary.get("recommendation")))]
     if history is not None:

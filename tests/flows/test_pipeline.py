@@ -65,7 +65,7 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
         (root / "reports/receipt.json").read_text())["sha256"][:12]
     assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates",
                                          "selftest", "pool", "judgments", "fuse", "fixture",
-                                         "evaluate", "compare", "slices", "safety",
+                                         "evaluate", "autojudge", "compare", "slices", "safety",
                                          "health", "failures", "offpolicy", "gate", "report")}
     fixture = json.loads((root / "data/fixture/fixture.json").read_text())
     assert set(fixture["systems"]) == {"bm25", "dense", "hybrid"}  # examples/fixture
@@ -379,7 +379,10 @@ def test_the_report_page_renders_offline_in_a_real_browser(project):
             return [f.id, s ? s.querySelectorAll('path,rect,line,circle,text').length : 0,
                     r ? r.width * r.height : 0]; })""")
         assert len(plots) >= 8
-        assert [p[0] for p in plots if p[1] < 5 or p[2] <= 0] == []  # all drawn, non-empty
+        # all drawn, non-empty; but the automatic judge's, which the demo does not configure
+        assert [p[0] for p in plots if p[1] < 5 or p[2] <= 0] == ["plot-automatic"]
+        assert page.eval("document.querySelector('#plot-automatic p.absent').textContent") \
+            == "No automatic judge configured (judgments.automatic)."
         rows = page.eval("document.querySelectorAll('#qtable tbody tr').length")
         assert rows > 0
         shot = root / "reports" / "index.png"

@@ -187,13 +187,23 @@ def offpolicy_estimates() -> pd.DataFrame:
         "clip": [np.nan] * 3, "covers": pd.array([True, None, None], dtype="boolean")})
 
 
+def automatic_labels() -> pd.DataFrame:
+    """The dense judge's labels: a validation, a held-out and a hole pair (confidence NaN:
+    a labels file that states none)."""
+    return pd.DataFrame({S.QUERY_ID: ["q1", "q1", "q2"], S.DOC_ID: ["d1", "d2", "d1"],
+                         S.GRADE: [2, 0, 1], "judge": "dense-similarity", "model": "minilm",
+                         "confidence": [0.1, np.nan, 0.3],
+                         "role": ["validation", "heldout", "hole"]})
+
+
 GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "qrels": qrels, "pool": pool, "metrics": metrics, "labels": labels, "diff": diff,
         "slices": slices, "violations": violations, "failures": failures,
         "interactions": interactions, "team_runs": team_runs, "reliability": reliability,
         "selftest": selftest, "seeds": seeds, "seed_metrics": seed_metrics, "health": health,
         "horizons": horizons, "horizon_metrics": horizon_metrics,
-        "offpolicy_estimates": offpolicy_estimates}
+        "offpolicy_estimates": offpolicy_estimates,
+        "automatic_labels": automatic_labels}
 
 
 def test_every_suite_has_a_good_frame():
@@ -282,6 +292,11 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      "expect_column_values_to_be_between", [S.VALUE], 0, -1.0),
     ("reliability", lambda f: _set(f, "observed", 0, -0.1), {},
      "expect_column_values_to_be_between", ["observed"], 0, -0.1),
+    ("automatic_labels", lambda f: _set(f, "role", 2, "guess"), {},
+     "expect_column_values_to_be_in_set", ["role"], 2, "guess"),
+    ("automatic_labels", lambda f: _set(f, S.DOC_ID, 1, "d1"), {},
+     "expect_compound_columns_to_be_unique", [S.QUERY_ID, S.DOC_ID], 0,
+     {S.QUERY_ID: "q1", S.DOC_ID: "d1"}),
     ("health", lambda f: _set(f, "error_rate", 0, 1.5), {},
      "expect_column_values_to_be_between", ["error_rate"], 0, 1.5),
     ("offpolicy_estimates", lambda f: _set(f, "ci_high", 0, 0.003), {},

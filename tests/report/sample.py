@@ -49,6 +49,64 @@ INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accept
           "quarantined": 1, "by_reason": {"grade missing": 1},
           "hard_negatives": {"marked": 9, "kept": 5, "added": 3, "overruled": 1}}
 AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "low_agreement": []}
+
+
+
+def _ci(value, low, high):
+    return {"value": value, "ci_low": low, "ci_high": high, "undefined_resamples": 0}
+
+
+def _ppi(estimate):
+    interval = {"estimate": estimate, "ci_low": estimate - 0.05, "ci_high": estimate + 0.05}
+    return {"ppi": interval, "ppi_tuned": interval | {"lambda": 0.5},
+            "automatic_only": interval, "human_only": interval, "n_labelled": 20,
+            "n_unlabelled": 20, "excluded_labelled": 0, "excluded_unlabelled": 0,
+            "alpha": 0.05, "heldout_human": estimate}
+
+
+# autojudge/agreement_auto.json: the dense judge against people, two systems
+AUTOMATIC = {
+    "configured": True, "note": None,
+    "judge": {"kind": "built-in", "name": "dense-similarity", "model": "minilm",
+              "encoder_of": "dense", "thresholds": [0.2, 0.4], "weak": "A weak judge.",
+              "labelled": 90, "asked": 90},
+    "sample": {"validation_share": 0.5, "seed": 0, "evaluated": 40, "judged": 40,
+               "validation": 20, "heldout": 20,
+               "pairs": {"validation": 40, "heldout": 40, "hole": 10}},
+    "labels": {name: {"human": h, "automatic": a, "automatic_share": a / (h + a),
+                      "describes": name} for name, h, a in (("human", 80, 0),
+                                                          ("automatic", 0, 90),
+                                                          ("both", 80, 10))},
+    "judged": {"measure": "Judged@10", "queries": 40,
+               "systems": {s: {"human": 0.8, "automatic": 0.9, "both": 0.9}
+                           for s in (BASE, CAND)}},
+    "agreement": {"on": "the held-out queries' pairs both judged", "pairs": 40,
+                  "queries": 20, "max_grade": 1, "ci_alpha": 0.05, "exact": 0.75,
+                  "mean_difference": 0.1,
+                  "confusion": {"grades": [0, 1], "rows": "human", "columns": "automatic",
+                                "counts": [[20, 6], [4, 10]]},
+                  "kappa": {"linear": _ci(0.43, 0.2, 0.6), "quadratic": _ci(0.43, 0.2, 0.6)},
+                  "alpha": {"ordinal": _ci(0.42, 0.2, 0.6), "interval": _ci(0.42, 0.2, 0.6)},
+                  "per_query": {"figure": "kappa_quadratic", "queries": 20, "undefined": 3,
+                                "quartiles": [0.1, 0.4, 0.7], "lowest": []}},
+    "systems": {"on": "the held-out queries", "queries": 20, "measures": {}},
+    "ranking": {"on": "the held-out queries", "labels": ["human", "automatic"],
+                "measures": {MEASURE: {
+                    "systems": 2, "queries": 20, "tau": _ci(-1.0, -1.0, 1.0),
+                    "tau_ap": _ci(-1.0, -1.0, 1.0),
+                    "rankings": [{"system": CAND, "mean_human": 0.61, "mean_automatic": 0.5,
+                                  "rank_human": 1, "rank_automatic": 2},
+                                 {"system": BASE, "mean_human": 0.5, "mean_automatic": 0.55,
+                                  "rank_human": 2, "rank_automatic": 1}],
+                    "flips": [{"system_a": BASE, "system_b": CAND, "diff_human": 0.11,
+                               "ci_low_human": 0.02, "ci_high_human": 0.2,
+                               "diff_automatic": -0.05, "ci_low_automatic": -0.1,
+                               "ci_high_automatic": 0.01, "flip": "human only"}]}}},
+    "ppi": {"labelled": "the validation queries' human values",
+            "unlabelled": "every other judged query's automatic values",
+            "measures": {MEASURE: {BASE: _ppi(0.5), CAND: _ppi(0.61)}}},
+    "difference": {},
+    "holes": {"filled": 10, "fill_holes": True, "relevant": 3, "queries": 8}}
 PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
           "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
           "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
@@ -166,6 +224,7 @@ def inputs(**changes) -> ReportInputs:
                   agreement=AGREEMENT, measure=MEASURE, min_n=20,
                   per_query_diff=PER_QUERY_DIFF, curves=CURVES, violations=VIOLATIONS,
                   failure_rows=FAILURE_ROWS, queries=QUERIES, receipt=RECEIPT,
+                  automatic=AUTOMATIC,
                   offpolicy=OFFPOLICY, offpolicy_estimates=OFFPOLICY_ESTIMATES,
                   offpolicy_weights=OFFPOLICY_WEIGHTS)
     return ReportInputs(**(fields | changes))

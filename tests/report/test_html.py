@@ -49,12 +49,12 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     plots = section(page, "plots")
     retrieval = [name for name, p in PLOTS.items()
                  if "retrieval" in p.modes and p.section == "plots"]
-    assert plots.count("<svg") == len(retrieval) == 9
+    assert plots.count("<svg") == len(retrieval) == 10
     for name in retrieval:
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         assert figure[:figure.index("</figure>")].count("<svg") == 1
     assert set(retrieval) == {"power", "per_query_diff", "slices", "curves", "judged", "failures",
-                              "safety", "latency", "no_answer"}
+                              "safety", "latency", "no_answer", "automatic"}
     assert 'id="plot-reliability"' not in page
 
 
@@ -182,11 +182,30 @@ def test_the_worksheet_and_the_summary_sections(page):
     assert "<li>1 source(s) relevant in both train and test, affecting 2 test queries: kb-1" in s
 
 
+def test_the_automatic_judgments_beside_the_human_ones_name_their_labels(page):
+    a = section(page, "automatic")
+    assert page.index('<section id="judgments">') < page.index('<section id="automatic">')
+    assert "<h2>Automatic judgments</h2>" in a
+    assert "<tr><td>Cohen&#x27;s κ, quadratic</td><td>0.430 [0.200, 0.600]</td></tr>" in a
+    assert "<tr><td>human 0</td><td>20</td><td>6</td></tr>" in a  # the confusion matrix
+    assert ("<tr><td>nDCG@10</td><td>2</td><td>-1.000 [-1.000, 1.000]</td>"
+            "<td>-1.000 [-1.000, 1.000]</td><td>1</td><td></td></tr>") in a
+    assert "flip (human only)" in a
+    assert ("<td>both</td><td>80</td><td>10</td><td>11.1%</td>") in a  # the share of each
+    assert "<th>human only (validation)</th><th>PPI</th>" in a
+    assert "Holes filled: 10 pooled pairs" in a
+    figure = section(page, "plots")
+    figure = figure[figure.index('<figure id="plot-automatic">'):]
+    assert figure[:figure.index("</figure>")].count("<svg") == 1
+    none = section(render_html(inputs(automatic=None)), "automatic")
+    assert "No automatic judge configured (judgments.automatic)." in none
+
+
 def test_absent_data_leaves_its_plots_out_and_says_so():
     bare = render_html(inputs(per_query_diff=None, curves=None, violations=None,
                               failure_rows=None, queries=None, receipt=None))
     plots = section(bare, "plots")
-    assert plots.count("<svg") == 5  # power, slices, failures, latency, no-answer
+    assert plots.count("<svg") == 6  # power, slices, automatic, failures, latency, no-answer
     for name in ("per_query_diff", "curves", "judged", "safety"):
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
         absent = html.escape(PLOTS[name].absent)

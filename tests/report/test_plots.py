@@ -15,6 +15,7 @@ NO_MDE = {**COMPARISON, "paired": [{k: v for k, v in COMPARISON["paired"][0].ite
 NEEDS = {"power": {"comparison": NO_MDE}, "per_query_diff": {"per_query_diff": None},
          "curves": {"curves": None},
          "judged": {"curves": None}, "safety": {"violations": None},
+         "automatic": {"automatic": {"configured": False}},
          "slices": {"slices": pd.DataFrame()},
          "failures": {"failures": {"baseline": "a", "candidate": "b", "by_layer": []}},
          "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}},
@@ -25,12 +26,13 @@ NEEDS = {"power": {"comparison": NO_MDE}, "per_query_diff": {"per_query_diff": N
 
 
 def test_the_registry_lists_every_plot_in_page_order():
-    assert list(PLOTS) == ["power", "per_query_diff", "slices", "curves", "judged", "failures",
-                           "safety", "latency", "no_answer", "reliability", "horizons",
+    assert list(PLOTS) == ["power", "per_query_diff", "slices", "curves", "judged",
+                           "automatic", "failures", "safety", "latency", "no_answer",
+                           "reliability", "horizons",
                            "offpolicy_estimates", "offpolicy_weights"]
     assert all(p.title and p.caption and p.absent for p in PLOTS.values())
     assert {name for name, p in PLOTS.items() if p.modes == ("retrieval",)} == {
-        "judged", "no_answer"}
+        "judged", "automatic", "no_answer"}
     assert {name for name, p in PLOTS.items() if p.modes == ("recommendation",)} == {
         "reliability", "horizons"}
     assert {name for name, p in PLOTS.items() if p.section != "plots"} == {

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from releval.documents.decision import Decision
 from releval.errors import InputError
 from releval.params import Params
 from stages.common import guarded
@@ -190,3 +191,42 @@ def test_main_counts_the_recorded_looks_and_this_one(project):
         "split": "test", "digest": first["digest"], "candidate": None, "count": 2,
         "since": "2026-01-01", "unrecorded": 1}
     assert decision["failed"] == ["holdout"]
+
+
+def test_gate_ppi_reads_the_ppi_interval_of_the_difference_and_says_so():
+    """Under judgments.automatic.gate ppi the overall paired row of a measure with a PPI
+    difference reads it (here a wider interval that fails where the bootstrap passed);
+    under gate human, or for another pair, the bootstrap row decides."""
+    figures = {"estimate": 0.02, "ci_low": -0.03, "ci_high": 0.07}
+    automatic = {"configured": True, "difference": {"nDCG@10": {
+        "ppi": figures, "n_labelled": 75, "n_unlabelled": 75, "baseline": "bm25",
+        "candidate": "hybrid"}}}
+    gate = {"rules": [{"rule": "no_regression", "measure": "nDCG@10", "max_drop": 0.02}]}
+
+    def decide(mode, doc=automatic):
+        p = Params.model_validate({"gate": gate, "judgments": {"automatic": {"gate": mode}}})
+        return stage_run(p, read_comparison(COMPARISON), SLICES, SAFETY, METRICS,
+                         documents.latency({}), read_summary(SUMMARY),
+                         automatic=doc).decision
+
+    ppi = decide("ppi")
+    assert ppi["passed"] is False and ppi["rules"][0]["value"] == -0.03
+    assert ppi["rules"][0]["reason"].startswith(
+        "CI lower bound of ΔnDCG@10 (candidate − baseline) -0.0300 < -0.0200 (PPI interval "
+        "(75 human-judged queries, 75 automatic))")
+    assert ppi["intervals"] == ("judgments.automatic.gate ppi: the paired rows of nDCG@10 "
+                                "read its PPI interval (75 human-judged queries, 75 "
+                                "automatic)")
+    Decision.check(ppi)
+    human = decide("human")
+    assert human["passed"] is True and "intervals" not in human
+    assert "(n=150)" in human["rules"][0]["reason"]
+    other = {"difference": {"nDCG@10": {**automatic["difference"]["nDCG@10"],
+                                        "candidate": "dense"}}}
+    assert decide("ppi", other)["rules"][0]["value"] == -0.01
+    undefined = {"difference": {"nDCG@10": {
+        "undefined": "undefined: 1 labelled and 40 unlabelled queries with a defined value "
+                     "(2 of each needed)", "baseline": "bm25", "candidate": "hybrid"}}}
+    failed = decide("ppi", undefined)["rules"][0]
+    assert failed["passed"] is False and failed["value"] is None
+    assert "is undefined (PPI interval undefined: 1 labelled" in failed["reason"]

@@ -307,3 +307,24 @@ def test_a_renamed_key_in_a_document_stops_the_page_naming_file_and_key(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {path}: not a ") and key in err and "\n" not in err
     assert not (project / "out/summary.md").exists()
+
+
+def test_an_automatic_judge_adds_one_line_to_each_page():
+    from tests.report.sample import AUTOMATIC
+
+    sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS))
+    out = run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
+              {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
+              SAFETY, FAILURES, sheet, GATE, automatic=AUTOMATIC)
+    line = ("Automatic judgments: dense-similarity (minilm, built-in) on 40 held-out pairs: "
+            "quadratic κ 0.430 [0.200, 0.600], ordinal α 0.420 [0.200, 0.600]; nDCG@10 "
+            "rankings of 2 systems, human vs automatic labels: τ -1.000 [-1.000, 1.000], τ_AP "
+            "-1.000 [-1.000, 1.000]; 10 holes filled.")
+    page = out.summary.split("\n\n## Comparison", 1)[0]
+    assert page.count("Automatic judgments:") == 1 and f"\n{line}\n" in page
+    assert out.decision.endswith(
+        "\nLabels: the gate read human labels only (judgments.automatic.gate human); the "
+        "automatic judge dense-similarity (minilm, built-in) is validated in the report's "
+        "judging section.\n")
+    assert out.decision.count("Labels:") == 1
+    assert "<h2>Automatic judgments</h2>" in out.html

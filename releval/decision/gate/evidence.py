@@ -31,9 +31,10 @@ class Evidence:
     ``query_set``: split_report.json's ``query_set``
     (``releval.data.query_set.describe``); ``looks``: the evaluated set's look count
     (``releval.decision.looks.count``; empty: not counted) and ``max_looks``, its bound
-    (``query_set.max_looks``, None: unbounded); ``offpolicy``: data/offpolicy/offpolicy.json
-    (``OffPolicyDoc``: the candidate policy's estimates from the logged feedback; None: not
-    read)."""
+    (``query_set.max_looks``, None: unbounded); ``basis``: measure -> how its overall paired
+    interval was made where it is not the paired bootstrap (``gate.intervals``: PPI);
+    ``offpolicy``: data/offpolicy/offpolicy.json (``OffPolicyDoc``: the candidate policy's
+    estimates from the logged feedback; None: not read)."""
 
     baseline: str
     candidate: str
@@ -49,6 +50,7 @@ class Evidence:
     looks: dict = field(default_factory=dict)
     max_looks: int | None = None
     offpolicy: OffPolicyDoc | None = None
+    basis: dict[str, str] = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:

@@ -59,13 +59,14 @@ def _column(rule: NoRegression) -> str:
     return "ci_low" if rule.evidence == "ci" else "mean_diff"
 
 
-def _non_inferior(rule: NoRegression, name: str, n, value, power: str = "") -> Outcome:
+def _non_inferior(rule: NoRegression, name: str, n, value, power: str = "",
+                  basis: str = "") -> Outcome:
     """ci: pass iff ci_low ≥ −max_drop; mean: pass iff mean_diff ≥ −max_drop (``value``:
     that figure of the row, ``n``: its queries, ``power``: what the row could detect, said
-    when it fails)."""
+    when it fails; ``basis``: how the interval was made, said instead of n when given)."""
     threshold = 0.0 - rule.max_drop  # (never -0.0)
     label = "CI lower bound of" if rule.evidence == "ci" else "mean"
-    n_text = f"n={int(n)}" if number(n) is not None else "n unknown"
+    n_text = basis or (f"n={int(n)}" if number(n) is not None else "n unknown")
     value = number(value)
     what = f"{label} Δ{rule.measure} (candidate − baseline)"
     if value is None:
@@ -94,7 +95,7 @@ def check(rule: NoRegression, ev: Evidence) -> list[Outcome]:
                             f"{', '.join(compared) or 'none'})")]
     else:
         outcomes = [_non_inferior(rule, base + S.ALL, row.n, getattr(row, _column(rule)),
-                                  detectable(row))]
+                                  detectable(row), ev.basis.get(rule.measure, ""))]
     for spec in rule.slices:
         name = base + spec
         dimension, sep, value = spec.partition("=")
