@@ -30,6 +30,7 @@ from releval.data import contracts as S
 from releval.decision import health
 from releval.decision.safety import SAFETY_REASONS, VIOLATION_COLUMNS
 from releval.diagnosis.layers import LAYERS
+from releval.documents.offpolicy import ESTIMATE_TABLE, KINDS
 from releval.params.slices import DIMENSIONS
 
 E = gx.expectations
@@ -77,6 +78,13 @@ def _tally_ok(frame: pd.DataFrame) -> np.ndarray:
     return (0 <= p) & (p <= r) & (r <= t) & (f == r - p)
 
 
+def _ci_ordered(frame: pd.DataFrame) -> np.ndarray:
+    """False where ci_low ≤ value ≤ ci_high fails (rows missing any of the three pass)."""
+    low, value, high = (frame[c].to_numpy(float) for c in ("ci_low", "value", "ci_high"))
+    with np.errstate(invalid="ignore"):
+        return np.isnan(low + value + high) | ((low <= value + 1e-12) & (value <= high + 1e-12))
+
+
 class Helper(NamedTuple):
     """A derived check column: the columns it reads (shown as example values) and its rule."""
 
@@ -96,6 +104,8 @@ HELPERS: dict[str, Helper] = {
                         _tally_ok),
     "_diff_consistent": Helper((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff"),
                                _diff_consistent),
+    "_ci_ordered": Helper(("kind", "estimator", "position", "value", "ci_low", "ci_high"),
+                          _ci_ordered),
 }
 
 
@@ -381,6 +391,19 @@ def health_suite() -> gx.ExpectationSuite:
     ])
 
 
+def offpolicy_estimates_suite() -> gx.ExpectationSuite:
+    """off-policy estimates: a (kind, estimator, position) once, a known kind, n ≥ 0, each
+    CI around its value."""
+    return gx.ExpectationSuite(name="offpolicy_estimates", expectations=[
+        *_exist(ESTIMATE_TABLE),
+        *_not_null("kind", "estimator", "position", "n"),
+        E.ExpectCompoundColumnsToBeUnique(column_list=["kind", "estimator", "position"]),
+        E.ExpectColumnValuesToBeInSet(column="kind", value_set=list(KINDS)),
+        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
+        _holds("_ci_ordered"),
+    ])
+
+
 def automatic_labels_suite(max_grade: int = 3) -> gx.ExpectationSuite:
     """automatic.parquet: one label per (query, doc), integer grades on 0..max_grade, a named
     judge, a known role (the confidence's meaning is the judge's: not bounded)."""
@@ -416,6 +439,7 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
     "violations": violations_suite,
     "health": health_suite,
     "failures": failures_suite,
+    "offpolicy_estimates": offpolicy_estimates_suite,
     "automatic_labels": automatic_labels_suite,
 }
 

@@ -6,8 +6,9 @@ Reads the comparison, the slices, the safety report, the metrics, the evaluation
 evaluated set's looks (the split, the qrels, the candidate's run and the looks file,
 ``releval.decision.looks``: the decisions the set has informed, this one included) and
 agreement_auto.json (under ``judgments.automatic.gate: ppi`` the paired rows read its PPI
-intervals of the difference, ``releval.decision.gate.intervals``); the
-comparison, the summary, the run stats and the health report are read through their models
+intervals of the difference, ``releval.decision.gate.intervals``) and the off-policy
+estimates (offpolicy.json); the comparison, the summary, the run stats, the health report
+and the off-policy estimates are read through their models
 (``releval.documents``: a renamed or missing key stops the stage naming the file); writes
 data/gate/decision.json (``releval.decision.gate.decide``, with the rollback thresholds) and
 prints "gate: PASS" or "gate: FAIL (...)". It exits 0 either way, so DVC records the
@@ -29,6 +30,7 @@ from releval.decision.gate.evidence import Evidence, check_sides
 from releval.documents.agreement_auto import AgreementAuto
 from releval.documents.comparison import Comparison
 from releval.documents.health import Health
+from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.run_stats import Latency, RunStats
 from releval.documents.summary import Summary
 from releval.metrics.measures import MEASURES
@@ -63,7 +65,7 @@ def directions(rules) -> dict[str, str]:
 def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, metrics: dict,
         latency: dict[str, Latency], summary: Summary, health: Health | None = None,
         query_set: dict | None = None, looked: dict | None = None,
-        automatic: dict | None = None) -> Outputs:
+        automatic: dict | None = None, offpolicy: OffPolicyDoc | None = None) -> Outputs:
     """The decision for ``compare.candidate`` against ``compare.baseline``, with the
     ``gate.rollback`` thresholds; a comparison of other systems than params name is stale
     input and is rejected. ``latency``: system -> its run_stats.json's ``latency_ms``;
@@ -71,7 +73,8 @@ def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, m
     split/split_report.json's query_set; ``looked``: the evaluated set's look count
     (``releval.decision.looks.count``), bounded by ``query_set.max_looks``; ``automatic``:
     autojudge/agreement_auto.json, whose PPI differences the paired rows read under
-    ``judgments.automatic.gate: ppi`` (``releval.decision.gate.intervals``)."""
+    ``judgments.automatic.gate: ppi`` (``releval.decision.gate.intervals``); ``offpolicy``:
+    offpolicy/offpolicy.json."""
     basis: dict[str, str] = {}
     auto = p.judgments.automatic
     if auto is not None and auto.gate == "ppi":
@@ -82,7 +85,7 @@ def run(p: Params, comparison: Comparison, slices: pd.DataFrame, safety: dict, m
                         latency=latency, summary=summary.systems,
                         better=directions(p.gate.rules), health=health,
                         query_set=query_set or {}, looks=looked or {},
-                        max_looks=p.query_set.max_looks, basis=basis)
+                        max_looks=p.query_set.max_looks, basis=basis, offpolicy=offpolicy)
     check_sides(evidence)
     decision = decide(p.gate.rules, evidence, p.gate.rollback)
     if basis:
@@ -131,6 +134,7 @@ def main() -> None:
     ap.add_argument("--split", default=artifacts.at("split.split"))
     ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
     ap.add_argument("--looks", default=artifacts.at("reports.looks"))
+    ap.add_argument("--offpolicy", default=artifacts.at("offpolicy.report"))
     ap.add_argument("--autojudge", default=artifacts.at("autojudge.report"))
     ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
     ap.add_argument("--fused", default=artifacts.group_folder("fused"))
@@ -143,7 +147,8 @@ def main() -> None:
                  Health.read(args.health), read_doc(args.split_report).get("query_set"),
                  count_looks(p, read_table(args.split), read_table(args.qrels), args.candidates,
                              args.fused, read_doc(args.looks)),
-                 read_doc(args.autojudge, AgreementAuto) if p.judgments.automatic else None)
+                 read_doc(args.autojudge, AgreementAuto) if p.judgments.automatic else None,
+                 OffPolicyDoc.read(args.offpolicy))
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 

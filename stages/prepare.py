@@ -18,7 +18,8 @@ empty with their columns otherwise) and source.json (where the data and the qrel
 the row counts).
 
 Recommendation mode (``prepare.source`` interactions: a folder read by
-``releval.data.interactions``; recsys_demo: ``releval.demo.recsys``): the split's cuts and
+``releval.data.interactions``; recsys_demo: ``releval.demo.recsys``; logged_feedback: the
+impressions of ``offpolicy.log``, ``releval.data.feedback``): the split's cuts and
 ``recommend`` make the users queries (``user_queries``): documents are the items, queries
 the users at each cut, judgments their positives, given_split the cut of each query;
 interactions.parquet is the checked log (``S.INTERACTION_COLUMNS`` + the
@@ -46,12 +47,14 @@ from releval.data.adapters import (
     read_beir,
     read_tables,
 )
+from releval.data.feedback import as_interactions, users
 from releval.data.interactions import cuts_of, horizon_rows, read_interactions, user_queries
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
 from releval.demo.team_run import SEEDS, simulate_external_run, simulate_retrained_run
 from releval.errors import InputError
+from releval.offpolicy.log import read_log
 from releval.params import Params
 from releval.project.inputs import INPUT_DIR, in_users_words, pinned
 from stages.common import guarded, params_of, parser, write_outputs
@@ -142,6 +145,15 @@ def _interactions(p: Params, inputs: Path) -> Outputs:
     return _users_as_queries(p, log, items, {"source": f"interactions {p.prepare.path}"})
 
 
+def _logged_feedback(p: Params, inputs: Path) -> Outputs:
+    log = read_log(pinned(p, "offpolicy.log", inputs), slate_size=p.offpolicy.slate_size)
+    interactions, items = as_interactions(log)
+    return _users_as_queries(p, interactions, items, {
+        "source": f"logged feedback {p.offpolicy.log}",
+        "interactions_from": "one per impression: label 1 a positive reward (a click), 0 "
+                             "shown without one", "users_from": users(log)[1]})
+
+
 def _recsys_demo(p: Params, inputs: Path) -> Outputs:
     demo = generate_recsys(p.base.seed, n_users=p.prepare.n_queries, n_items=p.prepare.n_docs,
                            start=p.prepare.start, months=p.prepare.months)
@@ -153,7 +165,7 @@ def _recsys_demo(p: Params, inputs: Path) -> Outputs:
 
 SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"),
            "tables": _real(read_tables, "tables"), "interactions": _interactions,
-           "recsys_demo": _recsys_demo}
+           "recsys_demo": _recsys_demo, "logged_feedback": _logged_feedback}
 
 
 def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:

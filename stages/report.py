@@ -28,6 +28,7 @@ from releval.documents.agreement_auto import AgreementAuto
 from releval.documents.comparison import Comparison
 from releval.documents.decision import Decision
 from releval.documents.health import Health
+from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.summary import Summary
 from releval.params import Params
 from releval.project.history import entries
@@ -72,7 +73,9 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         selftest_rows: pd.DataFrame | None = None,
         differential: pd.DataFrame | None = None,
         history: list[dict] | None = None, health: dict | None = None,
-        automatic: dict | None = None) -> Outputs:
+        automatic: dict | None = None, offpolicy: dict | None = None,
+        offpolicy_estimates: pd.DataFrame | None = None,
+        offpolicy_weights: pd.DataFrame | None = None) -> Outputs:
     """summary.md: the summary page (with its history part where ``history`` is given), the
     self-test section, a blank line, then the decision; decision.md: the decision alone;
     index.html: the page (``releval.report.html``), which also draws on
@@ -81,10 +84,12 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
     self-test's outputs (``releval.report.selftest``), the ledger's ``history``
     (``releval.project.history.entries`` rows; None: no history section content),
     health/health.json (``health``; None: none measured) and autojudge/agreement_auto.json
-    (``automatic``: its section, and one line in each page, ``releval.report.automatic``)."""
+    (``automatic``: its section, and one line in each page, ``releval.report.automatic``)
+    and the off-policy evaluation (offpolicy/: ``offpolicy``, its document,
+    ``offpolicy_estimates``, ``offpolicy_weights``; None: the page says there is none)."""
     query_set = query_set_section(split_report, bool(summary.get("recommendation")))
     decision = render_decision(comparison, slices, safety, failures, sheet, gate,
-                               p.slices.min_n, health or {}, query_set, receipt)
+                               p.slices.min_n, health or {}, query_set, receipt, offpolicy)
     if report_automatic.configured(automatic):
         decision += "\n" + report_automatic.decision_line(automatic, gate) + "\n"
     page = render_summary(summary, split_report, source, stats, ingest, agreement, history,
@@ -102,7 +107,8 @@ def run(p: Params, summary: dict, split_report: dict, source: dict, stats: dict[
         violations=violations, failure_rows=failure_rows, queries=queries,
         reliability=reliability, receipt=receipt, selftest=selftest,
         selftest_rows=selftest_rows, differential=differential, history=history,
-        health=health, automatic=automatic)
+        health=health, automatic=automatic, offpolicy=offpolicy,
+        offpolicy_estimates=offpolicy_estimates, offpolicy_weights=offpolicy_weights)
     return Outputs(summary=page + "\n" + decision, decision=decision,
                    html=render_html(inputs), plots=plot_tables(inputs))
 
@@ -127,6 +133,7 @@ def main() -> None:
     ap.add_argument("--failures", default=artifacts.folder("failures"))
     ap.add_argument("--violations", default=artifacts.at("safety.violations"))
     ap.add_argument("--health", default=artifacts.at("health.report"))
+    ap.add_argument("--offpolicy", default=artifacts.folder("offpolicy"))
     ap.add_argument("--autojudge", default=artifacts.at("autojudge.report"))
     ap.add_argument("--receipt", default=None,
                     help="the run's receipt.json to show (absent: the page says it is "
@@ -162,7 +169,13 @@ def main() -> None:
                  differential=read_table(artifacts.within(checked, "selftest.differential")),
                  history=entries(Path(args.ledger)), health=read_doc(args.health, Health),
                  automatic=read_doc(args.autojudge, AgreementAuto)
-                 if p.judgments.automatic else None)
+                 if p.judgments.automatic else None,
+                 offpolicy=read_doc(artifacts.within(args.offpolicy, "offpolicy.report"),
+                                    OffPolicyDoc),
+                 offpolicy_estimates=read_table(artifacts.within(args.offpolicy,
+                                                                 "offpolicy.estimates")),
+                 offpolicy_weights=read_table(artifacts.within(args.offpolicy,
+                                                               "offpolicy.weights")))
     write_outputs(result, "reports", Path(args.out).parent, plots=write_plots)
     print(f"report: {args.out}")
 

@@ -22,7 +22,8 @@ def test_every_document_model_in_the_catalog_resolves():
     assert {n: m.__name__ for n, m in named.items()} == {
         "candidates.stats": "RunStats", "fused.stats": "RunStats", "evaluate.summary": "Summary",
         "compare.comparison": "Comparison", "health.report": "Health",
-        "gate.decision": "Decision", "autojudge.report": "AgreementAuto"}
+        "gate.decision": "Decision", "autojudge.report": "AgreementAuto",
+        "offpolicy.report": "OffPolicyDoc"}
     assert artifacts.document("evaluate.metrics") is None
 
 

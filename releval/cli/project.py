@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from releval.project.drift import Diagnosis
 
 RECSYS_DEMO = Path("examples/recsys-demo.yaml")  # in a source checkout, and shipped
-RECOMMENDATION_SOURCES = ("interactions", "recsys_demo")
+RECOMMENDATION_SOURCES = ("interactions", "recsys_demo", "logged_feedback")
 
 
 def _is_project(root: Path) -> bool:
@@ -94,6 +94,14 @@ def init(
     interactions: Annotated[Path | None, typer.Option(
         "--interactions", help="recommendation mode: a folder with interactions.csv|parquet "
         "and items.csv|parquet")] = None,
+    logged_feedback: Annotated[Path | None, typer.Option(
+        "--logged-feedback", help="recommendation mode on logged bandit feedback (the Open "
+        "Bandit layout or a table: context_id, item_id, position, reward, propensity, "
+        "timestamp): its impressions the interactions, its policy value estimated "
+        "off-policy")] = None,
+    reference: Annotated[Path | None, typer.Option(
+        "--reference", help="with --logged-feedback: a log of the candidate policy deployed "
+        "(its on-policy value is the ground truth beside the estimates)")] = None,
     run: Annotated[list[str] | None, typer.Option(
         "--run", help="NAME=PATH: a team's run (TREC or table; seeds tagged "
         "<name>@seed<k>); repeat for each")] = None,
@@ -112,10 +120,12 @@ def init(
 
     try:
         lines = scaffold(directory, corpus=corpus, interactions=interactions,
-                         runs=_team_runs(run or []), baseline=baseline, candidate=candidate)
+                         runs=_team_runs(run or []), baseline=baseline, candidate=candidate,
+                         feedback=logged_feedback, reference=reference)
     except DataChoice as exc:  # the library's refusal, worded with this command's flags
-        fail(f"{exc.source}: give the data: --corpus (a BEIR folder or a folder of tables) or "
-             "--interactions (a folder with interactions and items)")
+        fail(f"{exc.source}: give the data: --corpus (a BEIR folder or a folder of tables), "
+             "--interactions (a folder with interactions and items) or --logged-feedback (a "
+             "log of bandit feedback), one of the three")
     except InputError as exc:
         fail(str(exc))
     for line in lines:

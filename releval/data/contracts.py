@@ -88,6 +88,17 @@ PROBABILITY = "probability"  # optional run column: the system's P(relevant) for
 HORIZON_DAYS, POSITIVES = "horizon_days", "positives"
 HORIZON_COLUMNS = (HORIZON_DAYS, QUERY_ID, POSITIVES)
 
+# logged bandit feedback (off-policy evaluation, releval.offpolicy): one row per impression,
+# the item shown at a slate position in a context, its reward and the logging policy's
+# propensity for that (item, position); other columns are context features (user_id optional)
+CONTEXT_ID = "context_id"
+POSITION = "position"
+REWARD = "reward"
+PROPENSITY = "propensity"
+LOG_COLUMNS = (CONTEXT_ID, ITEM_ID, POSITION, REWARD, PROPENSITY, TIMESTAMP)
+# a candidate policy as a table: its probability of each item at each position per context
+POLICY_COLUMNS = (CONTEXT_ID, ITEM_ID, POSITION, PROBABILITY)
+
 # split
 SPLIT = "split"
 SPLITS = ("train", "validation", "test")

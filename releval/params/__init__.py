@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 
 from releval.errors import InputError, reading
 from releval.params.executor import DaskSettings, Shards
+from releval.params.offpolicy import OffPolicy
 from releval.params.rules import RULE_MODELS, Reference, Rollback, Rule
 from releval.params.slices import SINGLE_DIMENSIONS, Slices
 from releval.params.systems import SYSTEMS, System
@@ -47,8 +48,10 @@ class Base(Section):
 
 
 class Prepare(Section):
-    source: Literal["demo", "beir", "tables", "interactions", "recsys_demo"] = "demo"
+    source: Literal["demo", "beir", "tables", "interactions", "recsys_demo",
+                    "logged_feedback"] = "demo"
     path: str | None = None  # BEIR folder or folder of parquet tables
+    # logged_feedback: offpolicy.log's impressions are the interactions (click: label 1)
     n_docs: int = Field(5000, ge=50)  # demo: documents (recsys_demo: items)
     n_queries: int = Field(1000, ge=20)  # demo: queries (recsys_demo: users)
     start: str = "2025-01-01"
@@ -335,6 +338,7 @@ class Params(Section):
     failures: Failures = Failures()
     fixture: Fixture = Fixture()
     schedule: Schedule = Schedule()
+    offpolicy: OffPolicy = OffPolicy()
 
     def systems(self) -> list[str]:
         """Every system evaluated: candidate systems, then fused ones."""
@@ -356,7 +360,7 @@ class Params(Section):
     @property
     def recommendation(self) -> bool:
         """Users as queries over an interaction log (``Recommend``)."""
-        return self.prepare.source in ("interactions", "recsys_demo")
+        return self.prepare.source in ("interactions", "recsys_demo", "logged_feedback")
 
     @property
     def judges_source(self) -> str:
@@ -400,11 +404,14 @@ class Params(Section):
                             for kind, key, name in entry.references())
         if self.schedule.cron is not None:
             yield "cron", "schedule.cron", self.schedule.cron
+        if self.offpolicy.system is not None:
+            yield "system", "offpolicy.policy.system", self.offpolicy.system
 
     @model_validator(mode="after")
     def _names_resolve(self, info: ValidationInfo) -> Params:
         """Every reference resolves (``CHECKS``: a kind without a parser in the validation
-        context is not checked); the compared pairs are two different systems."""
+        context is not checked); the compared pairs are two different systems; a log given
+        where prepare reads the logged feedback."""
         parsers = info.context or {}
         checks = {kind: check(self, parsers) for kind, check in CHECKS.items()}
         for kind, key, name in self.references():
@@ -418,6 +425,9 @@ class Params(Section):
             if pair.baseline == pair.candidate:
                 raise InputError(f"baseline and candidate are both {pair.baseline!r}", "params",
                                  key)
+        if self.prepare.source == "logged_feedback" and self.offpolicy.log is None:
+            raise InputError("prepare.source logged_feedback reads offpolicy.log: give the log",
+                             "params", "offpolicy.log")
         return self
 
 
@@ -453,6 +463,8 @@ CHECKS: dict[str, Callable[[Params, dict[str, Parser]], Parser | None]] = {
     "candidate": lambda p, parsers: _among("a candidate system", "candidates.systems",
                                            list(p.candidates.systems)),
     "slice": lambda p, parsers: _slice(list(p.slices.dimensions)),
+    "estimator": lambda p, parsers: _among("an estimator", "offpolicy.estimators",
+                                           list(p.offpolicy.estimators)),
     "measure": lambda p, parsers: parsers.get("measure"),
     "cron": lambda p, parsers: parsers.get("cron"),
 }

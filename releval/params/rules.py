@@ -15,6 +15,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, model_validator
 
 from releval.data.contracts import RUN_STATUSES
+from releval.params.offpolicy import ESTIMATORS
 from releval.section import Section
 
 # The health figures a health rule or a rollback threshold may bound (health.json's systems).
@@ -191,6 +192,21 @@ class SeedsRule(RuleSection):
             yield "system", "candidate", self.candidate
 
 
+class OffPolicyRule(RuleSection):
+    """The candidate policy (``offpolicy.policy``) not worse than the logging policy by more
+    than ``margin``: ``estimator``'s estimate over every position has its CI's lower bound ≥
+    the log's on-policy value − ``margin``, and the diagnostics pass (ESS ≥
+    ``offpolicy.min_ess``, no probability mass off the logger's support). n/a without
+    ``offpolicy.log``."""
+
+    rule: Literal["off_policy"] = "off_policy"
+    estimator: Literal[ESTIMATORS] = "dr"
+    margin: float = Field(0.0, ge=0)
+
+    def references(self) -> Iterator[Reference]:
+        yield "estimator", "estimator", self.estimator
+
+
 class Rollback(Section):
     """Roll back when ``metric`` (a health figure of ``HEALTH_METRICS``, or an evaluated
     relevance measure, e.g. nDCG@10) rises above ``max`` or falls below ``min``: exactly one
@@ -230,6 +246,7 @@ RULE_MODELS: dict[str, tuple[type[RuleSection], bool]] = {
     "guarded": (Guarded, False),  # needs a primary and its guards
     "health": (HealthRule, False),  # needs bounds
     "seeds": (SeedsRule, False),  # needs a seeded candidate
+    "off_policy": (OffPolicyRule, False),  # needs logged feedback (offpolicy.log)
 }
 
 Rule = Annotated[Union[tuple(model for model, _ in RULE_MODELS.values())],  # noqa: UP007

@@ -2,7 +2,8 @@
 
 Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
 adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's
-run) is copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``,
+run, the logged bandit feedback with the candidate policy's table and the reference log) is
+copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``,
 which DVC tracks as an output: its content digest, not the path's name, decides whether
 later stages re-run, and the copy is kept in the DVC cache (and remote) so a past run's
 inputs can be restored. Stages read the pinned copy (``pinned``), never the user's path.
@@ -60,6 +61,9 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
                                    if p.judgments.automatic else None),
     "failures.review": ("review", lambda p: p.failures.review),
     "fixture.path": ("fixture", lambda p: p.fixture.path),
+    "offpolicy.log": ("logged", lambda p: p.offpolicy.log),
+    "offpolicy.policy": ("policy", lambda p: p.offpolicy.table),
+    "offpolicy.reference": ("reference", lambda p: p.offpolicy.reference),
 }
 RUNS = "runs"  # runs/<system>: an external system's run file, candidates.systems.<s>.path
 

@@ -17,7 +17,7 @@ import yaml
 from releval.data.query_set import RISK_CATEGORIES
 from releval.params import Params
 from releval.project import template
-from releval.project.profile import Collection, Log, Run
+from releval.project.profile import Collection, Feedback, Log, Run
 
 JUDGED_MIN = 0.8  # Judged@10 below this: the judgments do not cover what the system retrieves
 MAX_DROP = 0.02  # nDCG@10 may not fall below the baseline's by more than this (CI bound)
@@ -33,6 +33,7 @@ class Choices:
     runs: dict[str, Run] = field(default_factory=dict)
     baseline: str | None = None
     candidate: str | None = None
+    reference: str | None = None  # logged feedback: a log of the candidate policy deployed
 
 
 def _flow(value) -> str:
@@ -155,6 +156,13 @@ def _plan(t: _Text) -> None:
     t.blank()
 
 
+def _no_log(t: _Text) -> None:
+    t.put(0, "offpolicy")
+    t.put(1, "log", None, "no logged bandit feedback given (releval init --logged-feedback): "
+          "no off-policy evaluation")
+    t.blank()
+
+
 def _seed_rules(t: _Text, runs: dict[str, Run], compared: set[str]) -> list[str]:
     seeded = [name for name, run in runs.items() if run.seeds and name in compared]
     for name in seeded:
@@ -264,6 +272,7 @@ def retrieval(data: Collection, c: Choices) -> str:
                + ", ".join(f"{RISK_CATEGORIES[k].label} {n}" for k, n in data.by_text.items()))
     t.blank()
 
+    _no_log(t)
     safety = data.acl or data.tenants > 1 or data.restricted_status or data.must_not_return
     no_answer = "no_answer" in data.tags
     t.put(0, "gate")
@@ -314,29 +323,71 @@ def _day(ts: pd.Timestamp) -> str:
 
 
 HORIZON_DAYS = 30
+FEEDBACK_DEPTH = 10  # a bandit log's few clicks fill short windows only
 
 
-def recommendation(log: Log, c: Choices) -> str:
-    """params.yaml for an interaction log (users as queries)."""
+def _horizon(log: Log) -> int:
+    """HORIZON_DAYS, or a third of a shorter log's whole days (at least 1), so that the
+    train, validation and test windows all lie inside it (logged feedback: days of
+    impressions, not months of purchases)."""
+    days = (log.end.floor("D") - log.start.floor("D")).days
+    return max(1, min(HORIZON_DAYS, days // 3))
+
+
+def _feedback(t: _Text, fb: Feedback, c: Choices) -> None:
+    """The offpolicy section of a project on logged bandit feedback."""
+    t.put(0, "offpolicy")
+    t.put(1, "log", c.data_path, f"{fb.log.interactions:,} impressions, "
+          f"{fb.positives:,} with a positive reward")
+    t.put(1, "slate_size", fb.slate, "the log's largest position")
+    t.put(1, "policy", "uniform", "the candidate policy estimated: uniform over the items; "
+          "or a table of action probabilities, or {system: <name>, rule: rank, epsilon: …}")
+    t.put(1, "estimators", ["ips", "snips", "dm", "dr"])
+    t.put(1, "clip", None, "importance weights unclipped")
+    t.put(1, "reward_model", {"train_share": 0.5}, "DM and DR: fitted on the first half by "
+          "time, estimated on the second")
+    t.put(1, "resamples", 1000)
+    t.put(1, "alpha", 0.05)
+    t.put(1, "min_ess", 100, "fewer effective rows: the estimate is not trusted")
+    t.put(1, "cluster", None, f"users are {fb.users_from}, not a column: each row is resampled")
+    t.put(1, "reference", c.reference, "the candidate policy's own deployed log: ground truth"
+          if c.reference else "no log of the candidate policy deployed")
+    t.blank()
+
+
+def recommendation(log: Log, c: Choices, feedback: Feedback | None = None) -> str:
+    """params.yaml for an interaction log (users as queries); ``feedback``: the log is
+    logged bandit feedback (its impressions the interactions, its clicks the positives),
+    evaluated off-policy too."""
     t = _Text()
-    _header(t, f"{c.data_path} (interactions: {log.interactions:,} by {log.users:,} users on "
-            f"{log.items:,} items, {_day(log.start)} to {_day(log.end)})")
+    if feedback is None:
+        _header(t, f"{c.data_path} (interactions: {log.interactions:,} by {log.users:,} users "
+                f"on {log.items:,} items, {_day(log.start)} to {_day(log.end)})")
+    else:
+        _header(t, f"{c.data_path} (logged feedback: {log.interactions:,} impressions, "
+                f"{feedback.positives:,} clicked, {log.users:,} users, {log.items:,} items, "
+                f"{_day(log.start)} to {_day(log.end)})")
     t.put(0, "prepare")
-    t.put(1, "source", "interactions")
-    t.put(1, "path", c.data_path)
+    if feedback is None:
+        t.put(1, "source", "interactions")
+        t.put(1, "path", c.data_path)
+    else:
+        t.put(1, "source", "logged_feedback", "offpolicy.log's impressions: a click is a "
+              "label-1 interaction, an impression without one label 0")
     t.put(1, "max_grade", 1, "a positive is a label-1 interaction")
     t.blank()
+    horizon = HORIZON_DAYS if feedback is None else _horizon(log)
     end = log.end.floor("D")
-    test = end - pd.Timedelta(days=HORIZON_DAYS)
-    validation = test - pd.Timedelta(days=HORIZON_DAYS)
+    test = end - pd.Timedelta(days=horizon)
+    validation = test - pd.Timedelta(days=horizon)
     t.put(0, "split")
     t.put(1, "method", "dates", "forward in time")
     t.put(1, "cuts", [_day(validation), _day(test)],
-          f"the last {HORIZON_DAYS}-day horizon before the log ends is the test window")
+          f"the last {horizon}-day horizon before the log ends is the test window")
     t.blank()
     context = log.context
     t.put(0, "recommend")
-    t.put(1, "horizon_days", HORIZON_DAYS, "a user's positives: label-1 items within it")
+    t.put(1, "horizon_days", horizon, "a user's positives: label-1 items within it")
     t.put(1, "horizons_days", [], "further horizons (each ≤ horizon_days), e.g. [7, 28]: "
           "the gain per horizon and its novelty flag")
     t.put(1, "exclude_seen", True, "items bought before the cut are neither candidates "
@@ -345,7 +396,11 @@ def recommendation(log: Log, c: Choices) -> str:
     t.put(1, "context", context, "the log's categorical columns, carried for slicing")
     t.blank()
     t.put(0, "candidates")
-    t.put(1, "depth", 100, "the same candidate budget for every system")
+    if feedback is None:
+        t.put(1, "depth", 100, "the same candidate budget for every system")
+    else:
+        t.put(1, "depth", FEEDBACK_DEPTH, f"the same candidate budget for every system: a "
+              f"slate shows {feedback.slate}; the measures read the top 10")
     t.put(1, "systems")
     t.put(2, "popularity", {"route": "popularity", "window_days": 90},
           "the most bought items of the last 90 days")
@@ -399,6 +454,10 @@ def recommendation(log: Log, c: Choices) -> str:
     t.put(0, "failures")
     t.put(1, "deep_k", 500)
     t.blank()
+    if feedback is None:
+        _no_log(t)
+    else:
+        _feedback(t, feedback, c)
     t.put(0, "gate")
     t.put(1, "rollback")
     t.item(2, {"metric": "nDCG@10", "min": "baseline"},
@@ -409,6 +468,13 @@ def recommendation(log: Log, c: Choices) -> str:
     t.item(2, {"rule": "not_worse", "measure": "Coverage@10", "tolerance": 0.0},
            "the catalogue reached may not shrink")
     seeded = _seed_rules(t, c.runs, {candidate})
+    if feedback is not None:
+        t.item(2, {"rule": "off_policy", "estimator": "dr", "margin": 0.0},
+               "the policy's DR estimate may not fall below the logged policy's value, and "
+               "only a trusted estimate counts")
+        t.note(1, f"the ranking rules read the {feedback.positives:,} clicks of the log: with "
+               "few, their CIs are wide and they fail rather than pass; the comparison states "
+               "what it could detect (MDE)")
     t.note(1, "left out: safety, no_answer, coverage (a log has no ACLs, no-answer tags or "
            "risk tags)" + ("" if seeded else "; seeds (no seed tags)")
            + "; latency (your SLO is not in the data)")

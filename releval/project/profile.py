@@ -2,7 +2,8 @@
 
 ``of_collection`` reads a BEIR folder or a folder of contract tables with the pipeline's own
 readers (so a bad file is refused here as it would be by ``prepare``); ``of_log`` reads an
-interaction log; ``of_run`` a team's run file. Each returns the facts the params are written
+interaction log; ``of_feedback`` a log of bandit feedback (its impressions as interactions);
+``of_run`` a team's run file. Each returns the facts the params are written
 from: the grade scale, the splits the data defines, which fields carry information (times,
 deletions, ACLs, tenants, tags, hard negatives, chunks, users), the risk categories present
 (tagged, or recognised from the text) and a run's seed tags and statuses.
@@ -18,9 +19,11 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.adapters import EPOCH, read_beir, read_tables
+from releval.data.feedback import as_interactions, users
 from releval.data.interactions import read_interactions
 from releval.data.query_set import RISK_CATEGORIES, memberships
 from releval.errors import InputError
+from releval.offpolicy.log import read_log, slate_size
 from releval.retrieval.external import read_team_run
 
 MAX_CONTEXT_VALUES = 100  # a log column with more distinct values is an id, not a context
@@ -126,6 +129,31 @@ def of_log(path: Path) -> Log:
                start=log[S.TIMESTAMP].min(), end=log[S.TIMESTAMP].max(), context=extra,
                titles=S.TITLE in items.columns and bool(items[S.TITLE].astype(str)
                                                          .str.strip().ne("").any()))
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Logged bandit feedback read as interactions (``releval.data.feedback``): the ``log``
+    of its impressions, its positive rewards (clicks), the slate it shows, how its users are
+    told apart."""
+
+    log: Log
+    positives: int
+    slate: int
+    users_from: str
+
+
+def of_feedback(path: Path) -> Feedback:
+    """A log of bandit feedback (``releval.offpolicy.log.read_log``: the Open Bandit layout
+    or the documented table)."""
+    log = read_log(path)
+    interactions, items = as_interactions(log)
+    stamps = interactions[S.TIMESTAMP]
+    return Feedback(Log(interactions=len(interactions),
+                        users=int(interactions[S.USER_ID].nunique()), items=len(items),
+                        start=stamps.min(), end=stamps.max(), context=[], titles=False),
+                    positives=int(interactions[S.LABEL].sum()), slate=slate_size(log),
+                    users_from=users(log)[1])
 
 
 def of_run(name: str, path: Path) -> Run:

@@ -72,30 +72,43 @@ def _runs(runs: dict[str, Path], dest: Path) -> dict[str, profile.Run]:
 
 
 class DataChoice(InputError):
-    """A project is made from exactly one kind of data: a corpus or an interaction log."""
+    """A project is made from exactly one kind of data: a corpus, an interaction log or a
+    log of bandit feedback."""
 
     def __init__(self, source: str):
-        super().__init__("give the data: a corpus (a BEIR folder or a folder of tables) or an "
-                         "interaction log (a folder with interactions and items), one of the "
-                         "two", source)
+        super().__init__("give the data: a corpus (a BEIR folder or a folder of tables), an "
+                         "interaction log (a folder with interactions and items) or logged "
+                         "bandit feedback, one of the three", source)
 
     def __reduce__(self):
         return type(self), (self.source,)
 
 
 def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
-               runs: dict[str, Path], baseline: str | None, candidate: str | None) -> str:
-    """params.yaml's text for the data (read and checked here), validated as params."""
-    if (corpus is None) == (interactions is None):
+               runs: dict[str, Path], baseline: str | None, candidate: str | None,
+               feedback: Path | None = None, reference: Path | None = None) -> str:
+    """params.yaml's text for the data (read and checked here), validated as params;
+    ``feedback``: a log of bandit feedback (``reference``: the candidate policy's own)."""
+    if [corpus, interactions, feedback].count(None) != 2:
         raise DataChoice("releval init")
+    if reference is not None and feedback is None:
+        raise InputError("a reference log goes with logged feedback", str(reference))
     team = _runs(runs, dest)
     if corpus is not None:
         choices = params_writer.Choices(_relative(corpus, dest), team, baseline, candidate)
         text = params_writer.retrieval(profile.of_collection(corpus), choices)
-    else:
+    elif interactions is not None:
         choices = params_writer.Choices(_relative(interactions, dest), team, baseline,
                                         candidate)
         text = params_writer.recommendation(profile.of_log(interactions), choices)
+    else:
+        if reference is not None:
+            profile.of_feedback(reference)  # refused here, as prepare would
+        fb = profile.of_feedback(feedback)
+        choices = params_writer.Choices(
+            _relative(feedback, dest), team, baseline, candidate,
+            None if reference is None else _relative(reference, dest))
+        text = params_writer.recommendation(fb.log, choices, fb)
     parse_params(yaml.safe_load(text), "params.yaml")
     return text
 
@@ -129,7 +142,8 @@ def _scm(dest: Path) -> list[str]:
 
 def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = None,
          runs: dict[str, Path] | None = None, baseline: str | None = None,
-         candidate: str | None = None, example: str | None = None) -> list[str]:
+         candidate: str | None = None, example: str | None = None,
+         feedback: Path | None = None, reference: Path | None = None) -> list[str]:
     """Create the project at ``dest`` (module docstring) from the data, or from one of the
     shipped examples that generate their own (``example``: demo.yaml, recsys-demo.yaml);
     one line per thing done."""
@@ -144,7 +158,8 @@ def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = 
         params = (template.root() / "examples" / example).read_text()
     else:
         params = params_for(dest, corpus=corpus, interactions=interactions, runs=runs or {},
-                            baseline=baseline, candidate=candidate)
+                            baseline=baseline, candidate=candidate, feedback=feedback,
+                            reference=reference)
     dest.mkdir(parents=True, exist_ok=True)
     if example:  # the demo's params name its pinned fixture
         shutil.copytree(template.root() / "examples" / "fixture", dest / "examples" / "fixture")
@@ -158,7 +173,8 @@ def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = 
     (dest / ".gitignore").write_text(GITIGNORE)
     (dest / ".dvcignore").write_text(DVCIGNORE)
     what = (f"the generated data of examples/{example}" if example else
-            f"{corpus or interactions} evaluated with releval {template.version()}")
+            f"{corpus or interactions or feedback} evaluated with releval "
+            f"{template.version()}")
     (dest / "README.md").write_text(README.format(name=dest.resolve().name, what=what))
     return [f"{dest}: dvc.yaml, params.yaml (from {example or 'the data'}), "
             ".releval/code.yaml, .gitignore, README.md", *_scm(dest)]

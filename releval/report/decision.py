@@ -2,7 +2,8 @@
 comparison with the kind of change it declares (what it holds fixed, its inspections) and
 the further comparisons, the training variance over seeds, its slices, no-answer and safety,
 failures by layer, system health with freshness and the rollback thresholds, the query set's
-coverage, and the release gate with the evaluated set's reuse (its looks)."""
+coverage, the off-policy evaluation, and the release gate with the evaluated set's reuse
+(its looks)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pandas as pd
 from releval import artifacts
 from releval.decision.looks import sentence
 from releval.diagnosis import worksheet
-from releval.report import change, health, training
+from releval.report import change, health, offpolicy, training
 from releval.report import recommendation as rec
 from releval.report.formats import (
     NOT_APPLICABLE,
@@ -174,16 +175,19 @@ def _gate_section(decision: dict) -> list[str]:
 
 def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failures: dict,
                     sheet: pd.DataFrame, decision: dict, min_n: int, system_health: dict,
-                    query_set: list[str], receipt: dict | None = None) -> str:
+                    query_set: list[str], receipt: dict | None = None,
+                    offpolicy_doc: dict | None = None) -> str:
     """The decision document, from comparison.json, slices.parquet, safety.json,
     failures.json with its worksheet.csv, health.json (``system_health``) and the gate's
     decision.json; ``min_n`` is the slice size below which a slice is too small to test;
     ``query_set``: the query set's section lines (``releval.report.summary``); ``receipt``:
     the run's receipt (the model digests of the revisions table), None when none describes
-    these outputs."""
+    these outputs; ``offpolicy_doc``: offpolicy.json (``releval.report.offpolicy``: the
+    estimates over every position, the on-policy value, the reference and the diagnostics;
+    one line without a log)."""
     lines = [*_comparison_section(comparison), "", *change.markdown(comparison, system_health),
              *training.markdown(comparison), *_slices_section(slices, comparison, min_n),
              *_safety_section(safety), *_failures_section(failures, sheet),
              *health.markdown(system_health, decision, receipt), *query_set,
-             *_gate_section(decision)]
+             *offpolicy.lines(offpolicy_doc, detail=False), *_gate_section(decision)]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,10 @@ the ranking, calibration and beyond-accuracy measures); the plots of the evaluat
 (``releval.report.plots.PLOTS``, inline SVG); the per-query table (sortable by a click on a
 header, filterable by a text box: the one small inline script); the first rows of the
 failure worksheet; the comparison in full (conditions, every paired measure, the kind of
-change, training variance, health and rollback, the receipt); then the appendix: the history
+change, training variance, health and rollback, the receipt); the off-policy evaluation
+(the estimates with their CIs beside the on-policy value and the reference, the diagnostics,
+the estimates' and the importance weights' plots; one line without a log); then the
+appendix: the history
 of the page's lineage in the ledger (``releval.report.history``: a chart per measure, the
 runs, the newest run against the one before it, uncontrolled; one line on the other
 lineages), the self-test, and the summary page's candidates, judgments (pooling and
@@ -43,7 +46,7 @@ from releval.metrics.curves import FAMILY, K
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
-from releval.report import automatic, change, health, history, training
+from releval.report import automatic, change, health, history, offpolicy, training
 from releval.report import recommendation as rec
 from releval.report.decision import WORKSHEET_ROWS, reuse
 from releval.report.formats import (
@@ -519,9 +522,13 @@ def history_section(inputs: ReportInputs) -> Raw:
 
 def plots_section(inputs: ReportInputs) -> Raw:
     """Every registered plot of the page's mode in order: its SVG, or what is missing."""
+    return _figures(inputs, "plots")
+
+
+def _figures(inputs: ReportInputs, section: str) -> Raw:
     parts = []
     for name, p in PLOTS.items():
-        if inputs.mode not in p.modes:
+        if inputs.mode not in p.modes or p.section != section:
             continue
         chart = p.build(inputs)
         body = (Raw(f'<div class="chart">{svg(chart, f"plot-{name}")}</div>') if chart is not None
@@ -529,6 +536,15 @@ def plots_section(inputs: ReportInputs) -> Raw:
         parts.append(Raw(f'<figure id="plot-{esc(name)}"><h3>{esc(p.title)}</h3>{body}'
                          f"<figcaption>{esc(p.caption)}</figcaption></figure>"))
     return Raw("".join(parts))
+
+
+def offpolicy_section(inputs: ReportInputs) -> Raw:
+    """The off-policy evaluation (``releval.report.offpolicy``) with its plots; one line
+    without a log."""
+    text = offpolicy.lines(inputs.offpolicy)[2:]
+    if not (inputs.offpolicy or {}).get("applicable"):
+        return Raw(f'<p class="absent">{esc(text[0])}</p>')
+    return Raw(markdown(text) + _figures(inputs, "offpolicy"))
 
 
 # --- the per-query table ----------------------------------------------------------------------
@@ -642,6 +658,7 @@ SECTIONS = (
     ("queries", "Per query", queries_section),
     ("worksheet", "Failure worksheet", worksheet_section),
     ("comparison", "The comparison in full", comparison_section),
+    ("offpolicy", "Off-policy evaluation", offpolicy_section),
     ("history", "History", history_section),
     ("selftest", "Self-test", selftest_section),
 )

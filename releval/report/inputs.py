@@ -32,7 +32,9 @@ class ReportInputs:
     ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
     reports/runs/, oldest first: ``releval.project.history.entries`` rows) and ``health``
     (health/health.json: each system's health and freshness), ``automatic``
-    (autojudge/agreement_auto.json: the automatic judge validated against people)."""
+    (autojudge/agreement_auto.json: the automatic judge validated against people) and
+    the off-policy evaluation: ``offpolicy`` (offpolicy/offpolicy.json),
+    ``offpolicy_estimates`` (estimates.parquet) and ``offpolicy_weights`` (weights.parquet)."""
 
     summary: dict
     stats: dict[str, dict]
@@ -61,6 +63,9 @@ class ReportInputs:
     history: list[dict] | None = None
     health: dict | None = None
     automatic: dict | None = None
+    offpolicy: dict | None = None
+    offpolicy_estimates: pd.DataFrame | None = None
+    offpolicy_weights: pd.DataFrame | None = None
 
     @property
     def mode(self) -> str:

@@ -53,17 +53,19 @@ class Plot:
     absent: str
     build: Callable[[ReportInputs], Chart | None]
     modes: tuple[str, ...] = MODES
+    section: str = "plots"  # the page's section that draws it
 
 
 PLOTS: dict[str, Plot] = {}
 
 
 def plot(name: str, title: str, caption: str, absent: str = "No data for this plot.", *,
-         modes: tuple[str, ...] = MODES):
-    """Register a chart builder under ``name``, shown on the pages of ``modes``."""
+         modes: tuple[str, ...] = MODES, section: str = "plots"):
+    """Register a chart builder under ``name``, shown on the pages of ``modes`` in the
+    page's ``section``."""
 
     def register(fn: Callable[[ReportInputs], Chart | None]):
-        PLOTS[name] = Plot(title, caption, absent, fn, modes)
+        PLOTS[name] = Plot(title, caption, absent, fn, modes, section)
         return fn
 
     return register
@@ -573,6 +575,67 @@ def horizons(inputs: ReportInputs) -> Chart | None:
         title=_title("The candidate's gain by horizon",
                      "novelty effect: " + (", ".join(flagged) if flagged else "none"))
     ).resolve_scale(y="independent")  # each measure on its own scale
+    return _finish(chart)
+
+
+OFFPOLICY_ABSENT = "No off-policy evaluation (offpolicy.log is not set)."
+
+
+@plot("offpolicy_estimates", "Off-policy estimates",
+      "The candidate policy's value by each estimator over every position, with its "
+      "bootstrap CI; the solid line is the logging policy's own on-policy value, the dashed "
+      "line the reference log's (the candidate policy deployed: the ground truth).",
+      OFFPOLICY_ABSENT, section="offpolicy")
+def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
+    e = inputs.offpolicy_estimates
+    if e is None or e.empty:
+        return None
+    points = e[(e["kind"] == "estimate") & (e["position"] == "all")]
+    lines = e[e["kind"] != "estimate"].assign(
+        line=lambda f: f["kind"].map({"on_policy": "on-policy (logged)",
+                                      "reference": "reference (deployed)"}))
+    order = points["estimator"].tolist()
+    y = alt.Y("estimator:N", sort=order, title=None)
+    x = alt.X("value:Q", title="policy value (mean reward per impression)",
+              scale=alt.Scale(zero=False))
+    bars = alt.Chart(points).mark_rule(strokeWidth=2).encode(y=y, x="ci_low:Q", x2="ci_high:Q")
+    dots = alt.Chart(points).mark_point(filled=True, size=70).encode(
+        y=y, x=x, tooltip=["estimator", alt.Tooltip("value:Q", format=".4f"),
+                           alt.Tooltip("ci_low:Q", format=".4f"),
+                           alt.Tooltip("ci_high:Q", format=".4f"), "n"])
+    rules = alt.Chart(lines).mark_rule(strokeWidth=1.5).encode(
+        x="value:Q", color=alt.Color("line:N", title=None, legend=alt.Legend(orient="bottom"),
+                                     scale=alt.Scale(range=[GREY, PALETTE[3]])),
+        strokeDash=alt.StrokeDash("line:N", title=None, legend=alt.Legend(orient="bottom"),
+                                  scale=alt.Scale(range=[[1, 0], [5, 3]])))
+    chart = alt.layer(bars, dots, rules).properties(
+        width=WIDTH - 180, height=ROW * 2 * len(order),
+        title=_title("The candidate policy's estimated value",
+                     ", ".join(f"{r['line']} {number(r['value'], '.4f')}"
+                               for _, r in lines.iterrows())))
+    return _finish(chart)
+
+
+@plot("offpolicy_weights", "Importance weights",
+      "How many logged rows carry each importance weight π_candidate / π_logger (log scale; "
+      "rows the candidate never takes have weight 0, counted in the subtitle): a long right "
+      "tail means a few rows carry the estimate, and the effective sample size is small.",
+      OFFPOLICY_ABSENT, section="offpolicy")
+def offpolicy_weights(inputs: ReportInputs) -> Chart | None:
+    w = inputs.offpolicy_weights
+    if w is None or w.empty or not (w["high"] > 0).any():
+        return None
+    bins = w[w["high"] > 0]
+    zero = int(w.loc[w["high"] == 0, "rows"].sum())
+    chart = alt.Chart(bins).mark_bar(color=PALETTE[0]).encode(
+        x=alt.X("low:Q", scale=alt.Scale(type="log"), title="importance weight"),
+        x2="high:Q", y=alt.Y("rows:Q", title="logged rows"), y2=alt.datum(0),
+        tooltip=[alt.Tooltip("low:Q", format=".3g"), alt.Tooltip("high:Q", format=".3g"),
+                 "rows"]).properties(
+        width=WIDTH - 100, height=200,
+        title=_title("Importance weights of the logged rows",
+                     f"{number(int(w['rows'].sum()), ',d')} rows; weight 0: "
+                     f"{number(zero, ',d')}"))
     return _finish(chart)
 
 

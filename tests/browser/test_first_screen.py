@@ -49,7 +49,8 @@ def test_the_first_screen_decides_and_nothing_is_wider_than_the_page(browser, tm
                           ".filter(f => f.querySelector('svg') &&"
                           " f.querySelector('svg').getBoundingClientRect().width > 200)"
                           ".map(f => f.id)")
-        assert drawn == [f"plot-{n}" for n, p in PLOTS.items() if "retrieval" in p.modes]
+        assert drawn == [f"plot-{n}" for n, p in PLOTS.items()
+                         if "retrieval" in p.modes and p.section == "plots"]
         order = page.eval("[...document.querySelectorAll('main > section')].map(s => s.id)")
         assert order.index("plots") < order.index("selftest") and order[:3] == [
             "decision", "metrics", "plots"]

@@ -75,6 +75,7 @@ def test_init_without_data_exits_2_with_one_line_and_writes_nothing(tmp_path, mo
     result = CliRunner().invoke(app, ["init", "proj"])
     assert result.exit_code == 2, result.output
     assert "give the data: --corpus" in result.stderr and "--interactions" in result.stderr
+    assert "--logged-feedback" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "proj").exists()
 

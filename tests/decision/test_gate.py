@@ -84,7 +84,7 @@ def test_registry_covers_every_rule_of_the_params_contract():
     literals = {model.model_fields["rule"].default for model in typing.get_args(union)}
     assert set(RULES) == literals == {"no_regression", "safety", "no_answer", "judged",
                                       "coverage", "holdout", "latency", "not_worse",
-                                      "guarded", "health", "seeds"}
+                                      "guarded", "health", "seeds", "off_policy"}
     assert all(RULES[name].params.model_fields["rule"].default == name for name in RULES)
 
 
@@ -92,7 +92,8 @@ def test_default_rules_are_the_registry_defaults():
     assert Gate().rules == [NoRegression(), SafetyRule(), NoAnswerRule(), JudgedRule(),
                             CoverageRule(), HoldoutRule()]
     assert [name for name, r in RULES.items() if not r.default] == [
-        "latency", "not_worse", "guarded", "health", "seeds"]  # each needs its settings
+        "latency", "not_worse", "guarded", "health", "seeds",
+        "off_policy"]  # each needs its settings
 
 
 def test_a_comparison_of_other_systems_is_stale():

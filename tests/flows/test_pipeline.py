@@ -66,7 +66,7 @@ def test_flow_runs_every_stage_validates_and_writes_metrics(project):
     assert record == {s: "ran" for s in ("inputs", "prepare", "split", "candidates",
                                          "selftest", "pool", "judgments", "fuse", "fixture",
                                          "evaluate", "autojudge", "compare", "slices", "safety",
-                                         "health", "failures", "gate", "report")}
+                                         "health", "failures", "offpolicy", "gate", "report")}
     fixture = json.loads((root / "data/fixture/fixture.json").read_text())
     assert set(fixture["systems"]) == {"bm25", "dense", "hybrid"}  # examples/fixture
     assert "replays a run file" in fixture["not_applicable"]["prod_v2"]

@@ -178,6 +178,15 @@ def probability_run() -> pd.DataFrame:
     return run().assign(**{S.PROBABILITY: 0.5})
 
 
+def offpolicy_estimates() -> pd.DataFrame:
+    """Two estimates, one undefined at a position no row holds, and the on-policy value."""
+    return pd.DataFrame({
+        "kind": ["estimate", "estimate", "on_policy"], "estimator": ["ips", "ips", "on_policy"],
+        "position": ["all", "1", "all"], "value": [0.004, np.nan, 0.0042],
+        "ci_low": [0.001, np.nan, 0.003], "ci_high": [0.0042, np.nan, 0.0055], "n": [100, 0, 100],
+        "clip": [np.nan] * 3, "covers": pd.array([True, None, None], dtype="boolean")})
+
+
 def automatic_labels() -> pd.DataFrame:
     """The dense judge's labels: a validation, a held-out and a hole pair (confidence NaN:
     a labels file that states none)."""
@@ -193,6 +202,7 @@ GOOD = {"documents": documents, "queries": queries, "split": split, "run": run,
         "interactions": interactions, "team_runs": team_runs, "reliability": reliability,
         "selftest": selftest, "seeds": seeds, "seed_metrics": seed_metrics, "health": health,
         "horizons": horizons, "horizon_metrics": horizon_metrics,
+        "offpolicy_estimates": offpolicy_estimates,
         "automatic_labels": automatic_labels}
 
 
@@ -289,6 +299,10 @@ BAD = [  # suite, make bad, params, expectation, column(s), failing row, example
      {S.QUERY_ID: "q1", S.DOC_ID: "d1"}),
     ("health", lambda f: _set(f, "error_rate", 0, 1.5), {},
      "expect_column_values_to_be_between", ["error_rate"], 0, 1.5),
+    ("offpolicy_estimates", lambda f: _set(f, "ci_high", 0, 0.003), {},
+     "expect_column_values_to_be_in_set", ["_ci_ordered"], 0,
+     {"kind": "estimate", "estimator": "ips", "position": "all", "value": 0.004,
+      "ci_low": 0.001, "ci_high": 0.003}),
     ("health", lambda f: _set(f, "freshness_appeared", 1, 5), {},
      "expect_column_pair_values_a_to_be_greater_than_b",
      ["freshness_eligible", "freshness_appeared"], 1,

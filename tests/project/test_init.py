@@ -100,6 +100,25 @@ def test_an_interaction_log_gets_forward_cuts_and_its_context(tmp_path):
     assert p.gate.rollback[0].min == "baseline"
 
 
+def test_logged_feedback_is_a_recommendation_project_evaluated_off_policy(tmp_path):
+    bandit = SHARED / "open-bandit"
+    text = params_for(tmp_path / "proj", corpus=None, interactions=None, runs={},
+                      baseline=None, candidate=None, feedback=bandit / "bts" / "all",
+                      reference=bandit / "random" / "all")
+    p = parse_params(yaml.safe_load(text), "params.yaml")
+    assert p.prepare.source == "logged_feedback" and p.recommendation
+    assert p.recommend.horizon_days == 2 and p.split.cuts == ("2019-11-26", "2019-11-28")
+    c = p.offpolicy
+    assert (tmp_path / "proj" / c.log).resolve() == (bandit / "bts" / "all").resolve()
+    assert (tmp_path / "proj" / c.reference).resolve() == (bandit / "random" / "all").resolve()
+    assert (c.slate_size, c.policy, c.estimators) == (3, "uniform", ["ips", "snips", "dm", "dr"])
+    assert [r.rule for r in p.gate.rules] == ["no_regression", "not_worse", "off_policy"]
+    assert "42 clicked, 253 users, 80 items" in text and "content" not in p.candidates.systems
+    with pytest.raises(InputError, match="give the data"):
+        params_for(tmp_path / "proj", corpus=None, interactions=small_log(tmp_path / "log"),
+                   runs={}, baseline=None, candidate=None, feedback=bandit / "bts" / "all")
+
+
 def test_init_writes_a_project_without_the_code(tmp_path):
     dest = tmp_path / "proj"
     lines = init(dest, corpus=tiny_beir(tmp_path / "beir"))

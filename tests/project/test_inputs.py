@@ -42,8 +42,8 @@ def test_every_given_input_is_copied_into_its_slot_and_outputs_are_read_in_place
     assert pinned(p, "candidates.systems.team.path", out) == out / "runs/team/team.trec"
     assert pinned(p, "failures.review", out) is None
     slots = sorted(str(d.relative_to(out)) for d in out.rglob("*") if (d / "pinned.json").exists())
-    assert slots == ["adjudicator", "automatic", "fixture", "judgments", "prepare", "review",
-                     "runs/bm25",
+    assert slots == ["adjudicator", "automatic", "fixture", "judgments", "logged", "policy",
+                     "prepare", "reference", "review", "runs/bm25",
                      "runs/team"]  # every slot exists, none is empty
     assert json.loads((out / "review/pinned.json").read_text()) == {
         "key": "failures.review", "given": False}

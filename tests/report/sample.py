@@ -178,6 +178,44 @@ QUERIES = pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3", "q4"],
 RECEIPT = {"receipt": {}, "sha256": DIGEST, "run": {}}
 
 
+def _estimate(estimator, position, value, low, high, n, covers):
+    return {"estimator": estimator, "position": position, "value": value, "ci_low": low,
+            "ci_high": high, "n": n, "clip": None, "covers": covers}
+
+
+OFFPOLICY = {  # offpolicy.json: a uniform candidate on a 3-slot log, with a reference
+    "applicable": True, "reason": None,
+    "log": {"path": "logs/bts", "rows": 1000, "contexts": 1000, "actions": 80, "positions": 3,
+            "window": ["2025-01-01T00:00:00+00:00", "2025-01-07T00:00:00+00:00"],
+            "evaluated_rows": 500,
+            "evaluated_window": ["2025-01-04T00:00:00+00:00", "2025-01-07T00:00:00+00:00"]},
+    "policy": {"kind": "uniform", "description": "uniform <over> the actions: 1/80 per item"},
+    "estimators": ["ips", "dr"], "clip": None,
+    "reward_model": {"model": "logistic", "train_share": 0.5, "train_rows": 500,
+                     "window": ["2025-01-01T00:00:00+00:00", "2025-01-04T00:00:00+00:00"]},
+    "resamples": 1000, "alpha": 0.05, "cluster": "row",
+    "on_policy": {"value": 0.0042, "ci_low": 0.003, "ci_high": 0.0055, "n": 1000},
+    "reference": {"value": 0.0038, "ci_low": 0.0026, "ci_high": 0.0051, "n": 1000,
+                  "path": "logs/random"},
+    "estimates": [_estimate("ips", "all", 0.0024, 0.001, 0.0042, 1000, True),
+                  _estimate("ips", "1", 0.003, 0.0002, 0.0079, 333, True),
+                  _estimate("dr", "all", 0.0013, -0.0001, 0.0029, 500, False)],
+    "diagnostics": {"ess": 340.4, "ess_share": 0.034, "max_weight": 277.8, "mean_weight": 1.01,
+                    "unsupported_share": 0.0, "mass_off_support": 0.0042, "min_ess": 100.0,
+                    "passed": False, "reasons": ["0.42% of the candidate's probability mass is "
+                                                 "on (item, position) pairs the log never "
+                                                 "shows"]}}
+OFFPOLICY_ESTIMATES = pd.DataFrame(
+    [{"kind": "estimate", **e} for e in OFFPOLICY["estimates"]]
+    + [{"kind": kind, "estimator": kind, "position": "all", "clip": None, "covers": None,
+        **{k: OFFPOLICY[doc][k] for k in ("value", "ci_low", "ci_high", "n")}}
+       for kind, doc in (("on_policy", "on_policy"), ("reference", "reference"))])
+OFFPOLICY_WEIGHTS = pd.DataFrame({"low": [0.0, 0.01, 0.1, 1.0, 10.0],
+                                  "high": [0.0, 0.1, 1.0, 10.0, 300.0],
+                                  "rows": [0, 200, 500, 280, 20]}).assign(
+    share=lambda f: f["rows"] / 1000)
+
+
 def inputs(**changes) -> ReportInputs:
     """The sample's inputs, every optional one given, with ``changes``."""
     fields = dict(summary=SUMMARY, stats=STATS, comparison=COMPARISON, slices=SLICES,
@@ -186,7 +224,9 @@ def inputs(**changes) -> ReportInputs:
                   agreement=AGREEMENT, measure=MEASURE, min_n=20,
                   per_query_diff=PER_QUERY_DIFF, curves=CURVES, violations=VIOLATIONS,
                   failure_rows=FAILURE_ROWS, queries=QUERIES, receipt=RECEIPT,
-                  automatic=AUTOMATIC)
+                  automatic=AUTOMATIC,
+                  offpolicy=OFFPOLICY, offpolicy_estimates=OFFPOLICY_ESTIMATES,
+                  offpolicy_weights=OFFPOLICY_WEIGHTS)
     return ReportInputs(**(fields | changes))
 
 

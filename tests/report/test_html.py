@@ -47,7 +47,8 @@ def test_every_section_and_every_plot_is_there_in_order(page):
     positions = [page.index(f'<section id="{k}">') for k in keys]
     assert positions == sorted(positions)
     plots = section(page, "plots")
-    retrieval = [name for name, p in PLOTS.items() if "retrieval" in p.modes]
+    retrieval = [name for name, p in PLOTS.items()
+                 if "retrieval" in p.modes and p.section == "plots"]
     assert plots.count("<svg") == len(retrieval) == 10
     for name in retrieval:
         figure = plots[plots.index(f'<figure id="plot-{name}">'):]
@@ -282,7 +283,8 @@ def test_an_undefined_recommendation_measure_keeps_its_counts(rec_page):
 def test_the_recommendation_plots_and_the_random_split(rec_page):
     plots = section(rec_page, "plots")
     shown = re.findall(r'<figure id="plot-([a-z_]+)">', plots)
-    assert shown == [name for name, p in PLOTS.items() if "recommendation" in p.modes]
+    assert shown == [name for name, p in PLOTS.items()
+                     if "recommendation" in p.modes and p.section == "plots"]
     assert "reliability" in shown and "judged" not in shown and "no_answer" not in shown
     figure = plots[plots.index('<figure id="plot-reliability">'):]
     assert figure[:figure.index("</figure>")].count("<svg") == 1
@@ -346,3 +348,23 @@ def test_the_comparison_shows_each_horizon_and_the_novelty_flag(rec_page, page):
     assert "<td>7 days</td><td>300</td>" in full and "<td>28 days</td><td>800</td>" in full
     assert "NOVELTY: the gain shrinks by 0.0400 from 7 to 28 days" in full
     assert "By horizon" not in section(page, "comparison")
+
+
+def test_the_off_policy_section_shows_the_estimates_reference_diagnostics_and_plots(page):
+    part = section(page, "offpolicy")
+    assert "<h2>Off-policy evaluation</h2>" in part
+    assert "uniform &lt;over&gt; the actions" in part  # escaped
+    assert "Reference (logs/random, the candidate policy deployed): 0.0038 [0.0026, 0.0051]" \
+        in part
+    assert "<td>dr</td><td>all</td><td>0.0013</td><td>[-0.0001, 0.0029]</td>" in part
+    assert "Diagnostics: <strong>FAIL</strong>" in part and "never shows" in part
+    assert "The CI of dr (n 500) does not cover the reference 0.0038; the diagnostics fail" \
+        in part
+    assert "1,000 bootstrap resamples over rows (each impression)" in part
+    assert part.count("<svg") == 2 and 'id="plot-offpolicy_weights"' in part
+    assert 'id="plot-offpolicy_weights"' not in section(page, "plots")
+    none = section(render_html(inputs(offpolicy={"applicable": False, "reason": "offpolicy.log "
+                                                 "is not set: no off-policy evaluation"})),
+                   "offpolicy")
+    assert "Not applicable: offpolicy.log is not set: no off-policy evaluation." in none
+    assert "<svg" not in none and "<table" not in none

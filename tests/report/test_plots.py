@@ -20,18 +20,23 @@ NEEDS = {"power": {"comparison": NO_MDE}, "per_query_diff": {"per_query_diff": N
          "failures": {"failures": {"baseline": "a", "candidate": "b", "by_layer": []}},
          "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}},
          "reliability": {"reliability": RELIABILITY.iloc[:0]},
-         "horizons": {"comparison": COMPARISON}}
+         "horizons": {"comparison": COMPARISON},
+         "offpolicy_estimates": {"offpolicy_estimates": None},
+         "offpolicy_weights": {"offpolicy_weights": None}}
 
 
 def test_the_registry_lists_every_plot_in_page_order():
     assert list(PLOTS) == ["power", "per_query_diff", "slices", "curves", "judged",
                            "automatic", "failures", "safety", "latency", "no_answer",
-                           "reliability", "horizons"]
+                           "reliability", "horizons",
+                           "offpolicy_estimates", "offpolicy_weights"]
     assert all(p.title and p.caption and p.absent for p in PLOTS.values())
     assert {name for name, p in PLOTS.items() if p.modes == ("retrieval",)} == {
         "judged", "automatic", "no_answer"}
     assert {name for name, p in PLOTS.items() if p.modes == ("recommendation",)} == {
         "reliability", "horizons"}
+    assert {name for name, p in PLOTS.items() if p.section != "plots"} == {
+        "offpolicy_estimates", "offpolicy_weights"}  # drawn by the off-policy section
 
 
 def test_the_horizon_plot_draws_each_horizon_and_names_the_novelty_effect():

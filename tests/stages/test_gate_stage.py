@@ -103,7 +103,8 @@ def project(tmp_path, monkeypatch):
     files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
              "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY,
              "data/health/health.json": documents.health({}),
-             "data/split/split_report.json": {"query_set": {"categories": {}}}}
+             "data/split/split_report.json": {"query_set": {"categories": {}}},
+             "data/offpolicy/offpolicy.json": {"applicable": False, "reason": "no log"}}
     for path, doc in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(json.dumps(doc))

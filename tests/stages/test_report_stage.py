@@ -207,14 +207,17 @@ def project(tmp_path, monkeypatch):
             "candidates/dense/run_stats.json": whole("run_stats", stats["dense"]),
             "fused/hybrid/run_stats.json": whole("run_stats", stats["hybrid"]),
             "selftest/selftest.json": sample.SELFTEST,
-            "health/health.json": whole("health", {"systems": {}, "definitions": {}})}
+            "health/health.json": whole("health", {"systems": {}, "definitions": {}}),
+            "offpolicy/offpolicy.json": sample.OFFPOLICY}
     tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
               "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
               "evaluate/curves.parquet": rename(sample.CURVES),
               "safety/violations.parquet": rename(sample.VIOLATIONS),
               "failures/failures.parquet": rename(sample.FAILURE_ROWS),
               "selftest/selftest.parquet": sample.SELFTEST_ROWS,
-              "selftest/differential.parquet": sample.DIFFERENTIAL}
+              "selftest/differential.parquet": sample.DIFFERENTIAL,
+              "offpolicy/estimates.parquet": sample.OFFPOLICY_ESTIMATES,
+              "offpolicy/weights.parquet": sample.OFFPOLICY_WEIGHTS}
     for path, doc in docs.items():
         (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "data" / path).write_text(json.dumps(doc))
@@ -235,11 +238,15 @@ def test_main_writes_the_page_beside_the_markdown_and_the_receipt_only_when_give
     page = (project / "out/index.html").read_text(encoding="utf-8")
     assert (project / "out/summary.md").read_text().startswith("# releval summary")
     assert (project / "out/decision.md").read_text().startswith("## Comparison: hybrid vs")
-    assert page.count("<svg") == 8  # every plot: its data is all there
+    assert page.count("<svg") == 10  # every plot: its data is all there (2 off-policy)
     assert '<td title="four">q4</td><td>head</td>' in page
     assert "No receipt describes these outputs yet" in page
     assert '<section id="selftest"><h2>Self-test</h2>' in page and "3 relations × 100" in page
     assert "\n## Self-test\n" in (project / "out/summary.md").read_text()
+    decision = (project / "out/decision.md").read_text()
+    assert "## Off-policy evaluation" in decision and "| dr | all | 0.0013 |" in decision
+    assert "| ips | 1 |" not in decision  # the page holds the positions
+    assert 'id="plot-offpolicy_estimates"' in page
     (project / "reports").mkdir()
     gate = "data/gate/decision.json"
     md5 = hashlib.md5((project / gate).read_bytes()).hexdigest()

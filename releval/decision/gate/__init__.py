@@ -32,6 +32,7 @@ from releval.decision.gate import (
     no_answer,
     no_regression,
     not_worse,
+    off_policy,
     safety,
     seeds,
 )
@@ -75,6 +76,7 @@ RULES: dict[str, GateRule] = {
     "guarded": _rule("guarded", guarded.check, measures=guarded.measures),
     "health": _rule("health", health.check),
     "seeds": _rule("seeds", seeds.check, measures=seeds.measures),
+    "off_policy": _rule("off_policy", off_policy.check),
 }
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from releval.documents.comparison import Comparison
 from releval.documents.health import Health
+from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.run_stats import Latency
 from releval.documents.summary import Entry
 from releval.errors import InputError
@@ -31,7 +32,9 @@ class Evidence:
     (``releval.data.query_set.describe``); ``looks``: the evaluated set's look count
     (``releval.decision.looks.count``; empty: not counted) and ``max_looks``, its bound
     (``query_set.max_looks``, None: unbounded); ``basis``: measure -> how its overall paired
-    interval was made where it is not the paired bootstrap (``gate.intervals``: PPI)."""
+    interval was made where it is not the paired bootstrap (``gate.intervals``: PPI);
+    ``offpolicy``: data/offpolicy/offpolicy.json (``OffPolicyDoc``: the candidate policy's
+    estimates from the logged feedback; None: not read)."""
 
     baseline: str
     candidate: str
@@ -46,6 +49,7 @@ class Evidence:
     query_set: dict = field(default_factory=dict)
     looks: dict = field(default_factory=dict)
     max_looks: int | None = None
+    offpolicy: OffPolicyDoc | None = None
     basis: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,187 @@
+"""Logged bandit feedback, read and checked (``read_log``): one row per impression, the item
+shown at a slate position in a context, its reward and the logging policy's propensity.
+
+Two layouts (``LAYOUTS``, told apart by their columns):
+
+- ``open_bandit``: the Open Bandit Dataset's CSV (a folder holding ``all.csv``, or the CSV
+  itself): a first column that is the row index, ``timestamp``, ``item_id``, ``position``,
+  ``click``, ``propensity_score``, ``user_feature_*``, ``user-item_affinity_*``. ``click`` is
+  the reward, ``propensity_score`` the propensity; every impression is its own context
+  (``context_id`` = the row index); the dataset has no user ids.
+- ``table``: a CSV or parquet table with ``S.LOG_COLUMNS`` (context_id, item_id, position,
+  reward, propensity, timestamp), an optional ``user_id``; any other column is a context
+  feature.
+
+The contract (each broken rule one InputError naming the file, the line or row and the
+rule): the required columns are present; ids (context_id, item_id, user_id) are non-empty and
+read as strings; propensities are numbers in (0, 1]; rewards are numbers; positions are
+integers in 1..slate_size (the declared slate; without one, the log's largest position);
+timestamps parse as ISO 8601 (naive ones are UTC). Feature columns whose every value is a
+number are numeric, the others are text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from releval.data import contracts as S
+from releval.data.adapters import TIME, as_utc
+from releval.data.readers import read_parquet, text_of
+from releval.errors import InputError
+
+OPEN_BANDIT_FILE = "all.csv"
+IDS = (S.CONTEXT_ID, S.ITEM_ID, S.USER_ID)
+
+
+def table_at(path: Path) -> pd.DataFrame:
+    """A CSV (every cell a string, only an empty cell missing, indexed by line number) or
+    parquet table (indexed by 1-based row), tagged with its source and unit."""
+    if path.suffix.lower() == ".parquet":
+        frame = read_parquet(path)
+        frame.index, unit = pd.RangeIndex(1, len(frame) + 1), "row"
+    else:
+        with warnings.catch_warnings():  # a long first line: an index pandas would invent
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            try:
+                frame = pd.read_csv(io.StringIO(text_of(path)), dtype=str, index_col=False,
+                                    keep_default_na=False, na_values=[""])
+            except pd.errors.EmptyDataError:
+                frame = pd.DataFrame()
+            except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
+                found = re.search(r"line (\d+)", str(exc))
+                raise InputError("more fields than the header", str(path),
+                                 f"line {found[1] if found else 2}") from None
+        frame.index, unit = pd.RangeIndex(2, len(frame) + 2), "line"
+    frame.attrs.update(source=str(path), unit=unit)
+    return frame
+
+
+def _open_bandit(frame: pd.DataFrame) -> pd.DataFrame:
+    """The Open Bandit Dataset's columns as the log's: click → reward, propensity_score →
+    propensity, the first (index) column → context_id."""
+    first = frame.columns[0]
+    return frame.rename(columns={first: S.CONTEXT_ID, "click": S.REWARD,
+                                 "propensity_score": S.PROPENSITY})
+
+
+class Layout(NamedTuple):
+    """A log layout: the columns that tell it apart, and its columns mapped onto the log's."""
+
+    marks: tuple[str, ...]
+    to_log: Callable[[pd.DataFrame], pd.DataFrame]
+
+
+LAYOUTS: dict[str, Layout] = {
+    "open_bandit": Layout(("click", "propensity_score"), _open_bandit),
+    "table": Layout((), lambda frame: frame),  # the documented table: S.LOG_COLUMNS
+}
+
+
+def _layout(frame: pd.DataFrame) -> Layout:
+    return next(layout for layout in LAYOUTS.values()
+                if all(c in frame.columns for c in layout.marks))
+
+
+def _path(path: Path) -> Path:
+    if path.is_dir():
+        if not (path / OPEN_BANDIT_FILE).is_file():
+            raise InputError(f"no {OPEN_BANDIT_FILE} in the folder (the Open Bandit layout)",
+                             str(path))
+        return path / OPEN_BANDIT_FILE
+    if not path.exists():
+        raise InputError("file not found", str(path))
+    return path
+
+
+def _ids(frame: pd.DataFrame, column: str) -> None:
+    values = frame[column]
+    text = values.astype(str)
+    S.fail_first(frame, "log", (text.str.strip() == "").to_numpy(), f"{column} is empty")
+    frame[column] = text
+
+
+def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """``column`` as float64; InputError at the first value that is not a number."""
+    raw = frame[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    S.fail_first(frame, "log", np.isnan(values),
+                 lambda i: f"{column} must be a number, got {raw.tolist()[i]!r}")
+    return values
+
+
+def _positions(frame: pd.DataFrame, slate_size: int | None) -> np.ndarray:
+    raw = frame[S.POSITION]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    S.fail_first(frame, "log", np.isnan(values) | (values != np.floor(values)) | (values < 1),
+                 lambda i: f"position must be an integer ≥ 1, got {raw.tolist()[i]!r}")
+    if slate_size is not None:
+        S.fail_first(frame, "log", values > slate_size,
+                     lambda i: f"position must be in 1..{slate_size} (the declared slate), got "
+                     f"{raw.tolist()[i]!r}")
+    return values.astype(np.int64)
+
+
+def _times(frame: pd.DataFrame) -> None:
+    values = frame[S.TIMESTAMP]
+    parsed = as_utc(values)
+    S.fail_first(frame, "log", parsed.isna().to_numpy(),
+                 lambda i: f"timestamp must be an ISO-8601 timestamp, got {values.tolist()[i]!r}")
+    frame[S.TIMESTAMP] = parsed.astype(TIME)
+
+
+def _features(frame: pd.DataFrame) -> None:
+    """Feature columns, in place: numeric where every present value is a number."""
+    for column in feature_columns(frame):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        if not (values.isna() & frame[column].notna()).any():
+            frame[column] = values.astype(float)
+        else:
+            frame[column] = frame[column].astype(str)
+
+
+def feature_columns(log: pd.DataFrame) -> list[str]:
+    """The log's context features: every column that is not a log column or the user id."""
+    return [c for c in log.columns if c not in (*S.LOG_COLUMNS, S.USER_ID)]
+
+
+def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame:
+    """The logged feedback at ``path`` (a layout of ``LAYOUTS``) checked against the contract
+    (module docstring): ``S.LOG_COLUMNS`` (ids as str, position int64, reward and propensity
+    float64, timestamp UTC), ``user_id`` where the log has one, then the feature columns.
+    Indexed by line (CSV) or row (parquet) number, tagged with the file."""
+    if slate_size is not None:
+        slate_size = S.integer("slate_size", slate_size)
+    path = _path(Path(path))
+    frame = table_at(path)
+    frame = _layout(frame).to_log(frame)
+    S.require_columns(frame, S.LOG_COLUMNS, str(path))
+    if frame.empty:
+        raise InputError("no impressions: the log is empty", str(path))
+    for column in (*S.LOG_COLUMNS, *([S.USER_ID] if S.USER_ID in frame.columns else [])):
+        S.fail_first(frame, "log", frame[column].isna().to_numpy(), f"{column} is missing")
+    for column in IDS:
+        if column in frame.columns:
+            _ids(frame, column)
+    frame[S.POSITION] = _positions(frame, slate_size)
+    reward = _numbers(frame, S.REWARD)
+    propensity = _numbers(frame, S.PROPENSITY)
+    S.fail_first(frame, "log", (propensity <= 0) | (propensity > 1),
+                 lambda i: f"propensity must be in (0, 1], got {frame[S.PROPENSITY].tolist()[i]!r}")
+    frame[S.REWARD], frame[S.PROPENSITY] = reward, propensity
+    _times(frame)
+    _features(frame)
+    ids = [S.USER_ID] if S.USER_ID in frame.columns else []
+    return frame[[*S.LOG_COLUMNS, *ids, *feature_columns(frame)]]
+
+
+def slate_size(log: pd.DataFrame) -> int:
+    """The slate a log shows: its largest position."""
+    return int(log[S.POSITION].max())
