@@ -17,9 +17,6 @@ Nothing is dropped: exact repeats of a line are real repeat purchases, kept and 
 
 from __future__ import annotations
 
-import io
-import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +26,7 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.data.adapters import TIME, as_utc
 from releval.data.history import user_query_id
-from releval.data.readers import read_parquet, text_of
+from releval.data.readers import read_strings
 from releval.errors import InputError
 
 INTERACTIONS, ITEMS = "interactions", "items"
@@ -48,34 +45,6 @@ def _path(folder: Path, stem: str) -> Path:
     if len(found) > 1:
         raise InputError(f"both {stem}.csv and {stem}.parquet: keep one", str(folder))
     return found[0]
-
-
-def _read(path: Path) -> pd.DataFrame:
-    """A table tagged like the house readers: CSV cells as strings (only an empty cell is
-    missing) indexed by line number, parquet indexed by 1-based row."""
-    if path.suffix == ".parquet":
-        frame = read_parquet(path)
-        frame.index, unit = pd.RangeIndex(1, len(frame) + 1), "row"
-    else:
-        with warnings.catch_warnings():  # a long first line: an index pandas would invent
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            try:
-                frame = pd.read_csv(io.StringIO(text_of(path)), dtype=str, index_col=False,
-                                    keep_default_na=False, na_values=[""])
-            except pd.errors.EmptyDataError:
-                frame = pd.DataFrame()
-            except pd.errors.ParserWarning:
-                raise InputError("more fields than the header", str(path), "line 2") from None
-            except pd.errors.ParserError as exc:  # "... Expected 4 fields in line 7, saw 5"
-                found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-                if not found:
-                    raise InputError(f"not readable as CSV ({exc})", str(path)) from None
-                header, line, seen = found.groups()
-                raise InputError(f"{seen} fields, more than the header's {header}", str(path),
-                                 f"line {line}") from None
-        frame.index, unit = pd.RangeIndex(2, len(frame) + 2), "line"
-    frame.attrs.update(source=str(path), unit=unit)
-    return frame
 
 
 def _ids(frame: pd.DataFrame, column: str) -> None:
@@ -111,7 +80,7 @@ def _labels(frame: pd.DataFrame) -> None:
 def _items(path: Path) -> pd.DataFrame:
     """items: item_id (non-empty, unique), title (missing: ""), optional category (missing:
     "") and first_seen (UTC; missing: the item's first interaction)."""
-    frame = S.require_columns(_read(path), S.ITEM_COLUMNS, str(path))
+    frame = S.require_columns(read_strings(path), S.ITEM_COLUMNS, str(path))
     _ids(frame, S.ITEM_ID)
     S.require_unique(frame, S.ITEM_ID, str(path))
     frame[S.TITLE] = frame[S.TITLE].astype(str).fillna("")
@@ -125,7 +94,7 @@ def _items(path: Path) -> pd.DataFrame:
 def _log(path: Path) -> pd.DataFrame:
     """interactions: user_id and item_id non-empty, timestamp a UTC time, label 0 or 1, at
     least one row; other columns (context) are kept as read."""
-    frame = S.require_columns(_read(path), S.INTERACTION_COLUMNS, str(path))
+    frame = S.require_columns(read_strings(path), S.INTERACTION_COLUMNS, str(path))
     if frame.empty:
         raise InputError("no interactions: the table is empty", str(path))
     _ids(frame, S.USER_ID)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -180,6 +182,34 @@ def read_table(path: Path) -> pd.DataFrame:
     if suffix == ".parquet":
         return _tag(read_parquet(path), str(path), "row", 1)
     return read_delimited(path, "\t" if suffix == ".tsv" else ",")
+
+
+def read_strings(path: Path) -> pd.DataFrame:
+    """A CSV or parquet table whose CSV cells are as strings (only an empty cell is
+    missing) indexed by line number, parquet indexed by 1-based row."""
+    if path.suffix.lower() == ".parquet":
+        frame = read_parquet(path)
+        frame.index, unit = pd.RangeIndex(1, len(frame) + 1), "row"
+    else:
+        with warnings.catch_warnings():  # a long first line: an index pandas would invent
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            try:
+                frame = pd.read_csv(io.StringIO(text_of(path)), dtype=str, index_col=False,
+                                    keep_default_na=False, na_values=[""])
+            except pd.errors.EmptyDataError:
+                frame = pd.DataFrame()
+            except pd.errors.ParserWarning:
+                raise InputError("more fields than the header", str(path), "line 2") from None
+            except pd.errors.ParserError as exc:  # "... Expected 4 fields in line 7, saw 5"
+                found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+                if not found:
+                    raise InputError(f"not readable as CSV ({exc})", str(path)) from None
+                header, line, seen = found.groups()
+                raise InputError(f"{seen} fields, more than the header's {header}", str(path),
+                                 f"line {line}") from None
+        frame.index, unit = pd.RangeIndex(2, len(frame) + 2), "line"
+    frame.attrs.update(source=str(path), unit=unit)
+    return frame
 
 
 def _headerless_beir(frame: pd.DataFrame) -> bool:

@@ -22,9 +22,6 @@ number are numeric, the others are text.
 
 from __future__ import annotations
 
-import io
-import re
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -34,34 +31,11 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.adapters import TIME, as_utc
-from releval.data.readers import read_parquet, text_of
+from releval.data.readers import read_strings
 from releval.errors import InputError
 
 OPEN_BANDIT_FILE = "all.csv"
 IDS = (S.CONTEXT_ID, S.ITEM_ID, S.USER_ID)
-
-
-def table_at(path: Path) -> pd.DataFrame:
-    """A CSV (every cell a string, only an empty cell missing, indexed by line number) or
-    parquet table (indexed by 1-based row), tagged with its source and unit."""
-    if path.suffix.lower() == ".parquet":
-        frame = read_parquet(path)
-        frame.index, unit = pd.RangeIndex(1, len(frame) + 1), "row"
-    else:
-        with warnings.catch_warnings():  # a long first line: an index pandas would invent
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            try:
-                frame = pd.read_csv(io.StringIO(text_of(path)), dtype=str, index_col=False,
-                                    keep_default_na=False, na_values=[""])
-            except pd.errors.EmptyDataError:
-                frame = pd.DataFrame()
-            except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
-                found = re.search(r"line (\d+)", str(exc))
-                raise InputError("more fields than the header", str(path),
-                                 f"line {found[1] if found else 2}") from None
-        frame.index, unit = pd.RangeIndex(2, len(frame) + 2), "line"
-    frame.attrs.update(source=str(path), unit=unit)
-    return frame
 
 
 def _open_bandit(frame: pd.DataFrame) -> pd.DataFrame:
@@ -160,7 +134,7 @@ def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame
     if slate_size is not None:
         slate_size = S.integer("slate_size", slate_size)
     path = _path(Path(path))
-    frame = table_at(path)
+    frame = read_strings(path)
     frame = _layout(frame).to_log(frame)
     S.require_columns(frame, S.LOG_COLUMNS, str(path))
     if frame.empty:

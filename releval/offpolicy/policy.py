@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.readers import read_strings
 from releval.errors import InputError
-from releval.offpolicy.log import table_at
 
 SUM_TOLERANCE = 1e-6
 
@@ -77,7 +77,7 @@ def uniform(log: pd.DataFrame, actions: np.ndarray, n_positions: int) -> np.ndar
 def read_table(path: str | Path) -> pd.DataFrame:
     """A policy table (CSV or parquet, ``S.POLICY_COLUMNS``), ids as str, tagged with its
     file and line/row numbers; the rules are checked by ``from_table``."""
-    frame = S.require_columns(table_at(Path(path)), S.POLICY_COLUMNS, str(path))
+    frame = S.require_columns(read_strings(Path(path)), S.POLICY_COLUMNS, str(path))
     for column in (S.CONTEXT_ID, S.ITEM_ID):
         frame[column] = frame[column].astype(str)
     return frame
