@@ -148,7 +148,7 @@ def main() -> None:
                  count_looks(p, read_table(args.split), read_table(args.qrels), args.candidates,
                              args.fused, read_doc(args.looks)),
                  read_doc(args.autojudge, AgreementAuto) if p.judgments.automatic else None,
-                 OffPolicyDoc.read(args.offpolicy))
+                 OffPolicyDoc.read(args.offpolicy) if p.offpolicy.log else None)
     write_outputs(result, "gate", args.out)
     print(summary(result.decision))
 
