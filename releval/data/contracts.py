@@ -99,6 +99,13 @@ LOG_COLUMNS = (CONTEXT_ID, ITEM_ID, POSITION, REWARD, PROPENSITY, TIMESTAMP)
 # a candidate policy as a table: its probability of each item at each position per context
 POLICY_COLUMNS = (CONTEXT_ID, ITEM_ID, POSITION, PROBABILITY)
 
+
+def feature_columns(log: pd.DataFrame) -> list[str]:
+    """A logged-feedback table's context features: every column that is not a log column or
+    the user id."""
+    return [c for c in log.columns if c not in (*LOG_COLUMNS, USER_ID)]
+
+
 # split
 SPLIT = "split"
 SPLITS = ("train", "validation", "test")

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.offpolicy.log import feature_columns
 
 USER, CONTEXT, REWARD = "user_id", "context_id", "reward"
 
@@ -31,7 +30,7 @@ def users(log: pd.DataFrame) -> tuple[pd.Series, str]:
     """Each row's user (module docstring) and how it was told."""
     if USER in log.columns:
         return log[USER].astype(str), "the log's user_id"
-    text = [c for c in feature_columns(log) if not pd.api.types.is_numeric_dtype(log[c])]
+    text = [c for c in S.feature_columns(log) if not pd.api.types.is_numeric_dtype(log[c])]
     if text:
         codes, tuples = pd.factorize(log[text].astype(str).agg("|".join, axis=1))
         ids = np.array([hashlib.sha1(t.encode()).hexdigest()[:12] for t in tuples])

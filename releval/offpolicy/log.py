@@ -113,17 +113,12 @@ def _times(frame: pd.DataFrame) -> None:
 
 def _features(frame: pd.DataFrame) -> None:
     """Feature columns, in place: numeric where every present value is a number."""
-    for column in feature_columns(frame):
+    for column in S.feature_columns(frame):
         values = pd.to_numeric(frame[column], errors="coerce")
         if not (values.isna() & frame[column].notna()).any():
             frame[column] = values.astype(float)
         else:
             frame[column] = frame[column].astype(str)
-
-
-def feature_columns(log: pd.DataFrame) -> list[str]:
-    """The log's context features: every column that is not a log column or the user id."""
-    return [c for c in log.columns if c not in (*S.LOG_COLUMNS, S.USER_ID)]
 
 
 def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame:
@@ -153,7 +148,7 @@ def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame
     _times(frame)
     _features(frame)
     ids = [S.USER_ID] if S.USER_ID in frame.columns else []
-    return frame[[*S.LOG_COLUMNS, *ids, *feature_columns(frame)]]
+    return frame[[*S.LOG_COLUMNS, *ids, *S.feature_columns(frame)]]
 
 
 def slate_size(log: pd.DataFrame) -> int:

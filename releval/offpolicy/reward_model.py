@@ -25,7 +25,6 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from releval.data import contracts as S
 from releval.errors import InputError
-from releval.offpolicy.log import feature_columns
 from releval.offpolicy.policy import action_index
 
 TRAIN_SHARE = 0.5
@@ -41,7 +40,7 @@ class Features:
 
     @classmethod
     def fit(cls, train: pd.DataFrame) -> Features:
-        columns = feature_columns(train)
+        columns = S.feature_columns(train)
         numeric = tuple(c for c in columns if pd.api.types.is_numeric_dtype(train[c]))
         return cls(numeric, {c: tuple(sorted(train[c].astype(str).unique()))
                              for c in columns if c not in numeric})

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from releval.data import contracts as S
+from releval.data.contracts import feature_columns
 from releval.errors import InputError
-from releval.offpolicy.log import feature_columns, read_log, slate_size
+from releval.offpolicy.log import read_log, slate_size
 from tests.offpolicy.logs import BTS
 
 
