@@ -26,17 +26,14 @@ import pandas as pd
 from releval import artifacts
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
-from releval.decision import ppi
+from releval.decision import automatic as A
 from releval.decision.no_answer import evaluated_queries
-from releval.decision.ranking_agreement import ranking_agreement
 from releval.errors import InputError
 from releval.judging import automatic as judging
 from releval.judging import validated as V
 from releval.judging.agreement_auto import agreement
 from releval.judging.similarity import dense_system, retriever
 from releval.metrics.engine import evaluate_systems
-from releval.metrics.measures import MEASURES
-from releval.metrics.names import parse_measures
 from releval.params import AutomaticJudge, Params
 from releval.project.inputs import in_users_words, pinned
 from stages.common import guarded, params_of, parser, read_table, system_runs, write_outputs
@@ -96,64 +93,6 @@ def _one(column: pd.Series) -> str | None:
     return ", ".join(sorted(names)) or None
 
 
-def ppi_block(per_query: pd.DataFrame, measures: list[str], validation: pd.Index,
-              evaluated: pd.Index, heldout: pd.Index, alpha: float) -> dict:
-    """measure -> system -> PPI (n validation queries' human values, every evaluated query's
-    automatic value) beside the human-only and automatic-only intervals and the held-out
-    queries' human mean (the ground truth the interval should cover); ``undefined`` with the
-    reason where too few queries have a value (``validated.too_few``)."""
-    out: dict = {}
-    for measure in measures:
-        human = V.values(per_query, "human", measure, evaluated)
-        auto = V.values(per_query, "automatic", measure, evaluated)
-        for system in human.columns:
-            why = V.too_few(human[system], auto[system], validation)
-            figures = ({"undefined": why} if why else
-                       ppi.intervals(human[system], auto[system], validation, alpha=alpha))
-            truth = human[system].reindex(heldout)
-            figures["heldout_human"] = (None if truth.isna().all()
-                                        else round(float(truth.mean()), 6))
-            out.setdefault(measure, {})[system] = figures
-    return out
-
-
-def difference_block(p: Params, per_query: pd.DataFrame, measures: list[str],
-                     validation: pd.Index, evaluated: pd.Index) -> dict:
-    """measure -> the PPI intervals of compare.candidate − compare.baseline (``ppi.difference``),
-    the figures ``gate: ppi`` reads (``undefined``, with the reason, where too few queries
-    have a defined difference: ``validated.too_few``)."""
-    base, cand, out = p.compare.baseline, p.compare.candidate, {}
-    for measure in measures:
-        human = V.values(per_query, "human", measure, evaluated)
-        auto = V.values(per_query, "automatic", measure, evaluated)
-        if {base, cand} <= set(human.columns):
-            y, yhat = human[cand] - human[base], auto[cand] - auto[base]
-            why = V.too_few(y, yhat, validation)
-            out[measure] = ({"undefined": why} if why else ppi.difference(
-                human[base], human[cand], auto[base], auto[cand], validation,
-                alpha=p.compare.alpha)) | {"baseline": base, "candidate": cand}
-    return out
-
-
-def rankings(per_query: pd.DataFrame, measure: str, queries: pd.Index, p: Params) -> dict:
-    """``ranking_agreement`` of ``measure`` on ``queries`` (human vs automatic), its
-    rankings and flips as records (the pairs' table left out: the flips are its news); a
-    system undefined under either label set is left out and named, and fewer than 2 systems
-    leave the ranking undefined, with the reason."""
-    better = MEASURES[parse_measures(measure)[0].family].better
-    human = V.values(per_query, "human", measure, queries)
-    auto = V.values(per_query, "automatic", measure, queries).reindex(columns=human.columns)
-    kept, left_out = V.defined_systems(human, auto)
-    about = {"higher_is_better": better == "higher", "left_out": left_out}
-    if len(kept) < 2:
-        return about | {"systems": len(kept), "undefined": f"{len(kept)} system(s) with a "
-                        "defined value under both label sets: no ranking to compare"}
-    result = ranking_agreement(human[kept], auto[kept], alpha=p.compare.alpha,
-                               seed=p.base.seed, higher_is_better=better == "higher")
-    result.pop("pairs")
-    return result | about
-
-
 def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.DataFrame,
         documents: pd.DataFrame, queries: pd.DataFrame, split: pd.DataFrame,
         labels: pd.DataFrame | None = None) -> Outputs:
@@ -194,7 +133,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
                        held[[S.QUERY_ID, S.DOC_ID, "grade_auto"]].rename(
                            columns={"grade_auto": S.GRADE}),
                        max_grade=p.prepare.max_grade, alpha=p.compare.alpha, seed=p.base.seed)
-    ranking = {m: rankings(per_query, m, heldout, p) for m in measures}
+    ranking = {m: A.ranking_figures(per_query, m, heldout, p) for m in measures}
     agreed["per_query"] = V.per_query_summary(agreed["per_query"])
     holes = automatic[automatic[V.ROLE] == V.HOLE]
     report = {
@@ -216,9 +155,9 @@ def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.
                     "measures": ranking},
         "ppi": {"labelled": "the validation queries' human values",
                 "unlabelled": "every other judged query's automatic values",
-                "measures": ppi_block(per_query, measures, validation, judged, heldout,
+                "measures": A.ppi_figures(per_query, measures, validation, judged, heldout,
                                       p.compare.alpha)},
-        "difference": difference_block(p, per_query, measures, validation, judged),
+        "difference": A.difference_figures(p, per_query, measures, validation, judged),
         "holes": {"filled": int(len(holes)), "fill_holes": a.fill_holes,
                   "relevant": int((holes[S.GRADE] >= c.rel).sum()),
                   "queries": int(holes[S.QUERY_ID].nunique())},
