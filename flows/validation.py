@@ -276,38 +276,29 @@ def pool_suite() -> gx.ExpectationSuite:
     ])
 
 
-def metrics_suite() -> gx.ExpectationSuite:
-    """per-query metrics: one value per (system, query, measure), ≥ 0 or NaN (undefined)."""
-    return gx.ExpectationSuite(name="metrics", expectations=[
-        *_exist((S.SYSTEM, *S.PER_QUERY_COLUMNS)),
-        *_not_null(S.SYSTEM, S.QUERY_ID, S.MEASURE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.QUERY_ID, S.MEASURE]),
+def _per_query(name: str, *keys: str) -> gx.ExpectationSuite:
+    """per-query metrics: one value per (``keys``, query, measure), ≥ 0 or NaN (undefined)."""
+    return gx.ExpectationSuite(name=name, expectations=[
+        *_exist((*keys, *S.PER_QUERY_COLUMNS)),
+        *_not_null(*keys, S.QUERY_ID, S.MEASURE),
+        E.ExpectCompoundColumnsToBeUnique(column_list=[*keys, S.QUERY_ID, S.MEASURE]),
         E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
     ])
+
+
+def metrics_suite() -> gx.ExpectationSuite:
+    """per-query metrics of every system."""
+    return _per_query("metrics", S.SYSTEM)
 
 
 def seed_metrics_suite() -> gx.ExpectationSuite:
-    """per-query metrics of every training seed: one value per (system, seed, query,
-    measure), ≥ 0 or NaN (undefined)."""
-    return gx.ExpectationSuite(name="seed_metrics", expectations=[
-        *_exist((S.SYSTEM, S.SEED, *S.PER_QUERY_COLUMNS)),
-        *_not_null(S.SYSTEM, S.SEED, S.QUERY_ID, S.MEASURE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.SEED, S.QUERY_ID,
-                                                       S.MEASURE]),
-        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
-    ])
+    """per-query metrics of every training seed."""
+    return _per_query("seed_metrics", S.SYSTEM, S.SEED)
 
 
 def horizon_metrics_suite() -> gx.ExpectationSuite:
-    """per-query metrics at each further horizon: one value per (horizon, system, query,
-    measure), ≥ 0 or NaN (undefined)."""
-    return gx.ExpectationSuite(name="horizon_metrics", expectations=[
-        *_exist((S.HORIZON_DAYS, S.SYSTEM, *S.PER_QUERY_COLUMNS)),
-        *_not_null(S.HORIZON_DAYS, S.SYSTEM, S.QUERY_ID, S.MEASURE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.HORIZON_DAYS, S.SYSTEM, S.QUERY_ID,
-                                                       S.MEASURE]),
-        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
-    ])
+    """per-query metrics at each further horizon."""
+    return _per_query("horizon_metrics", S.HORIZON_DAYS, S.SYSTEM)
 
 
 def labels_suite() -> gx.ExpectationSuite:

@@ -18,7 +18,7 @@ over its defined queries.
   bottom; τ_AP is not symmetric. Ties (not in the paper): a pair tied in both rankings
   counts 1 in C(i), a pair tied in exactly one ranking ½ (so with no ties this is the
   paper's τ_AP, and identical means give 1).
-- CIs: a percentile bootstrap over queries (``releval.decision.resample``): each resample
+- CIs: a percentile bootstrap over queries (``releval.resample``): each resample
   redraws the queries with replacement, recomputes every system's mean under both qrels,
   both rankings and τ; all resamples at once as matrix products. A resample where τ is
   undefined (a system without a defined value, every mean tied) is left out and counted.
@@ -36,8 +36,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from releval.decision.resample import percentile, query_counts
 from releval.errors import InputError
+from releval.resample import percentile, query_counts
 
 PAIR_BLOCK = 256  # system pairs per block of the flips' bootstrap (memory: Q × block)
 FLIP_KINDS = ("human only", "automatic only", "reversed")

@@ -5,7 +5,7 @@ Krippendorff's α (ordinal, interval), overall and per query, with bootstrap CIs
 
 Everything is computed from confusion tables C (grades 0..max_grade; C[h, a] = pairs the
 human graded h and the judge a), so a table per query summed with bootstrap weights gives
-every resample at once (``releval.decision.resample``: queries redrawn with replacement).
+every resample at once (``releval.resample``: queries redrawn with replacement).
 
 - Cohen's weighted κ: with n = Σ C, row sums r, column sums c and weights w_ha = |h − a|
   (linear) or (h − a)² (quadratic), κ = 1 − Σ w C / (Σ w r cᵀ / n) (scikit-learn's
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.decision.resample import percentile, query_counts
 from releval.errors import InputError
+from releval.resample import percentile, query_counts
 
 PAIR = [S.QUERY_ID, S.DOC_ID]
 KAPPA_WEIGHTS = {"linear": lambda d: np.abs(d), "quadratic": lambda d: d ** 2.0}
