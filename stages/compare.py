@@ -26,7 +26,7 @@ horizons.parquet) and the novelty flag (``releval.decision.horizons``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -39,6 +39,7 @@ from releval.decision.compare import canonical, compare
 from releval.decision.conditions import Evidence, conditions_of, controlled_change
 from releval.decision.horizons import by_horizon
 from releval.decision.inspections import Settings, Subject, change_block
+from releval.decision.missing import chosen, run_queries
 from releval.decision.over_time import figures
 from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
@@ -81,6 +82,12 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     breakdown."""
     c = p.compare
     measures, effect = canonical(measures, c.min_effect, p.evaluate.rel)
+    judged = set(ev.qrels[S.QUERY_ID].astype(str))
+    kept, query_set = chosen(c.query_set, judged, {s: run_queries(ev.runs[s])
+                                                   for s in (baseline, candidate)})
+    if judged - kept:  # the query set leaves judged queries out: every figure without them
+        ev = replace(ev, per_query=ev.per_query[
+            ~ev.per_query[S.QUERY_ID].astype(str).isin(judged - kept)])
     held = conditions_of(change, baseline, candidate, ev)
     diffs = controlled_change(change, held, baseline, candidate, ev, c.allow_uncontrolled)
     per_query, queries = ev.per_query, ev.queries
@@ -106,7 +113,8 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     doc = {"baseline": baseline, "candidate": candidate, "controlled": not diffs,
            "differences": diffs, "conditions": held, "measures": measures,
            "note": "" if not diffs else "UNCONTROLLED: conditions differ (allow_uncontrolled)",
-           "unit": result.get("unit"), "strata": c.strata, "paired": paired,
+           "unit": result.get("unit"), "strata": c.strata, "query_set": query_set,
+           "paired": paired,
            "unpaired": result.get("uncontrolled", []),
            "aggregates": parts.aggregates, "composition": parts.composition,
            "change": change_block(change, held, Subject(baseline, candidate, paired, ev,

@@ -247,7 +247,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
     labels = query_labels(queries, qrels[visible], documents, hits, evaluated,
                           p.slices.model_copy(update={"dimensions": dimensions}), rel=c.rel)
     report = {"splits": c.splits, "queries": int(len(evaluated)), "systems": scored.summary,
-              "no_answer_left_out": int(len(no_answer)),
+              "answered": scored.answered, "no_answer_left_out": int(len(no_answer)),
               "skipped": scored.skipped, "depth": p.candidates.depth,
               "route_hits": {pair: hit_counts(group) for pair, group in hits.groupby("pair")},
               "judgments": {"evaluated": int(len(qrels)),

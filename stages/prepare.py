@@ -17,6 +17,12 @@ data), interactions.parquet, team_runs.parquet and horizons.parquet (recommendat
 empty with their columns otherwise) and source.json (where the data and the qrels came from, and
 the row counts).
 
+Runs only (``prepare.source: runs``, no corpus): documents.parquet is empty (the contract's
+columns), queries.parquet the queries file's (``prepare.queries``: ids, text, tags, times,
+users) or else the query ids of the qrels and of the team's runs, judgments.parquet the qrels
+of ``prepare.qrels``, given_split empty (every query test, or a forward split on the queries'
+times); the rest as for real data (``releval.data.adapters.read_runs_only``).
+
 Recommendation mode (``prepare.source`` interactions: a folder read by
 ``releval.data.interactions``; recsys_demo: ``releval.demo.recsys``; logged_feedback: the
 impressions of ``offpolicy.log``, ``releval.data.feedback``): the split's cuts and
@@ -45,10 +51,12 @@ from releval.data.adapters import (
     dangling,
     no_must_not_return,
     read_beir,
+    read_runs_only,
     read_tables,
 )
 from releval.data.feedback import as_interactions, users
 from releval.data.interactions import cuts_of, horizon_rows, read_interactions, user_queries
+from releval.data.readers import read_run
 from releval.demo.answers import answer_map
 from releval.demo.generator import generate
 from releval.demo.recsys import RecDemo, generate_recsys, no_team_runs, team_runs
@@ -122,6 +130,28 @@ def _real(reader: Callable[[Path], RealData], label: str) -> Callable[[Params, P
     return load
 
 
+def _runs(p: Params, inputs: Path) -> Outputs:
+    """No corpus (``prepare.source: runs``): the pinned qrels and queries file, else the
+    query ids of the qrels and of every team run (``candidates.systems.<s>.path``), and an
+    empty documents table (``releval.data.adapters.read_runs_only``)."""
+    qrels = pinned(p, "prepare.qrels", inputs)
+    queries = pinned(p, "prepare.queries", inputs)
+    ids = [] if queries is not None else [
+        read_run(path)[S.QUERY_ID] for name in p.candidates.systems
+        if (path := pinned(p, f"candidates.systems.{name}.path", inputs)) is not None]
+    data = read_runs_only(qrels, queries, ids)
+    points = dangling(data, 1.0, str(qrels))  # no corpus: every judged document is "unknown"
+    points["unknown_documents"], points["first_unknown_document"] = 0, None
+    return Outputs(data.documents, data.queries, data.qrels, data.splits, NO_ANSWERS,
+                   data.must_not_return, NO_RUN, NO_RETRAINED, NO_INTERACTIONS, no_team_runs(),
+                   {"source": f"runs judged by {p.prepare.qrels}"
+                              + (f", queries {p.prepare.queries}" if p.prepare.queries else
+                                 ", queries: the qrels' and runs' query ids"),
+                    "qrels": "the dataset's own qrels", "documents_from": "none: no corpus "
+                    "(the team's runs name the documents; nothing reads their text)",
+                    "query_times": data.has_query_times, "qrels_pointing_nowhere": points})
+
+
 def _users_as_queries(p: Params, log: pd.DataFrame, items: pd.DataFrame, source: dict,
                       demo: RecDemo | None = None) -> Outputs:
     """The recommendation tables of a checked log and item table (module docstring)."""
@@ -165,7 +195,7 @@ def _recsys_demo(p: Params, inputs: Path) -> Outputs:
 
 SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"),
            "tables": _real(read_tables, "tables"), "interactions": _interactions,
-           "recsys_demo": _recsys_demo, "logged_feedback": _logged_feedback}
+           "recsys_demo": _recsys_demo, "logged_feedback": _logged_feedback, "runs": _runs}
 
 
 def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:

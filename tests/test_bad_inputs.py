@@ -246,7 +246,7 @@ def test_the_library_refuses_in_words_of_the_data_the_command_in_its_flags(sides
     more = per_query(folder, "more.csv", [(f"q{i}", m, 0.5) for i in range(8)
                                           for m in ("AP", "nDCG@10")])
     fewer = per_query(folder, "fewer.csv", [(f"q{i}", "AP", 0.5) for i in range(4)])
-    read = {p: read_side(p, None, None) for p in (base, more, fewer)}
+    read = {p: read_side(p, None, None).per_query for p in (base, more, fewer)}
     with pytest.raises(MeasuresDiffer) as measures:
         run_compare(read[base], read[more])
     assert (measures.value.one_side, measures.value.common) == (["nDCG@10"], ["AP"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +32,7 @@ from releval.report.formats import (
     interval,
     mark,
     number,
+    plural,
     rule_mark,
     rule_value,
     split_applicable,
@@ -261,9 +263,28 @@ def _print_ties(tied, out: Console, *, per_query: bool, integer: set[str]) -> No
             out.print(part)
 
 
+def _side_names(baseline: Path, candidate: Path) -> tuple[str, str]:
+    """The two sides as the console names them: the files' stems, or baseline / candidate
+    where the stems are equal."""
+    names = (baseline.stem, candidate.stem)
+    return names if names[0] != names[1] else ("baseline", "candidate")
+
+
+class QuerySet(StrEnum):
+    judged = "judged"
+    common = "common"
+    refuse = "refuse"
+
+
 def print_paired(result: dict, out: Console | None = None) -> None:
-    """A comparison.json's paired rows as one table."""
-    table = Table(title=f"paired comparison over {result['unit']}s (candidate − baseline)")
+    """A comparison.json's paired rows as one table, under the query set it ran over (a
+    comparison where a run misses judged queries scored 0 says so in its title)."""
+    block = result.get("query_set") or {}
+    scored_zero = block.get("choice") == "judged" and not block.get("complete", True)
+    n = max((r["n"] for r in result["paired"]), default=0)
+    title = (f"paired comparison over {n} {plural(result['unit'], n)} (candidate − baseline)"
+             + (" — MISSING QUERIES SCORED 0" if scored_zero else ""))
+    table = Table(title=title)
     for col in ("measure", "slice", "n", "baseline", "candidate", "Δ mean", "95% CI",
                 "W/T/L", "p", "p (Holm)", "verdict"):
         table.add_column(col, justify="left" if col in ("measure", "slice", "verdict")
@@ -273,7 +294,11 @@ def print_paired(result: dict, out: Console | None = None) -> None:
                       number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
                       interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r),
                       number(r["p_value"]), number(r["p_holm"]), r["verdict"])
-    (out or console()).print(table)
+    out = out or console()
+    out.print(table)
+    if block:
+        out.print(f"query set ({block['choice']}): {escape(block['label'])}", highlight=False,
+                  soft_wrap=True)
 
 
 def _print_unpaired(result: dict) -> None:
@@ -324,16 +349,23 @@ def compare(
     resamples: Annotated[int, typer.Option("--resamples")] = 10_000,
     max_grade: Annotated[int, typer.Option("--max-grade")] = 3,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+    query_set: Annotated[QuerySet, typer.Option(
+        "--query-set", help="with runs: the judged queries the means run over: judged (every "
+        "one; a query a run misses scores 0, trec_eval -c), common (those both runs answer) "
+        "or refuse (exit 2 when a run misses one)")] = QuerySet.judged,
 ) -> None:
     """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
-    Holm), or, for different query sets, refused unless --allow-uncontrolled."""
+    Holm), or, for different query sets, refused unless --allow-uncontrolled. With runs and
+    --qrels, the judged queries each run misses are counted and the query set is stated."""
     from releval.cli.inputs import check_coverage, read_map, read_side
     from releval.decision.compare import MeasuresDiffer, QueriesDiffer
     from releval.decision.compare import compare as run_compare
+    from releval.decision.missing import MissingQueries
 
     try:
         truth = read_qrels(qrels) if qrels else None
-        sides = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
+        read = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
+        sides = [side.per_query for side in read]
         queries = set(sides[0][S.QUERY_ID]) | set(sides[1][S.QUERY_ID])
         maps = {}
         for kind, path in (("slice", slices), ("weight", weights), ("user_id", cluster)):
@@ -344,12 +376,18 @@ def compare(
             *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
             clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
             min_effect=min_effect, seed=seed, resamples=resamples,
-            common_measures=common_measures)
+            common_measures=common_measures, query_set=query_set.value,
+            judged=None if truth is None else set(map(str, truth[S.QUERY_ID].unique())),
+            answers=dict(zip(_side_names(baseline, candidate), (r.answers for r in read),
+                             strict=True)))
     except MeasuresDiffer as exc:  # the library's refusals, worded with this command's flags
         fail(f"{exc}; name the measures with -m, or pass --common-measures to compare "
              f"{', '.join(exc.common) or 'none'}")
     except QueriesDiffer as exc:
         fail(f"{exc}; pass --allow-uncontrolled for the unpaired rate/mix view")
+    except MissingQueries as exc:
+        fail(f"{exc}; pass --query-set common to compare the queries both answer, or judged "
+             "to score the missing ones 0")
     except InputError as exc:
         fail(_worded(exc))
     if fmt == Format.json:

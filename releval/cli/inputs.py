@@ -13,6 +13,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.data.readers import existing, read_delimited, read_parquet, read_run
+from releval.decision.missing import run_queries
 from releval.errors import InputError
 from releval.metrics.engine import evaluate
 
@@ -21,23 +22,37 @@ def _line(frame: pd.DataFrame, mask) -> str:
     return f"line {frame.index[np.flatnonzero(np.asarray(mask))[0]]}"
 
 
+@dataclass(frozen=True)
+class Side:
+    """One compared file: its per-query table (query_id, measure, value) and the query ids
+    its run answers (None for a per-query table: not known)."""
+
+    per_query: pd.DataFrame
+    answers: set[str] | None
+
+
 def read_side(path: str | Path, qrels: pd.DataFrame | None, measures: list[str] | None,
-              rel: int = 1, max_grade: int = 3) -> pd.DataFrame:
-    """A per-query table (query_id, measure, value) from a metrics CSV/parquet, or from a
-    run evaluated against ``qrels``. A value is a number or empty (undefined), never
-    infinite; one (query, measure) appears once."""
+              rel: int = 1, max_grade: int = 3) -> Side:
+    """A per-query table from a metrics CSV/parquet, or from a run evaluated against
+    ``qrels`` over every qrels query (one the run misses scores 0 and is counted missing:
+    ``releval.decision.missing``). A value is a number or empty (undefined), never infinite;
+    one (query, measure) appears once."""
     path = existing(path)
     if path.suffix.lower() in {".csv", ".parquet", ".tsv"}:
         table = (read_parquet(path) if path.suffix.lower() == ".parquet"
                  else read_delimited(path, "\t" if path.suffix.lower() == ".tsv" else ","))
         if {S.QUERY_ID, S.MEASURE, S.VALUE} <= set(table.columns):
-            return _per_query(table[[S.QUERY_ID, S.MEASURE, S.VALUE]], str(path))
+            return Side(_per_query(table[[S.QUERY_ID, S.MEASURE, S.VALUE]], str(path)), None)
     if qrels is None:
         raise InputError("a run needs --qrels (or give a per-query table: query_id, measure, "
                          "value)", str(path))
     run = read_run(path)
-    return evaluate(run, qrels, measures or ["nDCG@10", "R@100", "RR@10"], rel=rel,
-                    max_grade=max_grade).per_query
+    if run.empty:
+        raise InputError("the run holds no ranked document (an empty run is not a system to "
+                         "compare)", str(path))
+    result = evaluate(run, qrels, measures or ["nDCG@10", "R@100", "RR@10"], rel=rel,
+                      max_grade=max_grade)
+    return Side(result.per_query, run_queries(run))
 
 
 def _per_query(table: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -557,9 +557,10 @@ def _show_run(root: Path, title: str) -> None:
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "
                             f"{summary['queries']} queries, qrels: {summary['qrels']}")
-        for col in ("system", *SHOWN, "n", "undefined"):
+        for col in ("system", *SHOWN, "n", "undefined", "missing"):
             table.add_column(col, justify="left" if col == "system" else "right")
         lacking = {}
+        answered = summary.get("answered") or {}
         for system, measures in summary["systems"].items():
             first = measures[SHOWN[0]]
             cells = []
@@ -567,13 +568,22 @@ def _show_run(root: Path, title: str) -> None:
                 entry = measures.get(m, {})
                 if entry.get("applicable", True) is False:
                     lacking[m] = entry.get("missing", "")
-                cells.append("n/a" if m in lacking and entry.get("applicable", True) is False
-                             else number(entry.get("value")))
-            table.add_row(system, *cells, str(first["n"]), str(first["undefined"]))
+                    cells.append("n/a")
+                    continue
+                cell = number(entry.get("value"))
+                if entry.get("n", first["n"]) != first["n"]:  # a mean beside its own n
+                    cell = f"{cell} (n {entry['n']})"
+                cells.append(cell)
+            gone = answered.get(system, {}).get("missing")
+            table.add_row(system, *cells, str(first["n"]), str(first["undefined"]),
+                          "?" if gone is None else str(gone))
         out.print(table)
         for m, why in lacking.items():
             out.print(f"{m}: n/a = not applicable" + (f": {why}" if why else ""),
                       highlight=False, style="dim")
+        out.print(f"n, undefined: {SHOWN[0]}'s (a figure over other queries shows its own n); "
+                  "missing: judged queries the run does not answer, scored 0", highlight=False,
+                  style="dim")
     decision = artifacts.path("gate.decision", root)
     if decision.exists():
         doc = json.loads(decision.read_text())

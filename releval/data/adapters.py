@@ -7,6 +7,9 @@
 - ``read_tables(folder)``: contract tables ``documents.parquet``, ``queries.parquet`` and the
   optional ``judgments.parquet`` (query_id, doc_id, grade) and ``must_not_return.parquet``
   (query_id, doc_id, reason).
+- ``read_runs_only(qrels, queries, runs)``: no corpus (``prepare.source: runs``): the qrels
+  (TREC, BEIR TSV, CSV or parquet), the queries from a queries file (``read_query_file``) or
+  else the qrels' and the runs' query ids, and an empty documents table.
 
 Ids are str, grades int64, timestamps UTC. Bad input raises ``InputError`` naming the file,
 the line (text files) or row (parquet, 1-based) and the rule; nothing is silently dropped.
@@ -24,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.readers import existing, read_parquet, text_of
+from releval.data.readers import existing, read_parquet, read_qrels, read_strings, text_of
 from releval.errors import InputError
 
 EPOCH = pd.Timestamp(0, tz="UTC")
@@ -363,3 +366,213 @@ def read_tables(folder: str | Path) -> RealData:
     splits = pd.DataFrame({c: pd.Series(dtype="str") for c in SPLIT_COLUMNS})
     return RealData(documents, queries, qrels, splits, has_query_times=True,
                     must_not_return=_read_must_not_return(folder / "must_not_return.parquet"))
+
+
+# --- a runs-only project (prepare.source: runs) ------------------------------------------------
+
+QUERY_TIMES = (S.TIMESTAMP, S.ISSUED_AT)  # a queries file's time column, by either name
+TAG_SEPARATOR = "|"  # tags in a text cell: "head|typo"
+QUERY_FIELDS = (S.QUERY_ID, S.TEXT, S.TAGS, *QUERY_TIMES, S.USER_ID, S.WEIGHT)
+
+
+def no_documents() -> pd.DataFrame:
+    """An empty documents table with the contract's columns and dtypes: a project without a
+    corpus."""
+    return pd.DataFrame({S.DOC_ID: pd.Series(dtype="str"), S.TITLE: pd.Series(dtype="str"),
+                         S.TEXT: pd.Series(dtype="str"), S.SOURCE_ID: pd.Series(dtype="str"),
+                         S.PUBLISHED_AT: pd.Series(dtype=TIME),
+                         S.STATUS: pd.Series(dtype="str"),
+                         S.DELETED_AT: pd.Series(dtype=TIME), S.TENANT: pd.Series(dtype="str"),
+                         S.ACL: pd.Series(dtype=object)})
+
+
+def _query_records(path: Path) -> pd.DataFrame:
+    """A queries file as strings and lists: JSON lines (one object per line; the id as
+    ``query_id`` or BEIR's ``_id``) or a table (CSV, TSV, parquet), indexed by line / row."""
+    if path.suffix.lower() in (".jsonl", ".json"):
+        rows, lines = [], []
+        with existing(path).open("rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON: {exc.msg}", str(path),
+                                     f"line {number}") from None
+                except UnicodeDecodeError:
+                    raise InputError("not UTF-8 text", str(path), f"line {number}") from None
+                if not isinstance(record, dict):
+                    raise InputError("expected a JSON object", str(path), f"line {number}")
+                if S.QUERY_ID not in record and "_id" in record:
+                    record[S.QUERY_ID] = record["_id"]
+                rows.append({k: record.get(k) for k in QUERY_FIELDS if k in record})
+                lines.append(number)
+        frame = pd.DataFrame(rows, index=pd.Index(lines))
+        frame.attrs.update(source=str(path), unit="line")
+        return frame
+    return _tsv_strings(path) if path.suffix.lower() == ".tsv" else read_strings(path)
+
+
+def _tsv_strings(path: Path) -> pd.DataFrame:
+    """A TSV table as strings, indexed by line (the header is line 1)."""
+    try:
+        frame = pd.read_csv(io.StringIO(text_of(path)), sep="\t", dtype=str,
+                            keep_default_na=False, na_values=[""], quoting=csv.QUOTE_NONE)
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame()
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{str(exc).strip().splitlines()[-1].rstrip('.')} (more fields than "
+                         "the header)", str(path)) from None
+    frame.index = pd.RangeIndex(2, len(frame) + 2)
+    frame.attrs.update(source=str(path), unit="line")
+    return frame
+
+
+def _where(frame: pd.DataFrame, i: int) -> str:
+    return S.where(frame, frame.index[i])
+
+
+def _tag_list(value) -> list[str] | None:
+    """A tags cell as a list of strings: a list (JSON, parquet), a text of tags separated by
+    ``TAG_SEPARATOR``, or nothing; None when it is none of these."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(TAG_SEPARATOR) if t.strip()]
+    if isinstance(value, list | tuple | np.ndarray) and all(isinstance(t, str) for t in value):
+        return [str(t) for t in value]
+    return None
+
+
+def read_query_file(path: str | Path) -> tuple[pd.DataFrame, bool]:
+    """A runs-only project's queries file as the queries contract, and whether it carries
+    issue times.
+
+    One query per row (a table: CSV, TSV, parquet) or per line (JSON lines): ``query_id``
+    (JSON lines: or BEIR's ``_id``), required and unique; optionally ``text``, ``tags`` (a
+    list, or in a text cell tags separated by ``|``), ``timestamp`` (or ``issued_at``: ISO
+    8601 or a datetime, UTC when naive; on every row or on none), ``user_id`` (else each
+    query is its own user) and ``weight`` (≥ 0, else 1). Tenant ``default``, groups [], role
+    employee. A query without a time is issued at 1970-01-01 (no document to hide: the
+    project has none). A bad row is an InputError naming the file, the line or row and the
+    rule.
+    """
+    path = existing(path)
+    frame = _query_records(path)
+    source = str(path)
+    if S.QUERY_ID not in frame.columns:
+        found = ", ".join(map(str, frame.columns)) or "none"
+        raise InputError(f"missing column {S.QUERY_ID} (found: {found})", source)
+    if not len(frame):
+        raise InputError("no queries: the file is empty", source)
+    ids = frame[S.QUERY_ID]
+    bad = ids.isna() | (ids.astype(str).str.strip() == "")
+    S.fail_first(frame, source, bad.to_numpy(), f"{S.QUERY_ID} is missing")
+    ids = ids.astype(str)
+    twice = ids.duplicated().to_numpy()
+    S.fail_first(frame, source, twice, lambda i: f"duplicate {S.QUERY_ID} {ids.iloc[i]!r}: a "
+                 "query is listed once")
+    n = len(frame)
+    text = (frame[S.TEXT].map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v))
+                              else str(v)) if S.TEXT in frame.columns else _constant("", n))
+    if S.TAGS in frame.columns:
+        tags = frame[S.TAGS].map(_tag_list)
+        S.fail_first(frame, source, tags.isna().to_numpy(),
+                     lambda i: f"tags must be a list of strings or text separated by "
+                               f"{TAG_SEPARATOR!r}, got {frame[S.TAGS].iloc[i]!r}")
+        tags = tags.tolist()
+    else:
+        tags = [[] for _ in range(n)]
+    named = [c for c in QUERY_TIMES if c in frame.columns]
+    if len(named) > 1:
+        raise InputError(f"both {' and '.join(named)} given: name the query's time once", source)
+    timed = bool(named)
+    if timed:
+        raw = frame[named[0]]
+        issued = as_utc(raw)
+        S.fail_first(frame, source, (issued.isna() & raw.notna()).to_numpy(),
+                     lambda i: f"{named[0]} must be a timestamp (ISO 8601), got {raw.iloc[i]!r}")
+        S.fail_first(frame, source, raw.isna().to_numpy(),
+                     f"{named[0]} is missing: give every query its time, or none")
+        issued = pd.Series(issued.to_numpy(), dtype=TIME)
+    else:
+        issued = _constant(EPOCH, n, TIME)
+    if S.USER_ID in frame.columns:
+        users = frame[S.USER_ID]
+        S.fail_first(frame, source, users.isna().to_numpy(), f"{S.USER_ID} is missing")
+        users = pd.Series(users.astype(str).to_numpy(), dtype="str")
+    else:
+        users = pd.Series(ids.to_numpy(), dtype="str")
+    if S.WEIGHT in frame.columns:
+        weight = pd.to_numeric(frame[S.WEIGHT], errors="coerce")
+        S.fail_first(frame, source, ~(weight >= 0).to_numpy(),
+                     lambda i: f"weight must be a number >= 0, got {frame[S.WEIGHT].iloc[i]!r}")
+        weight = weight.to_numpy(dtype=float)
+    else:
+        weight = np.ones(n)
+    return pd.DataFrame({
+        S.QUERY_ID: pd.Series(ids.to_numpy(), dtype="str"),
+        S.TEXT: pd.Series(np.asarray(text, dtype=object), dtype="str"),
+        S.ISSUED_AT: issued, S.USER_ID: users, S.TENANT: _constant("default", n),
+        S.GROUPS: [[] for _ in range(n)], S.ROLE: _constant("employee", n),
+        S.TAGS: tags, S.WEIGHT: weight}), timed
+
+
+def read_runs_qrels(path: str | Path) -> pd.DataFrame:
+    """Qrels as (query_id, doc_id, grade[, hard_negative]) by ``readers.read_qrels`` (TREC,
+    BEIR TSV, CSV or parquet), checked: at least one judgment, a grade ≥ 0 on every row (a
+    negative trec_eval grade is refused: write it as 0, judged not relevant) and a (query,
+    document) pair at most once; each breach an InputError naming the file, the line or row
+    and the rule."""
+    frame = read_qrels(path)
+    source = str(path)
+    if not len(frame):
+        raise InputError("no judgments: the qrels are empty", source)
+    grade = pd.to_numeric(frame[S.GRADE], errors="coerce")
+    S.fail_first(frame, source, (grade < 0).to_numpy(),
+                 lambda i: f"grade {int(grade.iloc[i])} is negative: releval's grades are 0.."
+                           "max_grade (write a judged non-relevant document as 0)")
+    pairs = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
+    twice = pairs.duplicated().to_numpy()
+    S.fail_first(frame, source, twice,
+                 lambda i: f"duplicate judgment of query {pairs[S.QUERY_ID].iloc[i]!r}, "
+                           f"document {pairs[S.DOC_ID].iloc[i]!r}")
+    kept = [S.QUERY_ID, S.DOC_ID, S.GRADE, *([S.HARD_NEGATIVE] if S.HARD_NEGATIVE in
+                                             frame.columns else [])]
+    out = frame.loc[:, kept].copy()
+    out[S.QUERY_ID] = out[S.QUERY_ID].astype(str)
+    out[S.DOC_ID] = out[S.DOC_ID].astype(str)
+    out[S.GRADE] = grade.astype(np.int64)
+    return out
+
+
+def _untimed_queries(ids: list[str]) -> pd.DataFrame:
+    """The queries contract for bare query ids: no text, no tags, issued at 1970-01-01, each
+    its own user."""
+    n = len(ids)
+    return pd.DataFrame({
+        S.QUERY_ID: pd.Series(ids, dtype="str"), S.TEXT: _constant("", n),
+        S.ISSUED_AT: _constant(EPOCH, n, TIME), S.USER_ID: pd.Series(ids, dtype="str"),
+        S.TENANT: _constant("default", n), S.GROUPS: [[] for _ in range(n)],
+        S.ROLE: _constant("employee", n), S.TAGS: [[] for _ in range(n)],
+        S.WEIGHT: np.ones(n)})
+
+
+def read_runs_only(qrels: str | Path, queries: str | Path | None = None,
+                   run_queries: list[pd.Series] = ()) -> RealData:
+    """A project without a corpus: the qrels (``read_runs_qrels``), the queries of the
+    queries file (``read_query_file``) or else every query id of the qrels, then of the runs
+    (``run_queries``: each run's query ids) in order of appearance, and an empty documents
+    table (``no_documents``). It defines no split (every query is test, or the split is cut
+    forward in time when the queries carry times)."""
+    judged = read_runs_qrels(qrels)
+    if queries is not None:
+        table, timed = read_query_file(queries)
+    else:
+        ids = pd.concat([judged[S.QUERY_ID], *(q.astype(str) for q in run_queries)],
+                        ignore_index=True)
+        table, timed = _untimed_queries(list(dict.fromkeys(ids))), False
+    splits = pd.DataFrame({c: pd.Series(dtype="str") for c in SPLIT_COLUMNS})
+    return RealData(no_documents(), table, judged.reset_index(drop=True), splits,
+                    has_query_times=timed, must_not_return=no_must_not_return())

@@ -15,6 +15,10 @@ computed with integer comparisons and group bitsets, never a per-pair Python loo
 pair, which part of the rule it breaks: the first of ``REASONS`` (precedence order) that
 applies, or "" where the query may see the document. It uses the same arrays as ``mask``, so
 a pair is visible exactly when its reason is "".
+
+An empty documents table is a project without a corpus (``prepare.source: runs``: the team's
+runs judged by their qrels): there is nothing to check a pair against, so every pair is
+visible and none is forbidden (``reasons``, ``visible_pairs``).
 """
 
 from __future__ import annotations
@@ -106,8 +110,8 @@ class Visibility:
                              f"{missing[0]!r}", "queries")
         di = d_index.get_indexer(pairs[S.DOC_ID])
         unknown = di < 0
-        if len(self.doc_ids) == 0:
-            return np.where(unknown, "unknown_document", "")
+        if len(self.doc_ids) == 0:  # no corpus (a runs-only project): nothing to check
+            return np.full(len(pairs), "")
         d = np.where(unknown, 0, di)
         t = _times(queries[S.ISSUED_AT])[qi]
         tenant_code = pd.Index(self.tenants).get_indexer(queries[S.TENANT].astype(str))[qi]
@@ -139,7 +143,10 @@ def forbidden_reasons(pairs: pd.DataFrame, queries: pd.DataFrame, documents: pd.
 def visible_pairs(visibility: Visibility, queries: pd.DataFrame, pairs: pd.DataFrame,
                   batch: int = 256) -> np.ndarray:
     """For each (query_id, doc_id) row of ``pairs``: may that query see that document?
-    Documents or queries unknown to the tables count as not visible."""
+    Documents or queries unknown to the tables count as not visible; with no documents at
+    all (a runs-only project, ``prepare.source: runs``) every pair is visible."""
+    if len(visibility.doc_ids) == 0:
+        return np.ones(len(pairs), bool)
     q_index = pd.Index(queries[S.QUERY_ID])
     d_index = pd.Index(visibility.doc_ids)
     qi = q_index.get_indexer(pairs[S.QUERY_ID])

@@ -18,6 +18,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.decision.aggregation import aggregates, decompose
+from releval.decision.missing import chosen
 from releval.decision.stats import compare_table, holm, holm_verdicts
 from releval.errors import InputError
 from releval.metrics.engine import resolve
@@ -113,13 +114,20 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str]
             *, slices: pd.Series | None = None, weights: pd.Series | None = None,
             clusters: pd.Series | None = None, allow_uncontrolled: bool = False,
             min_effect: float | dict[str, float] = 0.0, resamples: int = 10_000,
-            alpha: float = 0.05, seed: int = 0, common_measures: bool = False) -> dict:
+            alpha: float = 0.05, seed: int = 0, common_measures: bool = False,
+            query_set: str = "judged", judged: set[str] | None = None,
+            answers: dict[str, set[str] | None] | None = None, **tests) -> dict:
     """The comparison as a JSON-ready dict: ``controlled`` and either ``paired`` rows (one
-    per measure × slice, Holm-corrected) or ``uncontrolled`` rows (rate/mix per measure).
+    per measure × slice, Holm-corrected) or ``uncontrolled`` rows (rate/mix per measure),
+    and ``query_set`` (``releval.decision.missing.chosen``): the judged queries (``judged``;
+    default: every query of the two tables) the means run over under ``query_set``, from
+    what each side's run answers (``answers``: name → query ids, baseline first; None: not
+    known). ``tests``: the significance test's options (``releval.decision.stats.paired``).
 
     Refused with ``MeasuresDiffer`` when no ``measures`` are named, the tables' measures
     differ and not ``common_measures``; with ``QueriesDiffer`` when the query sets differ and
-    not ``allow_uncontrolled``."""
+    not ``allow_uncontrolled``; with ``MissingQueries`` under ``query_set`` refuse when a run
+    misses a judged query."""
     common = sorted(set(baseline[S.MEASURE]) & set(candidate[S.MEASURE]))
     one_side = sorted(set(baseline[S.MEASURE]) ^ set(candidate[S.MEASURE]))
     if not measures and one_side and not common_measures:
@@ -131,17 +139,25 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, measures: list[str]
     if missing:
         raise InputError(f"measure(s) {', '.join(missing)} not in both tables "
                          f"(both have: {', '.join(common)})", "compare")
+    if judged is None:
+        judged = set(map(str, baseline[S.QUERY_ID])) | set(map(str, candidate[S.QUERY_ID]))
+    kept, block = chosen(query_set, judged, answers or dict.fromkeys(SIDES))
+    dropped = judged - kept
+    if dropped:
+        baseline, candidate = (side[~side[S.QUERY_ID].astype(str).isin(dropped)]
+                               for side in (baseline, candidate))
     diff = differences(baseline, candidate)
     controlled = not (diff["queries_only_in_baseline"] or diff["queries_only_in_candidate"])
     if not controlled and not allow_uncontrolled:
         raise QueriesDiffer(diff)
     if not controlled:
-        return {"controlled": False, "differences": diff,
+        return {"controlled": False, "differences": diff, "query_set": block,
                 "note": "different query samples: not a controlled comparison",
                 "uncontrolled": _unpaired(baseline, candidate, measures, slices, weights)}
     frame = pd.concat([baseline.assign(**{S.SYSTEM: SIDES[0]}),
                        candidate.assign(**{S.SYSTEM: SIDES[1]})], ignore_index=True)
     table = _paired(frame, measures, slices, clusters, min_effect=min_effect,
-                    resamples=resamples, alpha=alpha, seed=seed)
-    return {"controlled": True, "differences": diff, "unit": table["unit"].iloc[0],
+                    resamples=resamples, alpha=alpha, seed=seed, **tests)
+    return {"controlled": True, "differences": diff, "query_set": block,
+            "unit": table["unit"].iloc[0],
             "paired": table.replace({np.nan: None}).to_dict(orient="records")}

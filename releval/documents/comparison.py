@@ -149,6 +149,8 @@ class Comparison(Document):
     figures: dict[str, Any] | None = None  # the primary comparison only
     also: list[Comparison] | None = None  # the primary comparison only
     horizons: Horizons | None = None  # the primary comparison, recommend.horizons_days only
+    # the judged queries the means run over (releval.decision.missing.chosen)
+    query_set: dict[str, Any] | None = None
 
     def row(self, measure: str) -> Paired | None:
         """The paired row of ``measure`` over every query, None when there is none."""

@@ -58,6 +58,7 @@ class Decision(Document):
     rollback: list[Rollback]
     looks: Looks | None = None  # absent from decisions written before looks were counted
     intervals: str | None = None  # judgments.automatic.gate ppi: which rows read PPI
+    query_set: dict[str, Any] | None = None  # the comparison's (releval.decision.missing)
 
     @property
     def verdict(self) -> str:

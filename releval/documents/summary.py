@@ -33,6 +33,17 @@ class Judgments(Fixed):
     relevant_invisible_left_out: int
 
 
+class Answered(Fixed):
+    """One system's queries over the evaluated set (``releval.decision.missing``): judged (at
+    least one judgment), answered (judged and ranked), missing (judged, not ranked: scored 0
+    where defined), not_judged (ranked, without any judgment: never scored)."""
+
+    judged: int
+    answered: int
+    missing: int
+    not_judged: int
+
+
 class Summary(Document):
     splits: list[str]
     queries: int
@@ -44,6 +55,7 @@ class Summary(Document):
     judgments: Judgments
     qrels: str
     unjudged: int
+    answered: dict[str, Answered] = {}  # system -> its queries over the evaluated set
     recommendation: dict[str, Any] | None = None  # recommendation mode only
     # recommend.horizons_days: horizon -> users evaluated, with a positive, scored, systems
     horizons: dict[str, dict[str, Any]] | None = None

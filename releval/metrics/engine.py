@@ -25,6 +25,8 @@ from releval.metrics.spec import Measure
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10")
 SUMMARY_COLUMNS = (S.MEASURE, S.VALUE, "n", "undefined", "empty", "applicable", "level")
+COUNTS = ("queries_in_run", "queries_evaluated", "run_queries_not_in_qrels", "queries_judged",
+          "queries_missing", "queries_answered_not_judged")
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,11 @@ class Evaluation:
     or contributing), undefined (|R| = 0 or otherwise no value: excluded, never scored; n +
     undefined = queries evaluated), empty (relevant documents but no ranking: scored 0,
     counted), applicable (False: the run or the context lacks what the measure needs, e.g.
-    probabilities or the catalogue; value NaN, n 0) and level ("query" | "system"). counts:
-    queries in the run, in the qrels, evaluated, and ignored because the qrels do not know
-    them.
+    probabilities or the catalogue; value NaN, n 0) and level ("query" | "system"). counts
+    (``COUNTS``): queries in the run, evaluated, ignored because the qrels do not know them,
+    judged (evaluated with at least one judgment of any grade) and missing (judged, but the
+    run ranks nothing for them: scored 0 where the measure is defined, never dropped
+    silently).
     """
 
     per_query: pd.DataFrame
@@ -90,12 +94,19 @@ def _strings(values, at: np.ndarray) -> pd.Series:
     return values.take(pa.array(at, pa.int64())).to_pandas()
 
 
+def _counts(r: Ranking) -> tuple[int, ...]:
+    """``COUNTS`` of one ranking, in order."""
+    judged = r.n_judged() > 0
+    return (r.n_run_queries, r.nq, r.not_in_qrels, int(judged.sum()),
+            int((judged & r.empty).sum()), int((~judged & ~r.empty).sum()))
+
+
 def _block(block: blocks.Block, judgments: Judgments | Future,
-           wanted: list[Measure]) -> tuple[pa.Array, list[tuple], tuple[int, int, int]]:
-    """One block's evaluated queries, ``_part``'s triple per measure over them, and its counts
-    (queries in the run, evaluated, run queries not in the qrels)."""
+           wanted: list[Measure]) -> tuple[pa.Array, list[tuple], tuple[int, ...]]:
+    """One block's evaluated queries, ``_part``'s triple per measure over them, and its
+    ``COUNTS``."""
     r = Ranking(block.run, judgments, common_only=block.common_only, queries=block.queries)
-    return r.query_ids, [_part(r, m) for m in wanted], (r.n_run_queries, r.nq, r.not_in_qrels)
+    return r.query_ids, [_part(r, m) for m in wanted], _counts(r)
 
 
 def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max_grade: int,
@@ -115,8 +126,7 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
             plan = blocks.plan(run, queries)
         if plan is None:
             r = Ranking(run, judging, common_only=common_only, queries=queries, catalog=catalog)
-            counts = {"queries_in_run": r.n_run_queries, "queries_evaluated": r.nq,
-                      "run_queries_not_in_qrels": r.not_in_qrels}
+            counts = dict(zip(COUNTS, _counts(r), strict=True))
             return r.query_ids, [_part(r, m) for m in wanted], counts
         runner = executor.active()
         # bad qrels: the threads raise what the whole run would (its own errors come first)
@@ -136,8 +146,7 @@ def _parts(run: pd.DataFrame, qrels: pd.DataFrame, wanted: list[Measure], *, max
                np.concatenate([d[1][i][1] for d in done])[order], all(d[1][i][2] for d in done))
               for i in range(len(wanted))]
     totals = np.sum([d[2] for d in done], axis=0, dtype=np.int64)
-    counts = dict(zip(("queries_in_run", "queries_evaluated", "run_queries_not_in_qrels"),
-                      map(int, totals), strict=True))
+    counts = dict(zip(COUNTS, map(int, totals), strict=True))
     return names.take(pa.array(order)), scored, counts
 
 
@@ -189,14 +198,17 @@ class Systems:
     per_query: (system, query_id, measure, value), per-query measures only; means: system
     -> measure -> value (6 decimals, None where undefined for every query or not
     applicable: ``dvc metrics``); summary: system -> measure -> {value, n, undefined, empty,
-    applicable, level} (``Evaluation.summary``); skipped: the systems whose run is empty (no
-    rows for this data), reported, not scored.
+    applicable, level} (``Evaluation.summary``); answered: system -> its queries over the
+    evaluated set (``releval.decision.missing.Answered``: judged, answered, missing,
+    not_judged); skipped: the systems whose run is empty (no rows for this data), reported,
+    not scored.
     """
 
     per_query: pd.DataFrame
     means: dict[str, dict[str, float | None]]
     summary: dict[str, dict[str, dict]]
     skipped: list[str]
+    answered: dict[str, dict[str, int]]
 
 
 def missing(measure: str) -> str:
@@ -211,7 +223,7 @@ def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
     """``evaluate`` for each system's run on the same qrels, evaluated ``queries`` and
     ``catalog``; a summary entry of a measure that does not apply says what is ``missing``."""
     queries = None if queries is None else list(queries)
-    frames, means, summary = [], {}, {}
+    frames, means, summary, answered = [], {}, {}, {}
     skipped = sorted(name for name, run in runs.items() if run.empty)
     for system, run in runs.items():
         if run.empty:
@@ -219,6 +231,11 @@ def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
         result = evaluate(run, qrels, measures, rel=rel, max_grade=max_grade, queries=queries,
                           catalog=catalog)
         frames.append(result.per_query.assign(**{S.SYSTEM: system}))
+        c = result.counts
+        answered[system] = {"judged": c["queries_judged"],
+                            "answered": c["queries_judged"] - c["queries_missing"],
+                            "missing": c["queries_missing"],
+                            "not_judged": c["queries_answered_not_judged"]}
         rows = result.summary.set_index(S.MEASURE)
         means[system] = {m: None if pd.isna(v) else round(float(v), 6)
                          for m, v in rows[S.VALUE].items()}
@@ -230,4 +247,4 @@ def evaluate_systems(runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
     columns = [S.SYSTEM, *S.PER_QUERY_COLUMNS]
     table = (pd.concat(frames, ignore_index=True)[columns] if frames
              else pd.DataFrame(columns=columns))
-    return Systems(table, means, summary, skipped)
+    return Systems(table, means, summary, skipped, answered)

@@ -235,8 +235,10 @@ def bpref(r: Ranking, m: Measure) -> np.ndarray:
 def judged(r: Ranking, m: Measure) -> np.ndarray:
     """Judged@k = |{d ∈ S_k : d has a judgment of any grade}| / k (as ir_measures):
     unjudged is not irrelevant, so this says how far the other figures can be trusted.
-    Defined for every evaluated query."""
-    return r.per_query(r.judged & r.top(m.cutoff)) / m.cutoff
+    Undefined for a query without any judgment (nobody judged it: there is nothing to cover),
+    so its mean runs over the judged queries, as ir_measures' over the qrels' queries."""
+    return np.where(r.n_judged() > 0, r.per_query(r.judged & r.top(m.cutoff)) / m.cutoff,
+                    np.nan)
 
 
 @measure("HardNeg", cutoff="required", params=(), better="lower", available=has_hard_negatives)

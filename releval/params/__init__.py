@@ -49,8 +49,12 @@ class Base(Section):
 
 class Prepare(Section):
     source: Literal["demo", "beir", "tables", "interactions", "recsys_demo",
-                    "logged_feedback"] = "demo"
+                    "logged_feedback", "runs"] = "demo"
     path: str | None = None  # BEIR folder or folder of parquet tables
+    # runs: no corpus, the team's runs judged by these qrels (TREC, BEIR TSV, CSV or parquet)
+    qrels: str | None = None
+    queries: str | None = None  # runs: a table or JSON lines (query_id[, text, tags, timestamp,
+    # user_id]); None: the qrels' and runs' query ids, untimed and untagged
     # logged_feedback: offpolicy.log's impressions are the interactions (click: label 1)
     n_docs: int = Field(5000, ge=50)  # demo: documents (recsys_demo: items)
     n_queries: int = Field(1000, ge=20)  # demo: queries (recsys_demo: users)
@@ -224,6 +228,9 @@ class Compare(Section):
     cluster: Literal["user_id"] | None = None  # resample and test over users, not queries
     allow_uncontrolled: bool = False  # compare anyway when conditions differ (labelled)
     strata: Literal[SINGLE_DIMENSIONS] = "kind"  # slices for equal-slice weights, mix check
+    # the judged queries the means run over (releval.decision.missing): judged (a query a
+    # run misses scores 0, labelled), common (those both answer) or refuse
+    query_set: Literal["judged", "common", "refuse"] = "judged"
 
 
 class Plan(Section):
@@ -363,6 +370,13 @@ class Params(Section):
         return self.prepare.source in ("interactions", "recsys_demo", "logged_feedback")
 
     @property
+    def runs_only(self) -> bool:
+        """No corpus: the team's runs judged by their qrels (``prepare.source: runs``); no
+        documents, so nothing that reads them (routes, visibility, near-duplicates, the
+        corpus layers) applies."""
+        return self.prepare.source == "runs"
+
+    @property
     def judges_source(self) -> str:
         """``judgments.source`` with ``auto`` resolved: simulated for the demo, else the
         dataset's own qrels."""
@@ -428,6 +442,9 @@ class Params(Section):
         if self.prepare.source == "logged_feedback" and self.offpolicy.log is None:
             raise InputError("prepare.source logged_feedback reads offpolicy.log: give the log",
                              "params", "offpolicy.log")
+        if self.prepare.source == "runs" and not self.prepare.qrels:
+            raise InputError("prepare.source runs reads the qrels the team's runs are judged "
+                             "by: give prepare.qrels", "params", "prepare.qrels")
         return self
 
 

@@ -1,9 +1,10 @@
 """Inputs from outside the pipeline, pinned by content under ``data/input/``.
 
-Every path a user gives in params (a BEIR folder or folder of tables, the judges' files, an
-adjudicator's file, an automatic judge's labels, a reviewed worksheet, an external system's
-run, the logged bandit feedback with the candidate policy's table and the reference log) is
-copied by the ``inputs`` stage into its own slot, ``data/input/<slot>/<name>``,
+Every path a user gives in params (a BEIR folder or folder of tables, a runs-only project's
+qrels and queries, the judges' files, an adjudicator's file, an automatic judge's labels, a
+reviewed worksheet, an external system's run, the logged bandit feedback with the candidate
+policy's table and the reference log) is copied by the ``inputs`` stage into its own slot,
+``data/input/<slot>/<name>``,
 which DVC tracks as an output: its content digest, not the path's name, decides whether
 later stages re-run, and the copy is kept in the DVC cache (and remote) so a past run's
 inputs can be restored. Stages read the pinned copy (``pinned``), never the user's path.
@@ -54,6 +55,8 @@ GENERATED_SOURCES = ("demo", "recsys_demo")  # prepare.source values that read n
 FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "prepare.path": ("prepare", lambda p: p.prepare.path
                      if p.prepare.source not in GENERATED_SOURCES else None),
+    "prepare.qrels": ("qrels", lambda p: p.prepare.qrels if p.runs_only else None),
+    "prepare.queries": ("queries", lambda p: p.prepare.queries if p.runs_only else None),
     "judgments.files": ("judgments", lambda p: p.judgments.files
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),

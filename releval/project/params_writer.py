@@ -17,7 +17,7 @@ import yaml
 from releval.data.query_set import RISK_CATEGORIES
 from releval.params import Params
 from releval.project import template
-from releval.project.profile import Collection, Feedback, Log, Run
+from releval.project.profile import Collection, Feedback, JudgedRuns, Log, Run
 
 JUDGED_MIN = 0.8  # Judged@10 below this: the judgments do not cover what the system retrieves
 MAX_DROP = 0.02  # nDCG@10 may not fall below the baseline's by more than this (CI bound)
@@ -34,6 +34,7 @@ class Choices:
     baseline: str | None = None
     candidate: str | None = None
     reference: str | None = None  # logged feedback: a log of the candidate policy deployed
+    queries: str | None = None  # runs only: the queries file
 
 
 def _flow(value) -> str:
@@ -132,7 +133,7 @@ def _compared(c: Choices, default: tuple[str, str]) -> tuple[str, str]:
     return c.baseline or default[0], c.candidate or default[1]
 
 
-def _guards(t: _Text, hard_negatives: bool) -> None:
+def _guards(t: _Text, hard_negatives: bool, latency: bool = True) -> None:
     t.put(2, "- rule", "guarded", "recall may not be bought with precision")
     t.put(3, "primary", "R@100")
     t.put(3, "guards")
@@ -144,10 +145,11 @@ def _guards(t: _Text, hard_negatives: bool) -> None:
     t.put(3, "primary", "RR@10")
     t.put(3, "guards")
     t.item(4, {"measure": "nDCG@10", "tolerance": 0.01})
-    t.put(2, "- rule", "guarded", "a faster system may not answer worse")
-    t.put(3, "primary", "latency p95")
-    t.put(3, "guards")
-    t.item(4, {"measure": "nDCG@10", "tolerance": 0.01})
+    if latency:
+        t.put(2, "- rule", "guarded", "a faster system may not answer worse")
+        t.put(3, "primary", "latency p95")
+        t.put(3, "guards")
+        t.item(4, {"measure": "nDCG@10", "tolerance": 0.01})
 
 
 def _plan(t: _Text) -> None:
@@ -315,6 +317,146 @@ def retrieval(data: Collection, c: Choices) -> str:
     t.note(1, "latency: no bound is written, your SLO is not in the data; the measured p95 of")
     t.note(1, "every system is in data/health/health.json after the first run. Add e.g.")
     t.note(1, "- {rule: latency, percentile: p95, max_ms: <your SLO>}")
+    return t.text(*_tracked())
+
+
+def runs_only(data: JudgedRuns, c: Choices) -> str:
+    """params.yaml for the team's runs judged by qrels, without a corpus (``prepare.source:
+    runs``): the runs are the only systems (no built-in route, nothing fused), the qrels the
+    dataset's own (no pool), and no rule that reads documents or latency."""
+    t = _Text()
+    _header(t, f"{c.data_path} (runs only, no corpus: {len(c.runs)} team runs, "
+            f"{data.judgments:,} judgments of {data.judged_queries:,} queries)")
+    t.put(0, "prepare")
+    t.put(1, "source", "runs", "no corpus: the team's runs judged by the qrels; nothing "
+          "reads a document's text")
+    t.put(1, "qrels", c.data_path, f"{data.judgments:,} judgments, {data.relevant:,} relevant")
+    t.put(1, "queries", c.queries, f"{data.queries:,} queries" + (
+        ", with their issue times" if data.query_times else "") if c.queries else
+        f"no queries file: the {data.queries:,} query ids of the qrels and the runs, "
+        "untimed, untagged, without text")
+    t.put(1, "max_grade", data.max_grade, f"the qrels grade 0..{data.max_grade}")
+    t.blank()
+
+    t.put(0, "split")
+    if data.query_times:
+        t.put(1, "method", "quantiles", "forward in time: the queries carry issue times")
+        t.put(1, "quantiles", [0.7, 0.85], "train < 70% ≤ validation < 85% ≤ test")
+    else:
+        t.put(1, "method", "given", "no query times: every query is evaluated (test)")
+    t.blank()
+
+    depths = {name: run.depth for name, run in c.runs.items()}
+    depth = min(depths.values()) if depths else 100
+    t.put(0, "candidates")
+    t.put(1, "depth", depth, "every run's own depth" if len(set(depths.values())) <= 1 else
+          "the shallowest run's depth ("
+          + ", ".join(f"{n} {d}" for n, d in depths.items())
+          + "): every run gets the same budget")
+    t.put(1, "systems")
+    _team_systems(t, c.runs)
+    t.note(1, "no built-in route (bm25, dense): they search a corpus, and there is none")
+    t.blank()
+    t.put(0, "fusion")
+    t.put(1, "systems", {}, "nothing fused: dvc.yaml has no fuse stage")
+    t.blank()
+    t.put(0, "pool")
+    t.put(1, "systems", [], "no pool: the qrels are the dataset's own, nothing goes to judges")
+    t.put(0, "judgments")
+    t.put(1, "source", "dataset", "the dataset's own qrels")
+    t.put(1, "automatic", None, "no automatic judge: the built-in one reads documents")
+    t.blank()
+
+    measures = ["nDCG@10", "R@100", "RR@10", "P@10", "AP", "Judged@10"]
+    if data.hard_negatives:
+        measures.insert(4, "HardNeg@10")
+    t.put(0, "evaluate")
+    t.put(1, "measures", measures)
+    t.put(1, "splits", ["test"])
+    t.blank()
+
+    dims, absent = [], []
+    for dim, present, why in (
+            ("tag", bool(data.tags), "no query carries tags"),
+            ("kind", bool(data.tags), "no query carries tags"),
+            ("length", data.text, "the queries carry no text"),
+            ("user_activity", data.users, "each query is its own user")):
+        (dims if present else absent).append(dim if present else f"{dim} ({why})")
+    absent += ["freshness (no documents)", "route_hit (nothing fused)",
+               "tenant, role (one each)"]
+    t.put(0, "slices")
+    t.put(1, "dimensions", dims)
+    t.note(1, f"left out: {', '.join(absent)}")
+    t.put(1, "min_n", MIN_PER_CATEGORY, "fewer queries in a slice: too small to test")
+    t.blank()
+
+    names = list(c.runs)
+    baseline, candidate = _compared(c, (names[0], names[1]) if len(names) > 1
+                                    else (names[0], names[0]))
+    t.put(0, "compare")
+    t.put(1, "baseline", baseline)
+    t.put(1, "candidate", candidate)
+    t.note(1, "change: the kind of change, if you know it (route, ranker, diversity, "
+           "training_signal): what it must hold fixed")
+    t.put(1, "measures", ["nDCG@10", "R@100", "RR@10"])
+    t.put(1, "min_effect", 0.02, "smaller differences are not consequential")
+    if data.users:
+        t.put(1, "cluster", "user_id", "a user's queries correlate: resample users")
+    strata = "kind" if data.tags else "length" if data.text else "kind"
+    t.put(1, "strata", strata, "the slices of the equal-slice aggregate" + (
+        "" if data.tags or data.text else ": one (no tags, no text)"))
+    t.blank()
+    _plan(t)
+
+    t.put(0, "health")
+    t.put(1, "cost", {}, "no cost model given: cost per query is not stated")
+    t.put(0, "fixture")
+    t.put(1, "path", None, "no frozen fixture beside the live data")
+    t.blank()
+
+    minimums = {k: MIN_PER_CATEGORY for k in data.tagged}
+    t.put(0, "query_set")
+    t.put(1, "min_per_category", minimums,
+          "the risk categories the queries are tagged with" if minimums
+          else "the queries carry no risk tags: no minimum to cover")
+    if data.by_text:
+        t.note(1, "recognised from the text only (described, no minimum): "
+               + ", ".join(f"{RISK_CATEGORIES[k].label} {n}" for k, n in data.by_text.items()))
+    t.blank()
+
+    _no_log(t)
+    no_answer = "no_answer" in data.tags
+    t.put(0, "gate")
+    t.put(1, "rollback")
+    t.item(2, {"metric": "nDCG@10", "min": "baseline"},
+           f"online below {baseline}'s offline value: roll back")
+    t.put(1, "rules")
+    t.put(2, "- rule", "no_regression")
+    t.put(3, "measure", "nDCG@10")
+    t.put(3, "max_drop", MAX_DROP)
+    tag_slices = [f"tag={tag}" for tag, n in data.tags.items() if n >= MIN_PER_CATEGORY]
+    if tag_slices:
+        t.put(3, "slices", tag_slices, f"tags with ≥ {MIN_PER_CATEGORY} queries")
+    if data.pooled:
+        t.item(2, {"rule": "judged", "measure": "Judged@10", "min": JUDGED_MIN},
+               "the qrels must cover what the candidate retrieves")
+    if no_answer:
+        t.item(2, {"rule": "no_answer", "max_drop": 0.05}, "queries tagged no_answer")
+    if minimums:
+        t.item(2, {"rule": "coverage"}, "each tagged category reaches its minimum")
+    _guards(t, data.hard_negatives, latency=False)
+    seeded = _seed_rules(t, c.runs, {candidate})
+    left = [name for name, present in (
+        (f"judged (the qrels judge {data.relevant:,} of {data.judgments:,} documents "
+         "relevant: Judged@10 would measure precision, not the qrels' coverage)", data.pooled),
+        ("no_answer (no query tagged no_answer)", no_answer),
+        ("coverage (no risk tags)", bool(minimums)),
+        ("seeds (the candidate carries no seed tags)", bool(seeded))) if not present]
+    left += ["safety (no documents: no ACL, tenant, status or must-not-return to check a "
+             "returned document against)",
+             "health bounds (no documents: deletions, near-duplicates, freshness)",
+             "the latency guard and any latency bound (team runs carry no latency)"]
+    t.note(1, f"left out: {'; '.join(left)}")
     return t.text(*_tracked())
 
 

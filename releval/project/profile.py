@@ -1,9 +1,10 @@
 """What a team's data holds, read once by ``releval init`` to write params that fit it.
 
 ``of_collection`` reads a BEIR folder or a folder of contract tables with the pipeline's own
-readers (so a bad file is refused here as it would be by ``prepare``); ``of_log`` reads an
-interaction log; ``of_feedback`` a log of bandit feedback (its impressions as interactions);
-``of_run`` a team's run file. Each returns the facts the params are written
+readers (so a bad file is refused here as it would be by ``prepare``); ``of_judged_runs``
+qrels and a queries file for a project without a corpus (the team's runs alone); ``of_log``
+reads an interaction log; ``of_feedback`` a log of bandit feedback (its impressions as
+interactions); ``of_run`` a team's run file. Each returns the facts the params are written
 from: the grade scale, the splits the data defines, which fields carry information (times,
 deletions, ACLs, tenants, tags, hard negatives, chunks, users), the risk categories present
 (tagged, or recognised from the text) and a run's seed tags and statuses.
@@ -18,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.adapters import EPOCH, read_beir, read_tables
+from releval.data.adapters import EPOCH, read_beir, read_runs_only, read_tables
 from releval.data.feedback import as_interactions, users
 from releval.data.interactions import read_interactions
 from releval.data.query_set import RISK_CATEGORIES, memberships
@@ -78,6 +79,7 @@ class Run:
     seeds: list[int] = field(default_factory=list)
     statuses: bool = False
     queries: int = 0
+    depth: int = 0  # the longest list it holds for a query
 
 
 def _counts(frame: pd.DataFrame) -> dict[str, int]:
@@ -115,6 +117,54 @@ def of_collection(path: Path) -> Collection:
         hard_negatives=bool(S.hard_negative_marks(qrels, str(path)).any()),
         chunks=bool(docs[S.SOURCE_ID].duplicated().any()),
         users=bool(queries[S.USER_ID].duplicated().any()),
+        tags={str(k): int(v) for k, v in tags.value_counts().items()},
+        tagged=_counts(member & ~text), by_text=_counts(text))
+
+
+@dataclass(frozen=True)
+class JudgedRuns:
+    """A project without a corpus: qrels and (optionally) a queries file, read as ``prepare``
+    reads them (``releval.data.adapters.read_runs_only``)."""
+
+    judgments: int
+    judged_queries: int
+    queries: int  # the queries file's, else the qrels' and the runs' query ids
+    queries_file: bool
+    max_grade: int
+    relevant: int  # judgments with grade ≥ 1
+    query_times: bool
+    hard_negatives: bool
+    text: bool  # the queries carry text
+    users: bool  # queries come from users who issue several
+    tags: dict[str, int]
+    tagged: dict[str, int]
+    by_text: dict[str, int]
+
+    @property
+    def pooled(self) -> bool:
+        """The qrels judge as many documents not relevant as relevant, as a pool does: a
+        judged share (Judged@k) measures their coverage; else (relevant judgments only, or
+        mostly) Judged@k measures precision, not coverage."""
+        return self.judgments - self.relevant >= self.relevant
+
+
+def of_judged_runs(qrels: Path, queries: Path | None, runs: dict[str, Path]) -> JudgedRuns:
+    """qrels (TREC, BEIR TSV, CSV or parquet), the optional queries file and the runs' query
+    ids (the queries when no file is given)."""
+    ids = [] if queries is not None else [read_team_run(str(path))[S.QUERY_ID]
+                                          for path in runs.values()]
+    data = read_runs_only(qrels, queries, ids)
+    q, judged = data.queries, data.qrels
+    member, text = memberships(q.reset_index(drop=True), RISK_CATEGORIES)
+    tags = q[S.TAGS].explode().dropna().astype(str)
+    return JudgedRuns(
+        judgments=len(judged), judged_queries=int(judged[S.QUERY_ID].nunique()),
+        queries=len(q), queries_file=queries is not None,
+        max_grade=max(1, int(judged[S.GRADE].max())),
+        relevant=int((judged[S.GRADE] >= 1).sum()), query_times=data.has_query_times,
+        hard_negatives=bool(S.hard_negative_marks(judged, str(qrels)).any()),
+        text=bool(q[S.TEXT].astype(str).str.strip().ne("").any()),
+        users=bool(q[S.USER_ID].duplicated().any()),
         tags={str(k): int(v) for k, v in tags.value_counts().items()},
         tagged=_counts(member & ~text), by_text=_counts(text))
 
@@ -163,13 +213,15 @@ def of_run(name: str, path: Path) -> Run:
     seeded = [m for m in map(SEED_TAG.match, tags) if m]
     statuses = S.RUN_STATUS in run.columns
     queries = int(run[S.QUERY_ID].nunique())
+    keys = [S.QUERY_ID, *([S.SYSTEM] if S.SYSTEM in run.columns else [])]
+    depth = int(run.groupby(keys, observed=True).size().max()) if len(run) else 0
     if seeded and len(seeded) == len(tags) and len({m["system"] for m in seeded}) == 1:
         system = seeded[0]["system"]
         return Run(str(path), None if system == name else system,
-                   sorted(int(m["seed"]) for m in seeded), statuses, queries)
+                   sorted(int(m["seed"]) for m in seeded), statuses, queries, depth)
     if len(tags) > 1:
         raise InputError(f"run {name!r} holds {len(tags)} systems ({', '.join(tags[:5])}); "
                          "give one file per system, or one system's seeds tagged "
                          "<system>@seed<k>", str(path))
-    return Run(str(path), None, [], statuses, queries)
+    return Run(str(path), None, [], statuses, queries, depth)
 

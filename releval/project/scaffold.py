@@ -67,34 +67,57 @@ def _runs(runs: dict[str, Path], dest: Path) -> dict[str, profile.Run]:
     for name, path in runs.items():
         run = profile.of_run(name, path)
         out[name] = profile.Run(_relative(path, dest), run.system, run.seeds, run.statuses,
-                                run.queries)
+                                run.queries, run.depth)
     return out
 
 
 class DataChoice(InputError):
-    """A project is made from exactly one kind of data: a corpus, an interaction log or a
-    log of bandit feedback."""
+    """A project is made from exactly one kind of data: a corpus, the team's runs with their
+    qrels (no corpus), an interaction log or a log of bandit feedback."""
 
     def __init__(self, source: str):
-        super().__init__("give the data: a corpus (a BEIR folder or a folder of tables), an "
-                         "interaction log (a folder with interactions and items) or logged "
-                         "bandit feedback, one of the three", source)
+        super().__init__("give the data: a corpus (a BEIR folder or a folder of tables), "
+                         "qrels with two or more runs (no corpus), an interaction log (a "
+                         "folder with interactions and items) or logged bandit feedback, one "
+                         "of the four", source)
 
     def __reduce__(self):
         return type(self), (self.source,)
 
 
+def _judged_runs(dest: Path, qrels: Path, queries: Path | None, runs: dict[str, Path],
+                 team: dict[str, profile.Run], baseline: str | None,
+                 candidate: str | None) -> str:
+    """params.yaml for the team's runs judged by ``qrels``, without a corpus."""
+    if len(runs) < 2:
+        raise InputError(f"qrels without a corpus evaluate the team's runs against each "
+                         f"other: give two or more --run NAME=PATH (got {len(runs)})",
+                         str(qrels))
+    data = profile.of_judged_runs(qrels, queries, runs)
+    choices = params_writer.Choices(
+        _relative(qrels, dest), team, baseline, candidate,
+        queries=None if queries is None else _relative(queries, dest))
+    return params_writer.runs_only(data, choices)
+
+
 def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
                runs: dict[str, Path], baseline: str | None, candidate: str | None,
-               feedback: Path | None = None, reference: Path | None = None) -> str:
+               feedback: Path | None = None, reference: Path | None = None,
+               qrels: Path | None = None, queries: Path | None = None) -> str:
     """params.yaml's text for the data (read and checked here), validated as params;
-    ``feedback``: a log of bandit feedback (``reference``: the candidate policy's own)."""
-    if [corpus, interactions, feedback].count(None) != 2:
+    ``feedback``: a log of bandit feedback (``reference``: the candidate policy's own);
+    ``qrels``: no corpus, the team's ``runs`` judged by them (``queries``: a queries file)."""
+    if [corpus, interactions, feedback, qrels].count(None) != 3:
         raise DataChoice("releval init")
     if reference is not None and feedback is None:
         raise InputError("a reference log goes with logged feedback", str(reference))
+    if queries is not None and qrels is None:
+        raise InputError("a queries file goes with --qrels (a corpus names its own queries)",
+                         str(queries))
     team = _runs(runs, dest)
-    if corpus is not None:
+    if qrels is not None:
+        text = _judged_runs(dest, qrels, queries, runs, team, baseline, candidate)
+    elif corpus is not None:
         choices = params_writer.Choices(_relative(corpus, dest), team, baseline, candidate)
         text = params_writer.retrieval(profile.of_collection(corpus), choices)
     elif interactions is not None:
@@ -143,10 +166,12 @@ def _scm(dest: Path) -> list[str]:
 def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = None,
          runs: dict[str, Path] | None = None, baseline: str | None = None,
          candidate: str | None = None, example: str | None = None,
-         feedback: Path | None = None, reference: Path | None = None) -> list[str]:
+         feedback: Path | None = None, reference: Path | None = None,
+         qrels: Path | None = None, queries: Path | None = None) -> list[str]:
     """Create the project at ``dest`` (module docstring) from the data, or from one of the
     shipped examples that generate their own (``example``: demo.yaml, recsys-demo.yaml);
-    one line per thing done."""
+    one line per thing done. Its dvc.yaml is the shipped DAG for its params
+    (``template.project_dag``: without fusion no fuse stage)."""
     from releval.extras import require
 
     require("pipeline", "releval init")
@@ -159,13 +184,12 @@ def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = 
     else:
         params = params_for(dest, corpus=corpus, interactions=interactions, runs=runs or {},
                             baseline=baseline, candidate=candidate, feedback=feedback,
-                            reference=reference)
+                            reference=reference, qrels=qrels, queries=queries)
+    parsed = parse_params(yaml.safe_load(params), "params.yaml")
     dest.mkdir(parents=True, exist_ok=True)
     if example:  # the demo's params name its pinned fixture
         shutil.copytree(template.root() / "examples" / "fixture", dest / "examples" / "fixture")
-    header = "# The pipeline's stages (shipped with releval; `releval init` wrote this copy).\n"
-    (dest / "dvc.yaml").write_text(header + yaml.safe_dump(template.project_dag(),
-                                                           sort_keys=False, width=100))
+    (dest / "dvc.yaml").write_text(template.project_dag_text(parsed))
     (dest / "params.yaml").write_text(params)
     (dest / template.CODE_FILE).parent.mkdir()
     (dest / template.CODE_FILE).write_text("")
@@ -173,6 +197,8 @@ def init(dest: Path, *, corpus: Path | None = None, interactions: Path | None = 
     (dest / ".gitignore").write_text(GITIGNORE)
     (dest / ".dvcignore").write_text(DVCIGNORE)
     what = (f"the generated data of examples/{example}" if example else
+            f"the runs {', '.join(runs or {})} judged by {qrels} (no corpus), evaluated with "
+            f"releval {template.version()}" if qrels else
             f"{corpus or interactions or feedback} evaluated with releval "
             f"{template.version()}")
     (dest / "README.md").write_text(README.format(name=dest.resolve().name, what=what))

@@ -12,15 +12,26 @@ code changed, and the receipt records the version and the digest.
 ``dag()`` reads the shipped DAG: the source checkout's ``dvc.yaml`` when run from one, else
 the wheel's copy ``releval/project/pipeline/dag.yaml`` (not named dvc.yaml, so DVC never
 takes it for a pipeline of its own); ``root()`` holds the shipped ``examples/``.
+
+A project's DAG is the shipped one fitted to its params (``fitted``): without
+``fusion.systems`` it has no ``fuse`` stage and no stage reads ``data/fused`` (a team's runs
+alone fuse nothing); under ``prepare.source: runs`` (no corpus) the ``inputs`` stage pins the
+qrels and the queries file and ``prepare`` reads them with the runs' query ids. A source
+checkout keeps the full DAG.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from releval.params import Params
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where releval/, stages/, flows/ live
 SHIPPED = Path(__file__).resolve().parent / "pipeline"
@@ -86,16 +97,70 @@ def code_digests() -> dict:
             **{stage: digest(paths) for stage, paths in deps.items()}}
 
 
-def project_dag() -> dict:
-    """The shipped ``dvc.yaml`` for a project without the code: every code dep replaced by
-    the stage's key of ``.releval/code.yaml`` among its params."""
+FUSE_STAGE = "fuse"
+FUSED = "data/fused"
+FUSED_ARG = re.compile(r"\s+--fused\s+data/fused(?=\s|$)")
+RUNS_ONLY_SLOTS = ("data/input/qrels", "data/input/queries")  # releval.project.inputs slots
+RUNS_SLOT = "data/input/runs"
+
+
+def fuses(graph: dict) -> bool:
+    """Whether the DAG has the fuse stage (its later stages read ``data/fused``)."""
+    return FUSE_STAGE in graph.get("stages", {})
+
+
+def _reads_fused(path: str) -> bool:
+    return path == FUSED or path.startswith(FUSED + "/")
+
+
+def fitted(graph: dict, params: Params) -> dict:
+    """The DAG ``graph`` for ``params`` (module docstring), in place: no fuse stage, no
+    ``data/fused`` dep and no ``--fused`` argument when ``fusion.systems`` is empty; the
+    runs-only inputs when ``prepare.source`` is runs."""
+    stages = graph["stages"]
+    if not params.fusion.systems:
+        stages.pop(FUSE_STAGE, None)
+        for _, body in _stage_bodies(graph):
+            if "deps" in body:
+                body["deps"] = [d for d in body["deps"] if not _reads_fused(d)]
+            body["cmd"] = FUSED_ARG.sub("", body["cmd"])
+    if params.runs_only:
+        outs = stages["inputs"]["outs"]
+        named = {next(iter(o)) if isinstance(o, dict) else o for o in outs}
+        outs += [{slot: {"persist": True}} for slot in RUNS_ONLY_SLOTS if slot not in named]
+        prepare = stages["prepare"]
+        prepare["deps"] += [d for d in (*RUNS_ONLY_SLOTS, RUNS_SLOT)
+                            if d not in prepare["deps"]]
+        if "candidates.systems" not in prepare["params"]:  # the runs' paths: their query ids
+            prepare["params"].append("candidates.systems")
+    return graph
+
+
+def project_dag(params: Params | None = None) -> dict:
+    """The shipped ``dvc.yaml`` for a project without the code: fitted to ``params`` when
+    given (``fitted``), every code dep replaced by the stage's key of ``.releval/code.yaml``
+    among its params."""
     graph = dag()
+    if params is not None:
+        fitted(graph, params)
     for name, body in _stage_bodies(graph):
         body["deps"] = [d for d in body.get("deps", []) if not _is_code(d)]
         if not body["deps"]:
             del body["deps"]
         body["params"] = [*body.get("params", []), {str(CODE_FILE): [name]}]
     return graph
+
+
+def project_dag_text(params: Params | None = None) -> str:
+    """A project's dvc.yaml as ``releval init`` writes it: a header, then ``project_dag``."""
+    header = "# The pipeline's stages (shipped with releval; `releval init` wrote this copy"
+    notes = []
+    if params is not None and not params.fusion.systems:
+        notes.append("no fuse stage: fusion.systems is empty")
+    if params is not None and params.runs_only:
+        notes.append("prepare.source runs: the qrels and queries pinned, no corpus")
+    header += (" for its params.yaml: " + "; ".join(notes) if notes else "") + ").\n"
+    return header + yaml.safe_dump(project_dag(params), sort_keys=False, width=100)
 
 
 def refresh(project: Path = Path(".")) -> bool:

@@ -22,6 +22,7 @@ from releval.report.formats import (
     mark,
     markdown_table,
     number,
+    plural,
     significant,
     split_applicable,
     verdict,
@@ -38,8 +39,12 @@ SAFETY_COUNTS = (
 
 def _comparison_section(c: dict) -> list[str]:
     """The paired comparison, the conditions held fixed, aggregates and the mix check."""
-    label = "controlled" if c["controlled"] else "UNCONTROLLED"
+    block = c.get("query_set") or {}
+    label = ("UNCONTROLLED" if not c["controlled"] else
+             "controlled, MISSING QUERIES" if not block.get("complete", True) else "controlled")
     lines = [f"## Comparison: {c['candidate']} vs {c['baseline']} ({label})", ""]
+    if block:
+        lines += [f"Query set ({block['choice']}): {block['label']}.", ""]
     if not c["controlled"]:
         lines += ["**UNCONTROLLED** — conditions differ; read every number below as "
                   "indicative only:", *(f"- {d}" for d in c["differences"]), ""]
@@ -57,8 +62,8 @@ def _comparison_section(c: dict) -> list[str]:
     if c["paired"]:
         r = c["paired"][0]
         lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
-                  f"{r['seed']}) and sign-flip test over {r['units']} {unit}s; Holm over the "
-                  "measures."]
+                  f"{r['seed']}) and sign-flip test over {r['units']} "
+                  f"{plural(unit, r['units'])}; Holm over the measures."]
     if c.get("horizons"):
         lines += ["", "By horizon (the positives within each; the candidates the same):",
                   *(f"- {line}" for line in rec.horizon_lines(c["horizons"]))]

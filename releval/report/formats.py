@@ -25,6 +25,14 @@ def number(value, spec: str = ".4f") -> str:
     return formatted(value, spec)
 
 
+PLURALS = {"query": "queries"}  # the irregular ones; others take an s
+
+
+def plural(word: str, n: int | None = None) -> str:
+    """``word`` for ``n`` things (one: as it is; any other count or None: its plural)."""
+    return word if n == 1 else PLURALS.get(word, f"{word}s")
+
+
 def count(value) -> str:
     """A count with thousands separated ("1,381"); — where undefined (None or NaN)."""
     undefined = value is None or (isinstance(value, float) and math.isnan(value))

@@ -274,8 +274,11 @@ def decision_section(inputs: ReportInputs) -> Raw:
     gate, c = inputs.gate, inputs.comparison
     passed = bool(gate["passed"])
     controlled = bool(gate.get("controlled", c.get("controlled", True)))
-    status = (Raw('<span class="badge ok">controlled</span>') if controlled
-              else Raw('<span class="badge warn">UNCONTROLLED</span>'))
+    block = c.get("query_set") or {}
+    incomplete = not block.get("complete", True)
+    status = (Raw('<span class="badge warn">UNCONTROLLED</span>') if not controlled
+              else Raw('<span class="badge warn">MISSING QUERIES</span>') if incomplete
+              else Raw('<span class="badge ok">controlled</span>'))
     parts = [Raw(f'<div class="first"><div class="verdict {"pass" if passed else "fail"}">'
                  f"{esc(verdict(passed))}</div>{_headline(inputs)}</div>"),
              Raw(f'<p class="lead"><strong>{esc(gate["candidate"])}</strong> (candidate) '
@@ -283,6 +286,9 @@ def decision_section(inputs: ReportInputs) -> Raw:
                  "</p>")]
     if reuse(gate):
         parts.append(_tag("p", reuse(gate), class_="note"))
+    if block:
+        parts.append(_tag("p", f"Query set ({block['choice']}): {block['label']}",
+                          class_="warn" if incomplete else "note"))
     differences = gate.get("differences") or c.get("differences") or []
     if not controlled:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '

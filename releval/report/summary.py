@@ -28,16 +28,30 @@ from releval.report.history import history_lines
 SHOWN = ("nDCG@10", "R@100", "RR@10", "P@10", "HardNeg@10", "Judged@10")
 
 
-def _headline(systems: dict) -> list[str]:
-    """One row per system: the headline measures (n/a where one does not apply), n and
-    undefined (of the first one); what HardNeg@k means, where it is shown."""
+def _cell(entry: dict | None, n: int) -> str:
+    """A headline figure, with its own n where it is not the row's."""
+    text = rec.value_text(entry)
+    own = (entry or {}).get("n", n)
+    return text if own == n or (entry or {}).get("applicable") is False else f"{text} (n {own})"
+
+
+def _headline(systems: dict, answered: dict | None = None) -> list[str]:
+    """One row per system: the headline measures (n/a where one does not apply; a figure
+    over other queries than the first one's with its own n), n and undefined (of the first
+    one) and the judged queries its run misses (scored 0); what HardNeg@k means, where it is
+    shown."""
     shown = [m for m in SHOWN if any(m in s for s in systems.values())]
-    lines = ["| system | " + " | ".join(shown) + " | n | undefined |",
-             "|---" * (len(shown) + 3) + "|"]
+    lines = ["| system | " + " | ".join(shown) + " | n | undefined | missing |",
+             "|---" * (len(shown) + 4) + "|"]
     for name, measures in systems.items():
         first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
-        lines.append(f"| {name} | " + " | ".join(rec.value_text(measures.get(m)) for m in shown)
-                     + f" | {first['n']} | {first['undefined']} |")
+        gone = (answered or {}).get(name, {}).get("missing")
+        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m), first["n"])
+                                                  for m in shown)
+                     + f" | {first['n']} | {first['undefined']} | "
+                     + ("?" if gone is None else str(gone)) + " |")
+    lines += ["", "n, undefined: the first figure's (undefined: no relevant judgment, left out "
+              "of the mean); missing: judged queries the run does not answer, scored 0."]
     if any(family_and_cutoff(m)[0] == HARD_NEGATIVES for m in shown):
         lines += ["", f"{HARD_NEGATIVES_LEGEND}."]
     return lines
@@ -81,7 +95,8 @@ def _systems_section(summary: dict, source: dict) -> list[str]:
     lines = ["# releval summary", "",
              f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
              f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
-             *(_groups(summary) if recommendation else _headline(summary["systems"]))]
+             *(_groups(summary) if recommendation
+               else _headline(summary["systems"], summary.get("answered")))]
     lines += _ties_lines(summary["systems"])
     if summary.get("horizons"):
         lines += ["", *(f"- {line}" for line in rec.horizon_summary_lines(summary))]

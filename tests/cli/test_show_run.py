@@ -104,7 +104,7 @@ def test_a_recommendation_run_prints_the_paired_comparison_and_the_changed_slice
              "mean_diff": -0.0725, "p_holm": 0.03, "verdict": "regressed"}]}))
     _show_run(root, "releval run")
     out = capsys.readouterr().out
-    assert "paired comparison over users" in out and "[+0.0100, +0.0900]" in out
+    assert "paired comparison over 40 users" in out and "[+0.0100, +0.0900]" in out
     assert "slices: 6 tested, 2 too small; changed after Holm over 6:" in out
     slice_rows = [line for line in out.splitlines() if "long_tail" in line]
     assert len(slice_rows) == 1 and "-0.0725" in slice_rows[0] and "regressed" in slice_rows[0]

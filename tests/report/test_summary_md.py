@@ -76,13 +76,14 @@ def test_the_split_section_compares_forward_with_random():
 
 def test_a_retrieval_summary_is_unchanged_by_the_recommendation_parts():
     lines = page(SUMMARY, SPLIT)
-    assert "| system | nDCG@10 | R@100 | P@10 | HardNeg@10 | Judged@10 | n | undefined |" in lines
+    assert ("| system | nDCG@10 | R@100 | P@10 | HardNeg@10 | Judged@10 | n | undefined | "
+            "missing |") in lines
     assert not any("n/a" in line or "random split" in line for line in lines)
 
 
 def test_the_headline_shows_hardneg_beside_precision_and_the_qrels_marks():
     lines = page(SUMMARY, SPLIT)
-    assert f"| {BASE} | 0.5000 | — | 0.4000 | 0.1250 | 0.8750 | 40 | 2 |" in lines
+    assert f"| {BASE} | 0.5000 | — | 0.4000 | 0.1250 (n 42) | 0.8750 (n 42) | 40 | 2 | ? |" in lines
     assert any(line.startswith("HardNeg@k = the share of the top k") and line.endswith(
         "lower is better.") for line in lines)
     assert any(line.startswith("Hard negatives: the qrels mark 8 judgments") for line in lines)

@@ -50,44 +50,54 @@ NO_RULES = "no rules configured"
 class GateRule:
     """One rule: ``params``, its model; ``check``, its outcomes for a rule of that model and
     the evidence; ``default``: it is in the default ``gate.rules``; ``measures``: the measure
-    names a rule of that model compares in their direction (``Evidence.better``)."""
+    names a rule of that model compares in their direction (``Evidence.better``);
+    ``paired``: it reads the paired comparison's rows, so its reasons state the comparison's
+    query set where a run misses judged queries (``Evidence.missing_note``)."""
 
     params: type[Section]
     check: Callable[[Any, Evidence], list[Outcome]]
     default: bool
     measures: Callable[[Any], list[str]] = lambda rule: []
+    paired: bool = False
 
 
 def _rule(name: str, check: Callable[[Any, Evidence], list[Outcome]],
-          measures: Callable[[Any], list[str]] = lambda rule: []) -> GateRule:
+          measures: Callable[[Any], list[str]] = lambda rule: [],
+          paired: bool = False) -> GateRule:
     model, default = RULE_MODELS[name]
-    return GateRule(model, check, default, measures)
+    return GateRule(model, check, default, measures, paired)
 
 
 RULES: dict[str, GateRule] = {
-    "no_regression": _rule("no_regression", no_regression.check),
+    "no_regression": _rule("no_regression", no_regression.check, paired=True),
     "safety": _rule("safety", safety.check),
     "no_answer": _rule("no_answer", no_answer.check),
     "judged": _rule("judged", judged.check),
     "coverage": _rule("coverage", coverage.check),
     "holdout": _rule("holdout", holdout.check),
     "latency": _rule("latency", latency.check),
-    "not_worse": _rule("not_worse", not_worse.check, measures=lambda rule: [rule.measure]),
-    "guarded": _rule("guarded", guarded.check, measures=guarded.measures),
+    "not_worse": _rule("not_worse", not_worse.check, measures=lambda rule: [rule.measure],
+                       paired=True),
+    "guarded": _rule("guarded", guarded.check, measures=guarded.measures, paired=True),
     "health": _rule("health", health.check),
-    "seeds": _rule("seeds", seeds.check, measures=seeds.measures),
+    "seeds": _rule("seeds", seeds.check, measures=seeds.measures, paired=True),
     "off_policy": _rule("off_policy", off_policy.check),
 }
 
 
 def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
-    """Every rule's outcomes, in rule order, labelled when the comparison is uncontrolled."""
-    result = []
+    """Every rule's outcomes, in rule order, labelled when the comparison is uncontrolled,
+    and those of a rule reading the paired rows with the query set where a run misses judged
+    queries."""
+    result, note = [], evidence.missing_note
     for rule in rules:
         if rule.rule not in RULES:
             raise InputError(f"unknown gate rule {rule.rule!r} (known: {', '.join(RULES)})",
                              "params.yaml", "gate.rules")
-        result.extend(RULES[rule.rule].check(rule, evidence))
+        found = RULES[rule.rule].check(rule, evidence)
+        if note and RULES[rule.rule].paired:
+            found = [dataclasses.replace(o, reason=f"{o.reason} [{note}]") for o in found]
+        result.extend(found)
     if not evidence.controlled:
         result = [dataclasses.replace(o, reason=UNCONTROLLED + o.reason) for o in result]
     return result
@@ -112,4 +122,5 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict
         "note": None if checked else NO_RULES,
         "rollback": thresholds(rollback, evidence),
         "looks": evidence.looks or None,
+        "query_set": None if evidence.comparison is None else evidence.comparison.query_set,
     }

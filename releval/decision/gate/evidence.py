@@ -62,6 +62,15 @@ class Evidence:
         """What differs between the compared systems (none without a comparison)."""
         return [] if self.comparison is None else self.comparison.differences
 
+    @property
+    def missing_note(self) -> str:
+        """The comparison's query set in words where a run misses judged queries (scored 0,
+        or left out), else ""."""
+        block = None if self.comparison is None else self.comparison.query_set
+        if not block or block.get("complete", True):
+            return ""
+        return f"query set {block['choice']}: {block['label']}"
+
     def entry(self, system: str, measure: str) -> Entry | None:
         """``system``'s summary entry of ``measure`` (None when not evaluated)."""
         return self.summary.get(system, {}).get(measure)
