@@ -83,7 +83,8 @@ def test_a_retrieval_summary_is_unchanged_by_the_recommendation_parts():
 
 def test_the_headline_shows_hardneg_beside_precision_and_the_qrels_marks():
     lines = page(SUMMARY, SPLIT)
-    assert f"| {BASE} | 0.5000 | — | 0.4000 | 0.1250 (n 42) | 0.8750 (n 42) | 40 | 2 | ? |" in lines
+    assert (f"| {BASE} | 0.5000 | — | 0.4000 | 0.1250 (n 42) | 0.8750 (n 42) | 40 | 2 | ? |"
+            in lines)
     assert any(line.startswith("HardNeg@k = the share of the top k") and line.endswith(
         "lower is better.") for line in lines)
     assert any(line.startswith("Hard negatives: the qrels mark 8 judgments") for line in lines)
@@ -93,7 +94,7 @@ def test_the_headline_shows_hardneg_beside_precision_and_the_qrels_marks():
         SUMMARY | {"systems": without}, SPLIT))
     na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False}
     unmarked = {name: by | {"HardNeg@10": na} for name, by in SUMMARY["systems"].items()}
-    assert f"| {BASE} | 0.5000 | — | 0.4000 | n/a | 0.8750 | 40 | 2 |" in page(
+    assert f"| {BASE} | 0.5000 | — | 0.4000 | n/a | 0.8750 (n 42) | 40 | 2 | ? |" in page(
         SUMMARY | {"systems": unmarked}, SPLIT)
 
 
