@@ -26,13 +26,12 @@ class Format(StrEnum):
 
 def note_counts(result: Evaluation) -> None:
     """The query counts on stderr, for the formats whose stdout is data."""
-    undefined, empty = (int(result.summary[col].max()) if len(result.summary) else 0
-                        for col in ("undefined", "empty"))
+    undefined = int(result.summary["undefined"].max()) if len(result.summary) else 0
     c = result.counts
     err.print(f"queries evaluated: {c['queries_evaluated']}; in run but not in qrels "
               f"(ignored): {c['run_queries_not_in_qrels']}; undefined (no relevant "
-              f"judgment): {undefined}; empty (no ranking, scored 0): {empty}",
-              highlight=False)
+              f"judgment): {undefined}; missing from the run (judged, scored 0): "
+              f"{c['queries_missing']}", highlight=False)
 
 
 def _print_table(result: Evaluation, *, per_query: bool, integer: set[str], **_) -> None:
