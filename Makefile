@@ -23,9 +23,11 @@ demo: $(STAMP)
 # three workers (pytest-xdist; the pipeline tests wait on DVC and Prefect child processes, so
 # three keep two cores busy), a test file per worker: module fixtures run once
 test: $(STAMP)
+	@bash .ci/chromium
 	$(BIN)/python -m pytest -m "not slow" -q -n 3 --dist loadfile --durations=15
 
 test-all: $(STAMP)
+	@bash .ci/chromium
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # dvc.yaml's code deps: each stage's import closure (tests/test_dvc_yaml.py holds them exact)

@@ -69,6 +69,13 @@ def plan(
         measures, effect = canonical(c.measures, c.min_effect if min_effect is None
                                      else min_effect, p.evaluate.rel)
         effects = effect if isinstance(effect, dict) else dict.fromkeys(measures, effect)
+        zero = [m for m, e in effects.items() if not e > 0]
+        if zero:
+            where = ("--min-effect" if min_effect is not None
+                     else f"{params}: compare.min_effect")
+            fail(f"{where}: {'0' if min_effect is not None else 'zero'} for "
+                 f"{', '.join(zero)}: no finite number of queries detects a zero effect; "
+                 "give the smallest difference that matters (e.g. --min-effect 0.01)")
         frames, source = _tables(pilot, bool(c.cluster))
         labels = frames["labels"]
         labels = labels[labels[S.DIMENSION].isin(p.slices.dimensions)]

@@ -90,3 +90,12 @@ def test_plan_reads_a_past_runs_per_query_values_from_the_dvc_cache(tmp_path, mo
     overall = next(r for r in doc["plans"] if r["slice"] == "all" and r["measure"] == "nDCG@10")
     assert doc["pilot"].startswith("v1 (commit 000000000000)")
     assert overall["needed_queries"] == int(power.needed(0.02, np.std(d, ddof=1), 0.05, 0.8)[0])
+
+
+def test_a_zero_effect_is_refused_in_one_line_before_any_work(tmp_path, monkeypatch):
+    """No finite number of queries detects a zero effect: refused at once, exit 2."""
+    _project(tmp_path, monkeypatch)
+    result = CliRunner().invoke(app, ["plan", "--min-effect", "0"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "--min-effect" in result.stderr
+    assert "no finite number of queries" in result.stderr and "Traceback" not in result.output
