@@ -11,10 +11,11 @@ units G = n, m_g = 1, S_g = d_g). N = Σ m_g = n and the estimate is d̄ = Σ_g 
   d̄*_b = Σ_k S_{i_k} / Σ_k m_{i_k} (the query-weighted mean of the drawn clusters).
   The CI is the percentile interval [q_{α/2}, q_{1−α/2}] of d̄*_1..d̄*_B (``np.quantile``,
   linear interpolation).
-- Randomization (sign-flip) test of E[d] = 0, two-sided: for b = 1..B draw s_g ∈ {−1, +1}
-  uniformly and T*_b = Σ_g s_g S_g; with T = Σ_g S_g,
-  p = (1 + #{b : |T*_b| ≥ |T|}) / (1 + B). Ties within 1e-9 · Σ_g |S_g| count as ≥, so
-  floating-point rounding never breaks an exact tie.
+- The p-value: the test named by ``test`` (``releval.decision.significance.TESTS``; the
+  default, the sign-flip randomization test of E[d] = 0: for b = 1..B draw s_g ∈ {−1, +1}
+  uniformly and T*_b = Σ_g s_g S_g; with T = Σ_g S_g, p = (1 + #{b : |T*_b| ≥ |T|}) /
+  (1 + B), ties within 1e-9 · Σ_g |S_g| counting as ≥). The shifted bootstrap test reads
+  the CI's own B resamples.
 
 Streams: ``np.random.SeedSequence(seed).spawn(2)`` gives the bootstrap's sequence and the
 test's. The B draws are cut into n_blocks = ⌈B / ``DRAW_BLOCK``⌉ blocks of ``DRAW_BLOCK`` (the
@@ -39,12 +40,12 @@ import pandas as pd
 
 from releval import executor
 from releval.data import contracts as S
+from releval.decision.significance import Options, Units, checked, effect_sizes, streams
 from releval.errors import InputError
 
 CHUNK_BYTES = 64 * 2**20
 DRAW_BLOCK = 1_000  # bootstrap draws per seeded block (changing it changes the CI)
 DASK_MIN_VALUES = 20_000_000  # G · B from which the blocks are shipped to a Dask executor
-TIE_TOLERANCE = 1e-9
 SHOWN_IDS = 5
 
 # Ordered rules on (ci_low, ci_high, min_effect); the first that holds is the verdict.
@@ -63,8 +64,10 @@ class Comparison:
 
     n: queries defined in both systems; excluded: queries undefined (NaN) in either; means
     over the n queries; wins/ties/losses: d > 0, d == 0 (exact), d < 0; [ci_low, ci_high]:
-    percentile bootstrap CI of mean_diff at level 1 − alpha; p_value: sign-flip test;
-    unit: "query" or "cluster", units: how many were resampled.
+    percentile bootstrap CI of mean_diff at level 1 − alpha; p_value: the two-sided p of
+    ``test`` (``releval.decision.significance``); effect_size: Cohen's d_z (None where the
+    differences do not vary); share_improved: wins / n; unit: "query" or "cluster", units:
+    how many were resampled.
     """
 
     n: int
@@ -86,16 +89,12 @@ class Comparison:
     seed: int
     unit: str
     units: int
+    test: str = "randomization"
+    effect_size: float | None = None
+    share_improved: float | None = None
 
     def to_dict(self) -> dict[str, float | int | str]:
         return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
-class _Units:
-    sums: np.ndarray  # S_g
-    sizes: np.ndarray | None  # m_g; None when every unit is one query
-    name: str
 
 
 def clusters_of(queries: pd.DataFrame | None, column: str | None) -> pd.Series | None:
@@ -123,12 +122,16 @@ def paired(
     resamples: int = 10_000,
     alpha: float = 0.05,
     seed: int = 0,
+    test: str = "randomization",
+    tie_band: float = 0.0,
 ) -> Comparison:
-    """Compare ``candidate`` with ``baseline`` (aligned per query; NaN = undefined)."""
+    """Compare ``candidate`` with ``baseline`` (aligned per query; NaN = undefined); the
+    p-value is ``test``'s (``tie_band``: the sign test's)."""
     base, cand = _vector(baseline, "baseline"), _vector(candidate, "candidate")
     if base.shape != cand.shape:
         raise InputError(f"baseline has {base.size} values, candidate {cand.size}")
     _check_settings(min_effect, resamples, alpha)
+    named = checked(test, tie_band)
     keep = ~(np.isnan(base) | np.isnan(cand))
     if clusters is not None:
         clusters = np.asarray(clusters)
@@ -138,7 +141,8 @@ def paired(
     base, cand = base[keep], cand[keep]
     d = cand - base
     units = _units(d, clusters)
-    low, high = _interval(units, resamples, alpha, seed)
+    low, high, boot = _interval(units, resamples, alpha, seed)
+    p = named.p(units, Options(int(resamples), int(seed), float(tie_band), boot))
     return Comparison(
         n=int(d.size),
         excluded=int(keep.size - d.size),
@@ -151,7 +155,7 @@ def paired(
         losses=int(np.count_nonzero(d < 0)),
         ci_low=low,
         ci_high=high,
-        p_value=_sign_flip_p(units.sums, resamples, seed),
+        p_value=p,
         min_effect=float(min_effect),
         verdict=verdict(low, high, float(min_effect)),
         resamples=int(resamples),
@@ -159,6 +163,8 @@ def paired(
         seed=int(seed),
         unit=units.name,
         units=int(units.sums.size),
+        test=test,
+        **effect_sizes(d),
     )
 
 
@@ -177,7 +183,7 @@ def bootstrap_ci(
     _check_settings(0.0, resamples, alpha)
     if clusters is not None and np.shape(clusters) != d.shape:
         raise InputError(f"clusters has {np.size(clusters)} labels for {d.size} queries")
-    return _interval(_units(d, clusters), resamples, alpha, seed)
+    return _interval(_units(d, clusters), resamples, alpha, seed)[:2]
 
 
 def mean_ci(values: np.ndarray, *, resamples: int, alpha: float, seed: int) -> dict:
@@ -234,6 +240,8 @@ def compare_table(
     resamples: int = 10_000,
     alpha: float = 0.05,
     seed: int = 0,
+    test: str = "randomization",
+    tie_band: float = 0.0,
 ) -> pd.DataFrame:
     """One row per measure: ``measure``, the ``Comparison`` fields and ``p_holm`` (Holm over
     the measures of this table; verdicts per :func:`holm_verdicts`). ``per_query`` is the
@@ -267,6 +275,7 @@ def compare_table(
         result = paired(
             pairs[baseline].to_numpy(), pairs[candidate].to_numpy(), clusters=labels,
             min_effect=effects[measure], resamples=resamples, alpha=alpha, seed=seed,
+            test=test, tie_band=tie_band,
         )
         table.append({S.MEASURE: measure, **result.to_dict()})
     frame = pd.DataFrame(table)
@@ -296,16 +305,16 @@ def _check_settings(min_effect: float, resamples: int, alpha: float) -> None:
         raise InputError(f"alpha must lie in (0, 1), got {alpha}")
 
 
-def _units(d: np.ndarray, clusters: np.ndarray | None) -> _Units:
+def _units(d: np.ndarray, clusters: np.ndarray | None) -> Units:
     """Query units, or cluster sums S_g and sizes m_g (clusters in order of first appearance)."""
     if clusters is None:
-        units = _Units(d, None, "query")
+        units = Units(d, None, "query")
     else:
         codes, labels = pd.factorize(np.asarray(clusters, dtype=object), use_na_sentinel=True)
         if (codes < 0).any():
             raise InputError(f"{np.count_nonzero(codes < 0)} queries have no cluster label")
         sizes = np.bincount(codes, minlength=labels.size).astype(float)
-        units = _Units(np.bincount(codes, weights=d, minlength=labels.size), sizes, "cluster")
+        units = Units(np.bincount(codes, weights=d, minlength=labels.size), sizes, "cluster")
     if units.sums.size < 2:
         n = units.sums.size
         name = units.name if n == 1 else {"query": "queries", "cluster": "clusters"}[units.name]
@@ -319,20 +328,14 @@ def _rows(units: int, bytes_per_value: int) -> int:
     return max(1, CHUNK_BYTES // (units * bytes_per_value))
 
 
-def _streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    """(the bootstrap's seed sequence, the sign-flip test's), fresh for every call."""
-    boot, flip = np.random.SeedSequence(seed).spawn(2)
-    return boot, flip
-
-
 def _draw_blocks(resamples: int, seed: int) -> list[tuple[np.random.SeedSequence, int]]:
     """The bootstrap's blocks in order: (its own stream, its number of draws)."""
-    streams = _streams(seed)[0].spawn(-(-resamples // DRAW_BLOCK))
+    blocks = streams(seed)[0].spawn(-(-resamples // DRAW_BLOCK))
     return [(stream, min(DRAW_BLOCK, resamples - k * DRAW_BLOCK))
-            for k, stream in enumerate(streams)]
+            for k, stream in enumerate(blocks)]
 
 
-def _block_means(block: tuple[np.random.SeedSequence, int], units: _Units) -> np.ndarray:
+def _block_means(block: tuple[np.random.SeedSequence, int], units: Units) -> np.ndarray:
     """d̄*_b of one block's draws, drawn in order from its stream, in chunks of CHUNK_BYTES."""
     stream, count = block
     rng = np.random.default_rng(stream)
@@ -347,9 +350,11 @@ def _block_means(block: tuple[np.random.SeedSequence, int], units: _Units) -> np
     return means
 
 
-def _interval(units: _Units, resamples: int, alpha: float, seed: int) -> tuple[float, float]:
-    """Percentile bootstrap CI of the query-weighted mean difference; the blocks run on the
-    active Dask executor when the work is large enough to ship, else here."""
+def _interval(units: Units, resamples: int, alpha: float,
+              seed: int) -> tuple[float, float, np.ndarray]:
+    """Percentile bootstrap CI of the query-weighted mean difference, and the B resampled
+    means; the blocks run on the active Dask executor when the work is large enough to
+    ship, else here."""
     blocks = _draw_blocks(resamples, seed)
     runner = executor.active()
     if runner.name == "dask" and units.sums.size * resamples >= DASK_MIN_VALUES:
@@ -357,25 +362,9 @@ def _interval(units: _Units, resamples: int, alpha: float, seed: int) -> tuple[f
                            description="bootstrap")
     else:
         parts = [_block_means(block, units) for block in blocks]
-    low, high = np.quantile(np.concatenate(parts), [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
-
-
-def _sign_flip_p(sums: np.ndarray, resamples: int, seed: int) -> float:
-    """Two-sided sign-flip p-value; a set bit flips a unit: T* = T − 2 · Σ_{flipped} S_g."""
-    rng = np.random.default_rng(_streams(seed)[1])
-    g = sums.size
-    total = sums.sum()
-    threshold = abs(total) - TIE_TOLERANCE * np.abs(sums).sum()
-    extreme = 0
-    step = _rows(g, 10)
-    for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
-        packed = rng.integers(0, 256, size=(rows, (g + 7) // 8), dtype=np.uint8)
-        flips = np.unpackbits(packed, axis=1, count=g).view(bool)
-        flipped = np.where(flips, sums, 0.0).sum(axis=1)
-        extreme += int(np.count_nonzero(np.abs(total - 2 * flipped) >= threshold))
-    return (1 + extreme) / (1 + resamples)
+    means = np.concatenate(parts)
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high), means
 
 
 def _effects(min_effect: float | dict[str, float], measures: list[str]) -> dict[str, float]:

@@ -36,6 +36,10 @@ class Paired(Fixed):
     units: int
     p_holm: Number
     slice: str
+    # the test behind p_value (releval.decision.significance) and the effect sizes beside Δ
+    test: str = "randomization"
+    effect_size: Number = None
+    share_improved: Number = None
     # the comparison's power (stage compare: releval.decision.planning.detectability)
     sd: Number = None
     power: Number = None

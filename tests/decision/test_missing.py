@@ -83,7 +83,9 @@ def test_a_complete_comparison_says_so_and_refuse_lets_it_through():
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_compare_on_runs_counts_the_missing_and_labels_the_comparison(tmp_path, shape):
+def test_compare_on_runs_counts_the_missing_and_labels_the_comparison(tmp_path, monkeypatch,
+                                                                     shape):
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: whole lines
     skip_b, skip_c = SHAPES[shape]
     qrels = tmp_path / "qrels.txt"
     _qrels().assign(it=0)[["query_id", "it", "doc_id", "grade"]].to_csv(
