@@ -13,7 +13,7 @@ A paired comparison of two systems b and c runs over one query set (``QUERY_SETS
 
 - ``judged``: every judged query; a query missing from a run scores 0 there (trec_eval -c);
   where either side misses one, the comparison is labelled so, not clean;
-- ``common``: J ∩ A_b ∩ A_c, the judged queries both runs answer; the others are left out
+- ``common``: J ∩ A_b ∩ A_c, the judged queries every run answers; the others are left out
   and counted;
 - ``refuse``: no comparison while either run misses a judged query.
 """
@@ -56,20 +56,20 @@ def run_queries(run: pd.DataFrame) -> set[str]:
 @dataclass(frozen=True)
 class Choice:
     """One ``compare.query_set`` value: its rule in words and which judged queries it keeps,
-    from the judged set and each side's missing queries."""
+    from the judged set and the queries some run misses."""
 
     rule: str
-    keeps: Callable[[set[str], set[str], set[str]], set[str]]
+    keeps: Callable[[set[str], set[str]], set[str]]
     refuses: bool = False
 
 
 QUERY_SETS: dict[str, Choice] = {
     "judged": Choice("every judged query; one missing from a run scores 0 there "
-                     "(trec_eval -c)", lambda judged, miss_b, miss_c: judged),
-    "common": Choice("the judged queries both runs answer; the others left out and counted",
-                     lambda judged, miss_b, miss_c: judged - miss_b - miss_c),
+                     "(trec_eval -c)", lambda judged, missed: judged),
+    "common": Choice("the judged queries every run answers; the others left out and counted",
+                     lambda judged, missed: judged - missed),
     "refuse": Choice("every judged query, and no comparison while a run misses one",
-                     lambda judged, miss_b, miss_c: judged, refuses=True),
+                     lambda judged, missed: judged, refuses=True),
 }
 
 
@@ -79,22 +79,21 @@ class MissingQueries(InputError):
 
 def chosen(choice: str, judged: set[str], answers: dict[str, set[str] | None],
            source: str = "compare") -> tuple[set[str], dict]:
-    """(the judged queries the comparison keeps, its ``query_set`` block) for the two sides
-    ``answers`` (name → the query ids its run answers; None: not known, e.g. a per-query
-    table, whose queries are taken as given). The block states the choice and its rule, the
+    """(the judged queries the comparison keeps, its ``query_set`` block) for the compared
+    runs ``answers`` (name → the query ids its run answers; None: not known, e.g. a
+    per-query table, whose queries are taken as given). The block states the choice and its rule, the
     judged and compared counts, each side's missing queries, whether the comparison is
     ``complete`` (no side misses a judged query) and a one-line ``label``."""
     if choice not in QUERY_SETS:
         raise InputError(f"query set {choice!r} is not one of {', '.join(QUERY_SETS)}", source)
     rule = QUERY_SETS[choice]
     missing = {name: set() if got is None else judged - got for name, got in answers.items()}
-    names = list(answers)
     either = set().union(*missing.values())
     if rule.refuses and either:
         raise MissingQueries(f"{len(either)} of {len(judged)} judged queries are missing from "
                              f"a run ({_counted(missing)}); the query set 'refuse' compares "
                              "only runs that answer every judged query", source)
-    kept = rule.keeps(judged, *(missing[n] for n in names))
+    kept = rule.keeps(judged, either)
     block = {"choice": choice, "rule": rule.rule, "judged": len(judged), "compared": len(kept),
              "missing": {n: len(m) for n, m in missing.items()}, "missing_either": len(either),
              "left_out": len(judged - kept), "complete": not either,
@@ -114,10 +113,10 @@ def label(block: dict) -> str:
         return (f"{block['compared']} queries as given (a per-query table: which queries its "
                 "run missed is not known)")
     if block["complete"]:
-        return f"all {block['judged']} judged queries, answered by both runs"
+        return f"all {block['judged']} judged queries, answered by every run"
     if block["choice"] == "common":
-        return (f"the {block['compared']} judged queries both runs answer; "
+        return (f"the {block['compared']} judged queries every run answers; "
                 f"{block['left_out']} of {block['judged']} left out (missing: {miss})")
     return (f"all {block['judged']} judged queries, {block['missing_either']} missing from a "
             f"run and scored 0 there (missing: {miss}): not like for like; the query set "
-            f"'common' compares the {block['judged'] - block['missing_either']} both answer")
+            f"'common' compares the {block['judged'] - block['missing_either']} every run answers")

@@ -78,7 +78,7 @@ def test_a_complete_comparison_says_so_and_refuse_lets_it_through():
     judged = set(QUERIES)
     kept, block = chosen("refuse", judged, {"b": judged, "c": judged | {"extra"}})
     assert kept == judged and block["complete"]
-    assert block["label"] == "all 30 judged queries, answered by both runs"
+    assert block["label"] == "all 30 judged queries, answered by every run"
     assert answered(judged | {"extra"}, judged).not_judged == 1
 
 
