@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from releval import artifacts
+from releval.cli.family import families, names_of, print_families
 from releval.cli.output import AsJson, console, emit, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
 from releval.data import contracts as S
@@ -263,13 +264,6 @@ def _print_ties(tied, out: Console, *, per_query: bool, integer: set[str]) -> No
             out.print(part)
 
 
-def _side_names(baseline: Path, candidate: Path) -> tuple[str, str]:
-    """The two sides as the console names them: the files' stems, or baseline / candidate
-    where the stems are equal."""
-    names = (baseline.stem, candidate.stem)
-    return names if names[0] != names[1] else ("baseline", "candidate")
-
-
 class QuerySet(StrEnum):
     judged = "judged"
     common = "common"
@@ -285,8 +279,10 @@ def print_paired(result: dict, out: Console | None = None) -> None:
     title = (f"paired comparison over {n} {plural(result['unit'], n)} (candidate − baseline)"
              + (" — MISSING QUERIES SCORED 0" if scored_zero else ""))
     table = Table(title=title)
+    rows = result["paired"]
+    named = rows[0].get("test", "randomization") if rows else "randomization"
     for col in ("measure", "slice", "n", "baseline", "candidate", "Δ mean", "95% CI",
-                "W/T/L", "p", "p (Holm)", "verdict"):
+                "W/T/L", f"p ({named})", "p (Holm)", "verdict"):
         table.add_column(col, justify="left" if col in ("measure", "slice", "verdict")
                          else "right")
     for r in result["paired"]:
@@ -323,10 +319,29 @@ def _print_unpaired(result: dict) -> None:
               f"{d['queries_only_in_candidate']}", highlight=False)
 
 
+class Test(StrEnum):
+    randomization = "randomization"
+    t = "t"
+    wilcoxon = "wilcoxon"
+    sign = "sign"
+    bootstrap = "bootstrap"
+
+
+class FamilyKind(StrEnum):
+    baseline = "baseline"
+    all_pairs = "all_pairs"
+
+
+class Correction(StrEnum):
+    holm = "holm"
+    bh = "bh"
+    tukey = "tukey"
+
+
 def compare(
-    baseline: Annotated[Path, typer.Argument(help="per-query table (query_id, measure, value) "
-                                             "or a run (with --qrels)")],
-    candidate: Annotated[Path, typer.Argument(help="the same, for the candidate")],
+    files: Annotated[list[Path], typer.Argument(
+        help="BASELINE CANDIDATE [MORE …]: per-query tables (query_id, measure, value) or "
+        "runs (with --qrels); the first is the baseline")],
     qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels, when the inputs are "
                                                "runs")] = None,
     measure: Annotated[list[str] | None, typer.Option("-m", "--measure",
@@ -340,67 +355,111 @@ def compare(
     allow_uncontrolled: Annotated[bool, typer.Option(
         "--allow-uncontrolled", help="different query sets: show the unpaired rate/mix view "
         "instead of refusing")] = False,
-    min_effect: Annotated[float, typer.Option("--min-effect", help="minimum consequential "
-                                              "effect")] = 0.0,
+    min_effect: Annotated[float, typer.Option("--min-effect", min=0.0,
+                                              help="minimum consequential effect")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", min=0)] = 0,
     common_measures: Annotated[bool, typer.Option(
         "--common-measures", help="compare the measures both tables have, when one has more "
         "(else that is an error)")] = False,
-    resamples: Annotated[int, typer.Option("--resamples")] = 10_000,
+    resamples: Annotated[int, typer.Option("--resamples", min=1,
+                                           help="bootstrap and Monte Carlo resamples")]
+    = 10_000,
     max_grade: Annotated[int, typer.Option("--max-grade")] = 3,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
     query_set: Annotated[QuerySet, typer.Option(
         "--query-set", help="with runs: the judged queries the means run over: judged (every "
-        "one; a query a run misses scores 0, trec_eval -c), common (those both runs answer) "
-        "or refuse (exit 2 when a run misses one)")] = QuerySet.judged,
+        "one; a query a run misses scores 0, trec_eval -c), common (those every run "
+        "answers) or refuse (exit 2 when a run misses one)")] = QuerySet.judged,
+    test: Annotated[Test, typer.Option(
+        "--test", help="the significance test behind p: randomization (sign-flip), t (paired "
+        "t), wilcoxon (signed-rank), sign, bootstrap (shifted)")] = Test.randomization,
+    tie_band: Annotated[float, typer.Option(
+        "--tie-band", min=0.0, help="--test sign: |Δ| ≤ X counts as a tie")] = 0.0,
+    family: Annotated[FamilyKind | None, typer.Option(
+        "--family", help="several systems: baseline (each against the first) or all_pairs "
+        "[default with three or more files: baseline]")] = None,
+    correction: Annotated[Correction, typer.Option(
+        "--correction", help="the family's correction: holm, bh (Benjamini–Hochberg) or "
+        "tukey (Tukey's HSD by randomization, all_pairs)")] = Correction.holm,
+    gate_rules: Annotated[Path | None, typer.Option(
+        "--gate", help="a rules file (gate.rules' entries): apply the rules that need only "
+        "this comparison and exit 1 when one fails")] = None,
 ) -> None:
-    """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, randomization test,
-    Holm), or, for different query sets, refused unless --allow-uncontrolled. With runs and
-    --qrels, the judged queries each run misses are counted and the query set is stated."""
+    """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, the named test,
+    Holm), or, for different query sets, refused unless --allow-uncontrolled. Three or more
+    files (or --family): a leaderboard with the groups that cannot be told apart and every
+    pair of the family with its correction. With runs and --qrels, the judged queries each
+    run misses are counted and the query set is stated."""
     from releval.cli.inputs import check_coverage, read_map, read_side
     from releval.decision.compare import MeasuresDiffer, QueriesDiffer
     from releval.decision.compare import compare as run_compare
     from releval.decision.missing import MissingQueries
 
+    if len(files) < 2:
+        fail("compare needs at least two files: BASELINE CANDIDATE [MORE …]")
+    several = family is not None or len(files) > 2
+    if several and (slices or weights or cluster or allow_uncontrolled or gate_rules):
+        fail("--slices, --weights, --cluster, --allow-uncontrolled and --gate compare one "
+             "pair: give two files without --family")
+    names = names_of(files)
     try:
         truth = read_qrels(qrels) if qrels else None
-        read = [read_side(p, truth, measure, max_grade=max_grade) for p in (baseline, candidate)]
-        sides = [side.per_query for side in read]
-        queries = set(sides[0][S.QUERY_ID]) | set(sides[1][S.QUERY_ID])
-        maps = {}
-        for kind, path in (("slice", slices), ("weight", weights), ("user_id", cluster)):
-            if path:
-                maps[kind] = read_map(path, kind)
-                check_coverage(maps[kind], queries, kind)
-        result = run_compare(
-            *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
-            clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
-            min_effect=min_effect, seed=seed, resamples=resamples,
-            common_measures=common_measures, query_set=query_set.value,
-            judged=None if truth is None else set(map(str, truth[S.QUERY_ID].unique())),
-            answers=dict(zip(_side_names(baseline, candidate), (r.answers for r in read),
-                             strict=True)))
+        judged = None if truth is None else set(map(str, truth[S.QUERY_ID].unique()))
+        read = [read_side(p, truth, measure, max_grade=max_grade) for p in files]
+        if several:
+            result = families(dict(zip(names, read, strict=True)), measure, judged,
+                              query_set=query_set.value,
+                              family=(family or FamilyKind.baseline).value,
+                              baseline=names[0], correction=correction.value,
+                              test=test.value, tie_band=tie_band, min_effect=min_effect,
+                              resamples=resamples, seed=seed)
+        else:
+            sides = [side.per_query for side in read]
+            queries = set(sides[0][S.QUERY_ID]) | set(sides[1][S.QUERY_ID])
+            maps = {}
+            for kind, path in (("slice", slices), ("weight", weights), ("user_id", cluster)):
+                if path:
+                    maps[kind] = read_map(path, kind)
+                    check_coverage(maps[kind], queries, kind)
+            result = run_compare(
+                *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
+                clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
+                min_effect=min_effect, seed=seed, resamples=resamples,
+                common_measures=common_measures, query_set=query_set.value, judged=judged,
+                answers=dict(zip(names, (r.answers for r in read), strict=True)),
+                test=test.value, tie_band=tie_band)
+            result |= {"baseline": names[0], "candidate": names[1]}
     except MeasuresDiffer as exc:  # the library's refusals, worded with this command's flags
         fail(f"{exc}; name the measures with -m, or pass --common-measures to compare "
              f"{', '.join(exc.common) or 'none'}")
     except QueriesDiffer as exc:
         fail(f"{exc}; pass --allow-uncontrolled for the unpaired rate/mix view")
     except MissingQueries as exc:
-        fail(f"{exc}; pass --query-set common to compare the queries both answer, or judged "
-             "to score the missing ones 0")
+        fail(f"{exc}; pass --query-set common to compare the queries every run answers, or "
+             "judged to score the missing ones 0")
     except InputError as exc:
         fail(_worded(exc))
+    decision = _gate_of(result, gate_rules) if gate_rules else None
     if fmt == Format.json:
-        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(result if decision is None else result | {
+            "gate": decision}, indent=2, default=str) + "\n")
+    elif several:
+        print_families(result)
     elif result["controlled"]:
         print_paired(result)
     else:
         _print_unpaired(result)
+    if decision is not None:
+        if fmt != Format.json:
+            print_decision(decision, result.get("controlled", True) is not False)
+        if not decision["passed"]:
+            raise typer.Exit(1)
 
 
 def _read_decision(path: Path) -> dict:
     if not path.is_file():
-        fail(f"{path}: file not found; run the gate stage first (dvc repro gate)")
+        fail(f"{path}: no decision here: run `releval run` in a project, or give "
+             "--comparison FILE --rules FILE")
     try:
         with reading(str(path)):
             doc = json.loads(path.read_text())
@@ -482,14 +541,46 @@ def print_changed_slices(doc: dict, out: Console | None = None) -> None:
 DECISION = artifacts.path("gate.decision")
 
 
+def _gate_of(comparison: dict, rules_file: Path, source: str = "comparison") -> dict:
+    """The gate's rules of ``rules_file`` applied to a comparison alone
+    (``releval.decision.gate.on_files``); bad input ends in one line."""
+    from releval.decision.gate.on_files import gate_comparison, read_rules
+    from releval.project.params_file import parsers
+
+    try:
+        return gate_comparison(comparison, read_rules(rules_file, parsers()), source=source)
+    except InputError as exc:
+        fail(str(exc))
+
+
 def gate(
     decision: Annotated[Path, typer.Option("--decision", help="the gate stage's decision")]
     = DECISION,
+    comparison: Annotated[Path | None, typer.Option(
+        "--comparison", help="a comparison (releval compare --format json, or a pipeline's "
+        "comparison.json): apply --rules to it instead of reading a decision")] = None,
+    rules: Annotated[Path | None, typer.Option(
+        "--rules", help="with --comparison: the rules (a list of gate.rules entries, or a "
+        "params file)")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Show the release decision; exit 0 when every rule passed, 1 when one failed, 2 when the
-    decision file is missing or invalid. --json: the decision document as it is."""
-    doc = _read_decision(decision)
+    decision file is missing or invalid. With --comparison and --rules: the rules that need
+    only a comparison are applied to it (the others n/a, saying what they need). --json: the
+    decision document as it is."""
+    if (comparison is None) != (rules is None):
+        fail("--comparison and --rules go together: the rules applied to the comparison")
+    if comparison is not None:
+        if not comparison.is_file():
+            fail(f"{comparison}: file not found")
+        try:
+            with reading(str(comparison)):
+                found = json.loads(comparison.read_text())
+        except InputError as exc:
+            fail(str(exc))
+        doc = _gate_of(found, rules, str(comparison))
+    else:
+        doc = _read_decision(decision)
     controlled = doc.get("controlled", True) is not False
     if as_json:
         emit(doc)

@@ -7,9 +7,9 @@ counted), one measure at a time:
 - the leaderboard: each system's mean over the n queries, best first (the measure's
   direction);
 - the family (``FAMILIES``): ``baseline`` (each system against the baseline: k − 1 pairs)
-  or ``all_pairs`` (k(k − 1)/2 pairs); each pair a paired comparison
-  (``releval.decision.stats.paired``: Δ, bootstrap CI, the named test's raw p, effect
-  sizes);
+  or ``all_pairs`` (k(k − 1)/2 pairs, the lower-ranked system of each the baseline); each
+  pair a paired comparison (``releval.decision.stats.paired``: Δ, bootstrap CI, the named
+  test's raw p, effect sizes);
 - the correction (``CORRECTIONS``) over the family's p-values: ``holm`` (Holm–Bonferroni),
   ``bh`` (Benjamini–Hochberg: with the m p sorted ascending, p̃_(i) = min_{j≥i} m·p_(j)/j,
   capped at 1) or ``tukey`` (all pairs: Tukey's HSD by randomization, Carterette 2012: for
@@ -102,7 +102,9 @@ class Family:
 
 FAMILIES: dict[str, Family] = {
     "baseline": Family(lambda systems, base: [(base, s) for s in systems if s != base], True),
-    "all_pairs": Family(lambda systems, base: list(combinations(systems, 2)), False),
+    # best first in, each pair (lower-ranked, higher-ranked): every Δ reads as a gain
+    "all_pairs": Family(lambda systems, base: [(b, a) for a, b in combinations(systems, 2)],
+                        False),
 }
 CORRECTIONS = ("holm", "bh", "tukey")
 

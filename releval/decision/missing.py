@@ -81,9 +81,9 @@ def chosen(choice: str, judged: set[str], answers: dict[str, set[str] | None],
            source: str = "compare") -> tuple[set[str], dict]:
     """(the judged queries the comparison keeps, its ``query_set`` block) for the compared
     runs ``answers`` (name → the query ids its run answers; None: not known, e.g. a
-    per-query table, whose queries are taken as given). The block states the choice and its rule, the
-    judged and compared counts, each side's missing queries, whether the comparison is
-    ``complete`` (no side misses a judged query) and a one-line ``label``."""
+    per-query table, whose queries are taken as given). The block states the choice and its
+    rule, the judged and compared counts, each side's missing queries, whether the
+    comparison is ``complete`` (no side misses a judged query) and a one-line ``label``."""
     if choice not in QUERY_SETS:
         raise InputError(f"query set {choice!r} is not one of {', '.join(QUERY_SETS)}", source)
     rule = QUERY_SETS[choice]

@@ -52,49 +52,59 @@ class GateRule:
     the evidence; ``default``: it is in the default ``gate.rules``; ``measures``: the measure
     names a rule of that model compares in their direction (``Evidence.better``);
     ``paired``: it reads the paired comparison's rows, so its reasons state the comparison's
-    query set where a run misses judged queries (``Evidence.missing_note``)."""
+    query set where a run misses judged queries (``Evidence.missing_note``); ``needs``: what
+    else it reads, None when a comparison is all it reads (``releval gate --comparison``
+    applies it to files; ``on_files``)."""
 
     params: type[Section]
     check: Callable[[Any, Evidence], list[Outcome]]
     default: bool
     measures: Callable[[Any], list[str]] = lambda rule: []
     paired: bool = False
+    needs: str | None = None
 
 
 def _rule(name: str, check: Callable[[Any, Evidence], list[Outcome]],
-          measures: Callable[[Any], list[str]] = lambda rule: [],
-          paired: bool = False) -> GateRule:
+          measures: Callable[[Any], list[str]] = lambda rule: [], paired: bool = False,
+          needs: str | None = None) -> GateRule:
     model, default = RULE_MODELS[name]
-    return GateRule(model, check, default, measures, paired)
+    return GateRule(model, check, default, measures, paired, needs)
 
 
 RULES: dict[str, GateRule] = {
     "no_regression": _rule("no_regression", no_regression.check, paired=True),
-    "safety": _rule("safety", safety.check),
-    "no_answer": _rule("no_answer", no_answer.check),
-    "judged": _rule("judged", judged.check),
-    "coverage": _rule("coverage", coverage.check),
-    "holdout": _rule("holdout", holdout.check),
-    "latency": _rule("latency", latency.check),
+    "safety": _rule("safety", safety.check, needs="the safety stage's violations"),
+    "no_answer": _rule("no_answer", no_answer.check,
+                       needs="the no-answer queries and their refusals"),
+    "judged": _rule("judged", judged.check, needs="the evaluation's Judged@k"),
+    "coverage": _rule("coverage", coverage.check,
+                      needs="the evaluated query set's risk categories"),
+    "holdout": _rule("holdout", holdout.check, needs="the ledger's looks at the query set"),
+    "latency": _rule("latency", latency.check, needs="the runs' measured latency"),
     "not_worse": _rule("not_worse", not_worse.check, measures=lambda rule: [rule.measure],
                        paired=True),
     "guarded": _rule("guarded", guarded.check, measures=guarded.measures, paired=True),
-    "health": _rule("health", health.check),
+    "health": _rule("health", health.check, needs="the health report"),
     "seeds": _rule("seeds", seeds.check, measures=seeds.measures, paired=True),
-    "off_policy": _rule("off_policy", off_policy.check),
+    "off_policy": _rule("off_policy", off_policy.check,
+                        needs="the off-policy evaluation of logged feedback"),
 }
 
 
-def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
+def outcomes(rules: Iterable, evidence: Evidence, on_files: bool = False) -> list[Outcome]:
     """Every rule's outcomes, in rule order, labelled when the comparison is uncontrolled,
     and those of a rule reading the paired rows with the query set where a run misses judged
-    queries."""
+    queries. ``on_files``: the evidence is a comparison alone, and a rule that ``needs`` more
+    is n/a, saying what it needs."""
     result, note = [], evidence.missing_note
     for rule in rules:
         if rule.rule not in RULES:
             raise InputError(f"unknown gate rule {rule.rule!r} (known: {', '.join(RULES)})",
                              "params.yaml", "gate.rules")
-        found = RULES[rule.rule].check(rule, evidence)
+        needs = RULES[rule.rule].needs
+        found = ([Outcome.not_applicable(rule.rule, rule.rule, f"needs a pipeline run: it "
+                                         f"reads {needs}, which a comparison does not hold")]
+                 if on_files and needs else RULES[rule.rule].check(rule, evidence))
         if note and RULES[rule.rule].paired:
             found = [dataclasses.replace(o, reason=f"{o.reason} [{note}]") for o in found]
         result.extend(found)
@@ -103,13 +113,14 @@ def outcomes(rules: Iterable, evidence: Evidence) -> list[Outcome]:
     return result
 
 
-def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = ()) -> dict:
+def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = (),
+           on_files: bool = False) -> dict:
     """The decision: ``passed`` iff every outcome passed (true, with a note, for no rules);
     ``not_applicable``: the outcomes the data has nothing to check for (listed apart);
     ``rollback``: the ``gate.rollback`` thresholds with the candidate's offline values
     (``rollback.thresholds``: a monitoring contract, not a rule); ``looks``: the evaluated
-    set's look count (``Evidence.looks``; None: not counted)."""
-    checked = outcomes(rules, evidence)
+    set's look count (``Evidence.looks``; None: not counted); ``on_files``: ``outcomes``'."""
+    checked = outcomes(rules, evidence, on_files)
     return {
         "passed": all(o.passed for o in checked),
         "baseline": evidence.baseline,
