@@ -14,7 +14,9 @@ and the disagreement rate reported.
 Outputs (data/failures/): failures.parquet (one row per failure, with evidence and the
 ``compare.strata`` slice), summary.parquet (counts by system × kind × layer and by slice),
 worksheet.csv, review_quarantine.csv and failures.json (counts by layer, what changed by
-layer between baseline and candidate, the review's counts).
+layer between baseline and candidate, the review's counts; ``not_applicable``: layer -> why,
+for the layers that read documents when there are none, a project of team runs without a
+corpus).
 """
 
 from __future__ import annotations
@@ -96,7 +98,15 @@ def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
               "safety": {s: int(((table["kind"] == "safety") & (table[S.SYSTEM] == s)).sum())
                          for s in routes},
               "review": review_report}
+    if documents.empty:
+        report["not_applicable"] = {layer: NO_DOCUMENTS for layer in DOCUMENT_LAYERS}
     return Outputs(table, summary(table, labels), sheet, quarantine, report)
+
+
+DOCUMENT_LAYERS = ("chunk", "corpus", "filter", "representation", "exact_ann")
+NO_DOCUMENTS = ("not applicable: no documents (prepare.source runs: the team's runs alone): "
+                "nothing to check a missed document's unit, liveness or visibility against, "
+                "and no route to re-search")
 
 
 def main() -> None:

@@ -9,7 +9,10 @@ documents' propagation), each defined in ``releval.decision.health``.
 Outputs (data/health/): health.parquet (one row per system, ``releval.decision.health.COLUMNS``;
 NaN where undefined) and health.json ({"systems": {name: the same figures (null where
 undefined), "undefined": {figure: why}, "status", "near_duplicates", "cost_model",
-"revisions"}, "definitions": {figure: text}, "qrels": {"path", "sha256"}}).
+"revisions"}, "definitions": {figure: text}, "qrels": {"path", "sha256"}}). A figure that
+cannot apply is listed in its system's ``not_applicable`` (figure -> why) besides
+``undefined``: a team's run carries no latency, and a project without documents
+(``prepare.source: runs``) has no near-duplicates or freshness (``without_documents``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data.readers import sha256_of
-from releval.decision.health import health
+from releval.decision.health import FRESHNESS, PERCENTILES, health
 from releval.errors import InputError
 from releval.params import Params
 from stages.common import (
@@ -56,7 +59,48 @@ def run(p: Params, runs: dict[str, pd.DataFrame], latencies: dict[str, pd.DataFr
                          f"({', '.join(runs)})", "params.yaml", "health.cost")
     table, report = health(runs, latencies, stats, documents, queries, p.health.cost,
                            {name: p.sources(name) for name in runs})
-    return Outputs(table, report | {"qrels": qrels})
+    table, report = without_documents(table, report) if documents.empty else (table, report)
+    return Outputs(table, _team_latency(report) | {"qrels": qrels})
+
+
+NO_DOCUMENTS = ("not applicable: no documents (prepare.source runs: the team's runs alone), "
+                "so nothing to read {what} from")
+DOCUMENT_FIGURES = {"near_duplicate_ratio": "a document's source or text",
+                    **dict.fromkeys(FRESHNESS, "a publication or deletion date")}
+COUNTS = ("freshness_eligible", "freshness_appeared", "deleted_eligible",
+          "deleted_still_appearing")  # counts of documents: 0 of none, never null
+TEAM_LATENCY = "not measured: a team's run file carries no latency"
+
+
+def without_documents(table: pd.DataFrame, report: dict) -> tuple[pd.DataFrame, dict]:
+    """A project without documents: the figures read from documents (near-duplicates,
+    freshness days) undefined, their counts of documents 0 (of none), each system's
+    ``undefined`` and ``not_applicable`` saying why (not applicable, not zero)."""
+    table = table.copy()
+    figures = [f for f in DOCUMENT_FIGURES if f not in COUNTS]
+    for figure in figures:
+        table[figure] = float("nan")
+    for record in report["systems"].values():
+        why = {f: NO_DOCUMENTS.format(what=what) for f, what in DOCUMENT_FIGURES.items()}
+        record.update(dict.fromkeys(figures))
+        record["undefined"] = record["undefined"] | {f: why[f] for f in figures}
+        record["not_applicable"] = record.get("not_applicable", {}) | why
+        record["near_duplicates"] = None
+    return table, report
+
+
+def _team_latency(report: dict) -> dict:
+    """A team's run (route external) whose latency is undefined: said so, and not applicable
+    (its file carries none)."""
+    for record in report["systems"].values():
+        if record.get("route") != "external":
+            continue
+        lacking = [f for f in PERCENTILES if f in record.get("undefined", {})]
+        why = dict.fromkeys(lacking, TEAM_LATENCY)
+        record["undefined"] = record["undefined"] | why
+        if why:
+            record["not_applicable"] = record.get("not_applicable", {}) | why
+    return report
 
 
 def revision(path: str | Path) -> dict:

@@ -7,7 +7,8 @@ pool in recommendation mode, starts afresh): when a system joins, only its pairs
 the pool are added (a new round), so nothing is judged twice. Outputs (data/pool/):
 pool.parquet, identity.json, and for judges the pairs of the latest round (what is left to
 judge) as judging.csv, label_studio_tasks.json and label_config.xml (shuffled per query;
-never systems, ranks or scores).
+never systems, ranks or scores). ``pool.systems: []`` pools nothing (``no_pool``: a project
+judged by the dataset's own qrels, e.g. team runs without a corpus).
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from releval.data import contracts as S
 from releval.data.split import queries_in
 from releval.judging.guidelines import load_guideline
 from releval.judging.pooling import (
+    Pool,
+    corpus_digest,
     grow_pool,
     label_config,
     label_studio_tasks,
+    pool_id_of,
     to_judge,
     write_csv,
     write_label_studio,
@@ -60,11 +64,27 @@ def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
     protocol (cuts, horizon): the pool starts afresh every run."""
     previous = None if p.recommendation else previous
     guideline = load_guideline(p.pool.guideline)
-    pool = grow_pool(runs, documents, queries_in(split, p.pool.splits), p.pool.depth,
-                     p.base.seed, previous)
+    pool = (grow_pool(runs, documents, queries_in(split, p.pool.splits), p.pool.depth,
+                      p.base.seed, previous) if runs else
+            no_pool(documents, p.pool.depth, p.base.seed))
     export = to_judge(pool, documents, queries, p.base.seed)
     return Outputs(pool.table, pool.identity | {"guideline": guideline.version}, export,
                    label_studio_tasks(export, guideline), label_config(guideline))
+
+
+def no_pool(documents: pd.DataFrame, depth: int, seed: int) -> Pool:
+    """The pool of ``pool.systems: []``: no pair, no round (the qrels are the dataset's own,
+    nothing goes to judges); its identity names no system, so no system counts as pooled."""
+    digest = corpus_digest(documents)
+    table = pd.DataFrame({S.POOL_ID: pd.Series(dtype=str), S.QUERY_ID: pd.Series(dtype=str),
+                          S.DOC_ID: pd.Series(dtype=str), S.BLIND_ID: pd.Series(dtype=str),
+                          S.SYSTEMS: pd.Series(dtype=object),
+                          S.MIN_RANK: pd.Series(dtype="int64"),
+                          S.ROUND: pd.Series(dtype="int64")})
+    return Pool(table.loc[:, list(S.POOL_COLUMNS)],
+                {S.POOL_ID: pool_id_of(seed, depth, digest), "seed": seed, "depth": depth,
+                 "corpus_digest": digest, "systems": [], "pairs": 0, "rounds": [],
+                 "note": "pool.systems is empty: nothing pooled, nothing to judge"})
 
 
 def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:

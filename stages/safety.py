@@ -13,7 +13,9 @@ listed under ``skipped`` and get no refusal figures.
 Outputs (data/safety/): violations.parquet (system, route, query_id, doc_id, rank, reason,
 in_top_k, split; split ``unassigned`` for a query the split table lacks) and safety.json
 ({"top_k", "systems": {name: {"routes", "violations", "by_reason", "queries_affected",
-"below_top_k", "own"}}, "no_answer": {name: refusals}, "skipped": [...]}).
+"below_top_k", "own"}}, "no_answer": {name: refusals}, "skipped": [...], and
+``not_applicable``: why safety cannot be told, where there are no documents and no
+must_not_return pairs: a project of team runs without a corpus).
 """
 
 from __future__ import annotations
@@ -59,7 +61,15 @@ def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
     report = {"top_k": p.safety.top_k,
               "systems": {name: {"routes": windows[name], **counts[name]} for name in runs},
               "no_answer": refused, "skipped": skipped}
+    if documents.empty and must_not_return.empty:
+        report["not_applicable"] = NO_DOCUMENTS
     return Outputs(found, report)
+
+
+NO_DOCUMENTS = ("no documents and no must_not_return pairs (prepare.source runs: the team's "
+                "runs alone): no tenant, ACL, status, deletion or publication to check a "
+                "returned document against, so no violation can be told; the counts are not "
+                "a clean record")
 
 
 def main() -> None:

@@ -57,7 +57,7 @@ def _project_root(command: str) -> Path:
     root = Path.cwd()
     if not _is_project(root):
         fail(f"{root}: not a releval project (no dvc.yaml here); run from the project root, "
-             "or make one: releval init DIR --corpus … | --interactions …")
+             "or make one: releval init DIR --corpus … | --qrels … --run … | --interactions …")
     _require(["pipeline"], command)
     return root
 
@@ -102,30 +102,45 @@ def init(
     reference: Annotated[Path | None, typer.Option(
         "--reference", help="with --logged-feedback: a log of the candidate policy deployed "
         "(its on-policy value is the ground truth beside the estimates)")] = None,
+    qrels: Annotated[Path | None, typer.Option(
+        "--qrels", help="no corpus: the qrels (TREC qid 0 docid grade, a BEIR qrels .tsv, or "
+        "a CSV/parquet table) the --run files are judged by")] = None,
+    queries: Annotated[Path | None, typer.Option(
+        "--queries", help="with --qrels: the queries (a table or JSON lines: query_id, and "
+        "optionally text, tags, timestamp, user_id); default: the qrels' and runs' query "
+        "ids")] = None,
     run: Annotated[list[str] | None, typer.Option(
         "--run", help="NAME=PATH: a team's run (TREC or table; seeds tagged "
         "<name>@seed<k>); repeat for each")] = None,
     baseline: Annotated[str | None, typer.Option(
-        "--baseline", help="the system compared against (default: bm25 | popularity)")] = None,
+        "--baseline", help="the system compared against (default: bm25 | popularity | the "
+        "first --run with --qrels)")] = None,
     candidate: Annotated[str | None, typer.Option(
-        "--candidate", help="the system that may ship (default: hybrid | cooccurrence)")]
-    = None,
+        "--candidate", help="the system that may ship (default: hybrid | cooccurrence | the "
+        "second --run with --qrels)")] = None,
 ) -> None:
     """Create a releval project around your data: dvc.yaml, params.yaml written from the
     data (each choice with its reason), DVC with a local remote, git. Then: cd DIRECTORY &&
     releval run --gate."""
     _require(["pipeline"], "releval init")
+    from releval.project.profile import NotACollection
     from releval.project.scaffold import DataChoice
     from releval.project.scaffold import init as scaffold
 
     try:
         lines = scaffold(directory, corpus=corpus, interactions=interactions,
                          runs=_team_runs(run or []), baseline=baseline, candidate=candidate,
-                         feedback=logged_feedback, reference=reference)
+                         feedback=logged_feedback, reference=reference, qrels=qrels,
+                         queries=queries)
     except DataChoice as exc:  # the library's refusal, worded with this command's flags
         fail(f"{exc.source}: give the data: --corpus (a BEIR folder or a folder of tables), "
-             "--interactions (a folder with interactions and items) or --logged-feedback (a "
-             "log of bandit feedback), one of the three")
+             "--qrels with two or more --run (no corpus), --interactions (a folder with "
+             "interactions and items) or --logged-feedback (a log of bandit feedback), one "
+             "of the four")
+    except NotACollection as exc:
+        fail(f"{exc.source}: expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or a "
+             "folder of tables (documents, queries, judgments .parquet); qrels without a "
+             "corpus: --qrels QRELS --run NAME=PATH --run NAME=PATH")
     except InputError as exc:
         fail(str(exc))
     for line in lines:
@@ -147,9 +162,7 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
     try:
         raw = apply_overrides(_read_params(params), overrides)
         parsed = parse_params(raw, str(params), parsers())
-        if not parsed.fusion.systems:  # dvc.yaml reads data/fused/
-            raise InputError("fusion.systems is empty: the pipeline's later stages read the "
-                             "fused runs; fuse at least one pair of systems", str(params))
+        _fits_the_dag(parsed, params)
         from releval.extras import needed
 
         _require(needed(parsed), command)
@@ -171,6 +184,41 @@ def _run_flow(params: Path, overrides: list[str], verbose: bool = False,
                    *(["--verbose"] if verbose else []),
                    *(["--outcome", str(outcome)] if outcome else [])],
                   **({"stdout": 2} if outcome else {}))
+
+
+def _fits_the_dag(parsed, params: Path) -> None:
+    """InputError when the params need a stage the project's dvc.yaml lacks, or leave empty
+    what one of its stages reads: fusion.systems empty where dvc.yaml fuses (its later stages
+    read data/fused; a project made by ``releval init`` without fusion has no fuse stage),
+    or fusion.systems named where it has no fuse stage."""
+    import yaml
+
+    from releval.project.template import fuses, pins_qrels
+
+    dag = Path("dvc.yaml")
+    try:
+        graph = yaml.safe_load(dag.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return  # DVC says what is wrong with it
+    fused = fuses(graph)
+    if not parsed.fusion.systems and fused:
+        raise InputError("fusion.systems is empty, but dvc.yaml fuses (its later stages read "
+                         "the fused runs): fuse at least one pair of systems; a project "
+                         "made by releval init from runs alone (--qrels) has no fuse stage",
+                         str(params))
+    if parsed.fusion.systems and not fused:
+        raise InputError(f"fusion.systems names {', '.join(parsed.fusion.systems)}, but "
+                         "dvc.yaml has no fuse stage (releval init wrote it for params "
+                         "without fusion): set fusion.systems to {}, or make a project whose "
+                         "params fuse", str(params))
+    if parsed.runs_only != pins_qrels(graph):
+        raise InputError(
+            "prepare.source is runs, but dvc.yaml does not pin the qrels (it was written for "
+            "a project with a corpus): make the project with releval init --qrels"
+            if parsed.runs_only else
+            f"prepare.source is {parsed.prepare.source}, but dvc.yaml was written for team "
+            "runs without a corpus (prepare.source runs): make the project with releval "
+            "init --corpus", str(params))
 
 
 def _completed(complete, params: Path, parsed) -> None:

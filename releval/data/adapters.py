@@ -547,7 +547,7 @@ def read_runs_qrels(path: str | Path) -> pd.DataFrame:
     return out
 
 
-def _untimed_queries(ids: list[str]) -> pd.DataFrame:
+def untimed_queries(ids: list[str]) -> pd.DataFrame:
     """The queries contract for bare query ids: no text, no tags, issued at 1970-01-01, each
     its own user."""
     n = len(ids)
@@ -572,7 +572,7 @@ def read_runs_only(qrels: str | Path, queries: str | Path | None = None,
     else:
         ids = pd.concat([judged[S.QUERY_ID], *(q.astype(str) for q in run_queries)],
                         ignore_index=True)
-        table, timed = _untimed_queries(list(dict.fromkeys(ids))), False
+        table, timed = untimed_queries(list(dict.fromkeys(ids))), False
     splits = pd.DataFrame({c: pd.Series(dtype="str") for c in SPLIT_COLUMNS})
     return RealData(no_documents(), table, judged.reset_index(drop=True), splits,
                     has_query_times=timed, must_not_return=no_must_not_return())

@@ -40,11 +40,12 @@ and by representation); the order says which wins:
    window (or nothing could say otherwise), the system ranked it below k.
 
 Every invisible document is claimed by chunk, corpus or filter, which come first, so the
-later rules need not exclude it. External systems have no exact scorer: 4–6 never claim
-their failures and the evidence says so; without a deep window (``deep=None``) 4–5 are not
-checked and the evidence says so. ``evidence`` is a JSON object: the assigned layer's facts
-at top level, plus ``notes`` (layer -> why that layer was not or could not be checked) on
-every row.
+later rules need not exclude it. Without documents (a runs-only project) nothing is
+invisible: corpus and filter never claim a failure and the notes say so. External systems
+have no exact scorer: 4–6 never claim their failures and the evidence says so; without a
+deep window (``deep=None``) 4–5 are not checked and the evidence says so. ``evidence`` is a
+JSON object: the assigned layer's facts at top level, plus ``notes`` (layer -> why that
+layer was not or could not be checked) on every row.
 
 The deep window comes from ``releval.retrieval.deep``; ``releval.diagnosis.summary`` sums the
 failure table up.
@@ -100,6 +101,7 @@ NOTE_EXTERNAL = "no exact scorer for an external run"
 NOTE_NO_DEEP = "not checked: no exact deep window given (deep=None)"
 NOTE_DOWNSTREAM_EXTERNAL = "not applicable: no declared candidate set"
 NOTE_DOWNSTREAM = "not applicable: no later stage"
+NOTE_NO_DOCUMENTS = "not applicable: no documents (prepare.source runs): every pair is visible"
 
 
 @dataclass(frozen=True)
@@ -459,7 +461,7 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
     q, d = _keyed(queries, S.QUERY_ID), _keyed(documents, S.DOC_ID)
     covered = _covered(deep)
     notes_of = {name: _notes(info, deep is not None, _deep_checked(info, deep, covered),
-                             covered, answers is not None, set(systems))
+                             covered, answers is not None, set(systems), documents.empty)
                 for name, info in systems.items()}
     evidence = []
     for i, row in enumerate(missed.itertuples(index=False)):
@@ -482,11 +484,14 @@ def classify(systems: Mapping[str, SystemInfo], runs: Mapping[str, pd.DataFrame]
 
 
 def _notes(info: SystemInfo, have_deep: bool, checked: bool, covered: set,
-           have_answers: bool, known: set) -> dict:
-    """Layer -> why it was not (or could not be) checked for this system."""
+           have_answers: bool, known: set, no_documents: bool = False) -> dict:
+    """Layer -> why it was not (or could not be) checked for this system (``no_documents``:
+    the documents table is empty, a project of team runs without a corpus)."""
     notes = {}
     if not have_answers:
         notes["chunk"] = NOTE_NO_ANSWERS
+    if no_documents:
+        notes["corpus"] = notes["filter"] = NOTE_NO_DOCUMENTS
     if info.route == "external":
         for layer in ("representation", "exact_ann", "fusion"):
             notes[layer] = NOTE_EXTERNAL

@@ -65,10 +65,11 @@ def kept(folder: Path) -> list[tuple[Path, dict | str]]:
 
 def lineage(doc: dict) -> dict:
     """The receipt's lineage: ``mode`` (retrieval | recommendation | ?), ``data`` (its
-    ``prepare.source``, and ``prepare.path`` where one is set), ``measures`` (the compared
-    measures, canonical), ``key`` (a digest of the mode, the whole ``prepare`` section less
-    the keys of the run's schedule window, and the measures) and ``derived``: what the
-    receipt lacked and how it was made up instead (empty when nothing was). A receipt without
+    ``prepare.source``, and ``prepare.path`` where one is set, else ``prepare.qrels``),
+    ``measures`` (the compared measures, canonical), ``key`` (a digest of the mode, the
+    whole ``prepare`` section less the keys of the run's schedule window, and the measures)
+    and ``derived``: what the receipt lacked and how it was made up instead (empty when
+    nothing was). A receipt without
     params this version can read keeps its raw ``prepare`` section (if any), and its measures
     are its headline measure alone; its mode is ``?``, so it shares a lineage only with runs
     as unreadable."""
@@ -94,8 +95,8 @@ def lineage(doc: dict) -> dict:
                        "alone")
     if "source" not in prepare:
         derived.append("no prepare.source recorded: the default data source assumed")
-    data = str(prepare.get("source", "demo")) + (f":{prepare['path']}" if prepare.get("path")
-                                                 else "")
+    where = prepare.get("path") or prepare.get("qrels")  # runs only: judged by these qrels
+    data = str(prepare.get("source", "demo")) + (f":{where}" if where else "")
     key = digest({"mode": mode, "prepare": prepare, "measures": sorted(measures)})[:12]
     return {"mode": mode, "data": data, "measures": list(measures), "key": key,
             "derived": derived}

@@ -55,8 +55,6 @@ GENERATED_SOURCES = ("demo", "recsys_demo")  # prepare.source values that read n
 FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "prepare.path": ("prepare", lambda p: p.prepare.path
                      if p.prepare.source not in GENERATED_SOURCES else None),
-    "prepare.qrels": ("qrels", lambda p: p.prepare.qrels if p.runs_only else None),
-    "prepare.queries": ("queries", lambda p: p.prepare.queries if p.runs_only else None),
     "judgments.files": ("judgments", lambda p: p.judgments.files
                         if p.judges_source == "files" else None),
     "judgments.adjudicator": ("adjudicator", lambda p: p.judgments.adjudicator),
@@ -68,6 +66,12 @@ FIXED: dict[str, tuple[str, Callable[[Params], str | None]]] = {
     "offpolicy.policy": ("policy", lambda p: p.offpolicy.table),
     "offpolicy.reference": ("reference", lambda p: p.offpolicy.reference),
 }
+# a project without a corpus (prepare.source runs) only: its dvc.yaml, fitted to its params,
+# declares these slots (``releval.project.template.fitted``); the shipped DAG does not
+RUNS_ONLY: dict[str, tuple[str, Callable[[Params], str | None]]] = {
+    "prepare.qrels": ("qrels", lambda p: p.prepare.qrels),
+    "prepare.queries": ("queries", lambda p: p.prepare.queries),
+}
 RUNS = "runs"  # runs/<system>: an external system's run file, candidates.systems.<s>.path
 
 
@@ -77,9 +81,9 @@ def _run_input(p: Params, name: str) -> Input:
 
 
 def _input(p: Params, key: str) -> Input:
-    if key in FIXED:
-        slot, get = FIXED[key]
-        return Input(slot, key, get(p))
+    if key in FIXED or key in RUNS_ONLY:
+        slot, get = FIXED.get(key) or RUNS_ONLY[key]
+        return Input(slot, key, get(p) if key in FIXED or p.runs_only else None)
     parts = key.split(".")
     if len(parts) == 4 and parts[:2] == ["candidates", "systems"] and parts[3] == "path":
         return _run_input(p, parts[2])
@@ -87,9 +91,10 @@ def _input(p: Params, key: str) -> Input:
 
 
 def inputs(p: Params) -> list[Input]:
-    """Every input slot of these params, in a fixed order (given or not)."""
-    return [_input(p, key) for key in FIXED] + [_run_input(p, name)
-                                                for name in p.candidates.systems]
+    """Every input slot of these params, in a fixed order (given or not); the ``RUNS_ONLY``
+    slots only under ``prepare.source: runs`` (whose dvc.yaml declares them)."""
+    return [_input(p, key) for key in (*FIXED, *(RUNS_ONLY if p.runs_only else ()))] + [
+        _run_input(p, name) for name in p.candidates.systems]
 
 
 def _in_pipeline(path: str) -> bool:

@@ -3,7 +3,10 @@
 A rule whose data is absent is not written; the file says, in a comment, what was left out
 and why (no tags: no tag slices; no ACLs, tenants or statuses: no safety rule; …), so the
 decision holds only rules the data can answer. Bounds that only the team knows (a latency
-SLO, costs) are not invented: the comment says where the measured values will be.
+SLO, costs) are not invented: the comment says where the measured values will be. Team runs
+judged by qrels without a corpus (``runs_only``) get only the runs as systems (no built-in
+route, nothing fused, no pool) and no rule that reads documents or latency, nor a judged
+bound on qrels that judge mostly relevant documents.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import yaml
 from releval.data.query_set import RISK_CATEGORIES
 from releval.params import Params
 from releval.project import template
-from releval.project.profile import Collection, Feedback, JudgedRuns, Log, Run
+from releval.project.profile import FORWARD, Collection, Feedback, JudgedRuns, Log, Run
 
 JUDGED_MIN = 0.8  # Judged@10 below this: the judgments do not cover what the system retrieves
 MAX_DROP = 0.02  # nDCG@10 may not fall below the baseline's by more than this (CI bound)
@@ -341,7 +344,8 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
     t.put(0, "split")
     if data.query_times:
         t.put(1, "method", "quantiles", "forward in time: the queries carry issue times")
-        t.put(1, "quantiles", [0.7, 0.85], "train < 70% ≤ validation < 85% ≤ test")
+        t.put(1, "quantiles", list(FORWARD), "train < 70% ≤ validation < 85% ≤ test; tags "
+              "are counted over the test queries")
     else:
         t.put(1, "method", "given", "no query times: every query is evaluated (test)")
     t.blank()
@@ -383,7 +387,7 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
             ("user_activity", data.users, "each query is its own user")):
         (dims if present else absent).append(dim if present else f"{dim} ({why})")
     absent += ["freshness (no documents)", "route_hit (nothing fused)",
-               "tenant, role (one each)"]
+               "tenant and role (one of each)"]
     t.put(0, "slices")
     t.put(1, "dimensions", dims)
     t.note(1, f"left out: {', '.join(absent)}")
@@ -414,11 +418,17 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
     t.put(1, "path", None, "no frozen fixture beside the live data")
     t.blank()
 
-    minimums = {k: MIN_PER_CATEGORY for k in data.tagged}
+    minimums = {k: MIN_PER_CATEGORY for k, n in data.tagged.items() if n >= MIN_PER_CATEGORY}
+    thin = {k: n for k, n in data.tagged.items() if n < MIN_PER_CATEGORY}
     t.put(0, "query_set")
     t.put(1, "min_per_category", minimums,
-          "the risk categories the queries are tagged with" if minimums
+          "the tagged risk categories the evaluated queries cover" if minimums
+          else "no tagged risk category reaches the minimum: none to cover" if thin
           else "the queries carry no risk tags: no minimum to cover")
+    if thin:
+        t.note(1, f"tagged but below {MIN_PER_CATEGORY} evaluated queries (described, no "
+               "minimum: add one to require more): "
+               + ", ".join(f"{RISK_CATEGORIES[k].label} {n}" for k, n in thin.items()))
     if data.by_text:
         t.note(1, "recognised from the text only (described, no minimum): "
                + ", ".join(f"{RISK_CATEGORIES[k].label} {n}" for k, n in data.by_text.items()))
@@ -450,7 +460,8 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
         (f"judged (the qrels judge {data.relevant:,} of {data.judgments:,} documents "
          "relevant: Judged@10 would measure precision, not the qrels' coverage)", data.pooled),
         ("no_answer (no query tagged no_answer)", no_answer),
-        ("coverage (no risk tags)", bool(minimums)),
+        ("coverage (no tagged risk category reaches its minimum)" if thin else
+         "coverage (no risk tags)", bool(minimums)),
         ("seeds (the candidate carries no seed tags)", bool(seeded))) if not present]
     left += ["safety (no documents: no ACL, tenant, status or must-not-return to check a "
              "returned document against)",

@@ -23,10 +23,12 @@ from releval.data.adapters import EPOCH, read_beir, read_runs_only, read_tables
 from releval.data.feedback import as_interactions, users
 from releval.data.interactions import read_interactions
 from releval.data.query_set import RISK_CATEGORIES, memberships
+from releval.data.split import split_queries
 from releval.errors import InputError
 from releval.offpolicy.log import read_log, slate_size
 from releval.retrieval.external import read_team_run
 
+FORWARD = (0.7, 0.85)  # the forward split params_writer writes for timed queries
 MAX_CONTEXT_VALUES = 100  # a log column with more distinct values is an id, not a context
 SEED_TAG = re.compile(r"^(?P<system>.+)@seed(?P<seed>\d+)$")
 
@@ -86,6 +88,19 @@ def _counts(frame: pd.DataFrame) -> dict[str, int]:
     return {name: int(n) for name, n in frame.sum().items() if n}
 
 
+class NotACollection(InputError):
+    """A corpus path that holds no corpus (the CLI names its flag for qrels alone)."""
+
+    def __init__(self, source: str):
+        super().__init__("expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or a "
+                         "folder of tables (documents.parquet, queries.parquet, "
+                         "judgments.parquet); qrels without a corpus go with the team's runs "
+                         "(a project of runs only)", source)
+
+    def __reduce__(self):
+        return type(self), (self.source,)
+
+
 def of_collection(path: Path) -> Collection:
     """A BEIR folder (``corpus.jsonl``) or a folder of tables (``documents.parquet``)."""
     if (path / "corpus.jsonl").is_file():
@@ -93,9 +108,7 @@ def of_collection(path: Path) -> Collection:
     elif (path / "documents.parquet").is_file():
         source, data = "tables", read_tables(path)
     else:
-        raise InputError("expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or a "
-                         "folder of tables (documents.parquet, queries.parquet, "
-                         "judgments.parquet)", str(path))
+        raise NotACollection(str(path))
     docs, queries, qrels = data.documents, data.queries, data.qrels
     if not len(qrels):
         raise InputError("no judgments: releval init needs the qrels the systems are "
@@ -136,7 +149,7 @@ class JudgedRuns:
     hard_negatives: bool
     text: bool  # the queries carry text
     users: bool  # queries come from users who issue several
-    tags: dict[str, int]
+    tags: dict[str, int]  # over the evaluated queries (a forward split's test queries)
     tagged: dict[str, int]
     by_text: dict[str, int]
 
@@ -155,16 +168,19 @@ def of_judged_runs(qrels: Path, queries: Path | None, runs: dict[str, Path]) -> 
                                           for path in runs.values()]
     data = read_runs_only(qrels, queries, ids)
     q, judged = data.queries, data.qrels
+    if data.has_query_times:  # tags are counted where they are evaluated: the test split
+        split = split_queries(q, "quantiles", quantiles=FORWARD).table
+        q = q[(split[S.SPLIT] == "test").to_numpy()]
     member, text = memberships(q.reset_index(drop=True), RISK_CATEGORIES)
     tags = q[S.TAGS].explode().dropna().astype(str)
     return JudgedRuns(
         judgments=len(judged), judged_queries=int(judged[S.QUERY_ID].nunique()),
-        queries=len(q), queries_file=queries is not None,
+        queries=len(data.queries), queries_file=queries is not None,
         max_grade=max(1, int(judged[S.GRADE].max())),
         relevant=int((judged[S.GRADE] >= 1).sum()), query_times=data.has_query_times,
         hard_negatives=bool(S.hard_negative_marks(judged, str(qrels)).any()),
-        text=bool(q[S.TEXT].astype(str).str.strip().ne("").any()),
-        users=bool(q[S.USER_ID].duplicated().any()),
+        text=bool(data.queries[S.TEXT].astype(str).str.strip().ne("").any()),
+        users=bool(data.queries[S.USER_ID].duplicated().any()),
         tags={str(k): int(v) for k, v in tags.value_counts().items()},
         tagged=_counts(member & ~text), by_text=_counts(text))
 
@@ -207,8 +223,15 @@ def of_feedback(path: Path) -> Feedback:
 
 
 def of_run(name: str, path: Path) -> Run:
-    """A run file's tags: one system, or one system's seeds ``<system>@seed<k>``."""
+    """A run file's tags: one system, or one system's seeds ``<system>@seed<k>``; each
+    system's rows checked against the run contract (``S.check_run``: a document once per
+    query, …), as the candidates stage would."""
     run = read_team_run(str(path))
+    parts = run.groupby(S.SYSTEM, observed=True, sort=False) if S.SYSTEM in run.columns \
+        else [(None, run)]
+    for _, part in parts:
+        part.attrs.update(run.attrs)
+        S.check_run(part)
     tags = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
     seeded = [m for m in map(SEED_TAG.match, tags) if m]
     statuses = S.RUN_STATUS in run.columns

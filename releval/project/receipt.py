@@ -226,9 +226,25 @@ def build(*, p: Params, raw_params: dict, lock: dict, code: dict, metrics: dict,
     return {"receipt": receipt, "sha256": digest(receipt), "run": ran | {"apart": apart}}
 
 
+PARAMS_VALUES = ("receipt", "params", "values")  # kept in the params file's order
+
+
+def _ordered(doc, path: tuple = ()):
+    """``doc`` with every mapping's keys sorted but those of the params' values: their order
+    is the params file's (systems are evaluated and written in ``candidates.systems``'
+    order), so ``releval reproduce`` writes the params back as they were."""
+    if isinstance(doc, dict):
+        keep = path[:len(PARAMS_VALUES)] == PARAMS_VALUES
+        items = doc.items() if keep else sorted(doc.items())
+        return {key: _ordered(value, (*path, key)) for key, value in items}
+    if isinstance(doc, list):
+        return [_ordered(value, path) for value in doc]
+    return doc
+
+
 def write(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    path.write_text(json.dumps(_ordered(doc), indent=1, ensure_ascii=False) + "\n")
 
 
 def read(path: Path, needs: tuple[str, ...] = ()) -> dict:

@@ -4,7 +4,9 @@ The project holds what is the team's (params.yaml written from its data, its git
 its DVC cache and remote) and what ties the outputs to the code (dvc.yaml, the code digest
 ``.releval/code.yaml``: ``releval.project.template``); the stages, flows and validation suites
 run from the installed package. The data is read and checked before anything is written, so
-a bad file leaves no half-made project.
+a bad file leaves no half-made project. The data is a corpus, the team's runs with their
+qrels and no corpus (``qrels``: ``prepare.source: runs``, the DAG without its fuse stage), an
+interaction log or logged bandit feedback.
 """
 
 from __future__ import annotations
@@ -91,8 +93,7 @@ def _judged_runs(dest: Path, qrels: Path, queries: Path | None, runs: dict[str, 
     """params.yaml for the team's runs judged by ``qrels``, without a corpus."""
     if len(runs) < 2:
         raise InputError(f"qrels without a corpus evaluate the team's runs against each "
-                         f"other: give two or more --run NAME=PATH (got {len(runs)})",
-                         str(qrels))
+                         f"other: give two or more runs (got {len(runs)})", str(qrels))
     data = profile.of_judged_runs(qrels, queries, runs)
     choices = params_writer.Choices(
         _relative(qrels, dest), team, baseline, candidate,
@@ -112,8 +113,8 @@ def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
     if reference is not None and feedback is None:
         raise InputError("a reference log goes with logged feedback", str(reference))
     if queries is not None and qrels is None:
-        raise InputError("a queries file goes with --qrels (a corpus names its own queries)",
-                         str(queries))
+        raise InputError("a queries file goes with qrels and runs without a corpus (a corpus "
+                         "names its own queries)", str(queries))
     team = _runs(runs, dest)
     if qrels is not None:
         text = _judged_runs(dest, qrels, queries, runs, team, baseline, candidate)

@@ -101,12 +101,19 @@ FUSE_STAGE = "fuse"
 FUSED = "data/fused"
 FUSED_ARG = re.compile(r"\s+--fused\s+data/fused(?=\s|$)")
 RUNS_ONLY_SLOTS = ("data/input/qrels", "data/input/queries")  # releval.project.inputs slots
+RUNS_ONLY_KEYS = ("prepare.qrels", "prepare.queries")  # the params keys naming them
 RUNS_SLOT = "data/input/runs"
 
 
 def fuses(graph: dict) -> bool:
     """Whether the DAG has the fuse stage (its later stages read ``data/fused``)."""
     return FUSE_STAGE in graph.get("stages", {})
+
+
+def pins_qrels(graph: dict) -> bool:
+    """Whether the DAG's inputs stage pins a runs-only project's qrels (``fitted``)."""
+    outs = graph.get("stages", {}).get("inputs", {}).get("outs", [])
+    return RUNS_ONLY_SLOTS[0] in {next(iter(o)) if isinstance(o, dict) else o for o in outs}
 
 
 def _reads_fused(path: str) -> bool:
@@ -128,6 +135,8 @@ def fitted(graph: dict, params: Params) -> dict:
         outs = stages["inputs"]["outs"]
         named = {next(iter(o)) if isinstance(o, dict) else o for o in outs}
         outs += [{slot: {"persist": True}} for slot in RUNS_ONLY_SLOTS if slot not in named]
+        watched = stages["inputs"].setdefault("params", [])
+        watched += [k for k in RUNS_ONLY_KEYS if k not in watched]
         prepare = stages["prepare"]
         prepare["deps"] += [d for d in (*RUNS_ONLY_SLOTS, RUNS_SLOT)
                             if d not in prepare["deps"]]
@@ -153,14 +162,14 @@ def project_dag(params: Params | None = None) -> dict:
 
 def project_dag_text(params: Params | None = None) -> str:
     """A project's dvc.yaml as ``releval init`` writes it: a header, then ``project_dag``."""
-    header = "# The pipeline's stages (shipped with releval; `releval init` wrote this copy"
-    notes = []
+    header = ["# The pipeline's stages (shipped with releval; `releval init` wrote this copy)."]
     if params is not None and not params.fusion.systems:
-        notes.append("no fuse stage: fusion.systems is empty")
+        header.append("# No fuse stage, and no stage reads data/fused: fusion.systems is empty.")
     if params is not None and params.runs_only:
-        notes.append("prepare.source runs: the qrels and queries pinned, no corpus")
-    header += (" for its params.yaml: " + "; ".join(notes) if notes else "") + ").\n"
-    return header + yaml.safe_dump(project_dag(params), sort_keys=False, width=100)
+        header.append("# prepare.source runs (no corpus): inputs pins the qrels and the queries "
+                      "file,\n# prepare reads them with the runs' query ids.")
+    return "\n".join(header) + "\n" + yaml.safe_dump(project_dag(params), sort_keys=False,
+                                                     width=100)
 
 
 def refresh(project: Path = Path(".")) -> bool:

@@ -12,7 +12,9 @@ re-run); example is the first failure.
 
 The corpus is a sample of at most ``selftest.max_docs`` documents that keeps every judged
 document of the evaluator's queries; retrieval trials are windows of its documents, and the
-trials of a route that needs history are users-as-queries (``generators``).
+trials of a route that needs history are users-as-queries (``generators``). A project
+without a corpus (``prepare.source: runs``) has only team runs: their relations are n/a (no
+scorer), and the evaluator's run is its judged documents in a seeded order (``judged_run``).
 """
 
 from __future__ import annotations
@@ -134,6 +136,16 @@ def _fusion_rows(p: Params, chosen: list[Relation], fuse,
     return rows
 
 
+def judged_run(qrels: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """A run of each query's judged documents in a seeded random order (ranks 1..n, scores
+    n..1): the evaluator's run where no system has a scorer to produce one and no corpus to
+    draw from (a runs-only project); the relations check the evaluator, not the run."""
+    order = stream(seed, "judged_run").permutation(len(qrels))
+    run = qrels.iloc[order][[S.QUERY_ID, S.DOC_ID]].reset_index(drop=True)
+    rank = run.groupby(S.QUERY_ID, sort=False).cumcount() + 1
+    return run.assign(**{S.RANK: rank.astype("int64"), S.SCORE: -rank.astype(float)})
+
+
 def _evaluator_rows(p: Params, plan: _Plan, chosen: list[Relation], evaluate,
                     cases: dict[str, RouteCase]) -> list[dict]:
     """The evaluator's rows, on a run of the first system searched (module docstring)."""
@@ -145,9 +157,10 @@ def _evaluator_rows(p: Params, plan: _Plan, chosen: list[Relation], evaluate,
         return [_row(EVALUATOR, EVALUATE, r, none) for r in fitting]
     first = next(iter(cases.values()), None)
     asked = plan.queries[plan.queries[S.QUERY_ID].isin(plan.judged)].reset_index(drop=True)
-    case = EvaluatorCase(None if first is None else first.search(queries=asked), plan.qrels,
-                         plan.judged, tuple(p.evaluate.measures), p.evaluate.rel,
-                         p.prepare.max_grade, p.base.seed, evaluate)
+    run = (judged_run(plan.qrels, p.base.seed) if first is None and p.runs_only else
+           None if first is None else first.search(queries=asked))
+    case = EvaluatorCase(run, plan.qrels, plan.judged, tuple(p.evaluate.measures),
+                         p.evaluate.rel, p.prepare.max_grade, p.base.seed, evaluate)
     return [_row(EVALUATOR, EVALUATE, r, r.check(case)) for r in fitting]
 
 

@@ -50,7 +50,8 @@ def _visible_at(documents: pd.DataFrame) -> pd.Series:
     a document that is never visible (draft, expired, deleted when published)."""
     published = pd.to_datetime(documents[S.PUBLISHED_AT], utc=True)
     deleted = pd.to_datetime(documents[S.DELETED_AT], utc=True)
-    at = pd.Series(published.max() + SECOND, index=documents.index)
+    at = pd.Series(published.max() + SECOND, index=documents.index,
+                   dtype=published.dtype)  # no documents: an empty series of that type
     at = at.where(deleted.isna() | (deleted - SECOND > at), deleted - SECOND)
     status = documents[S.STATUS].astype(str)
     live = (status == "published") | ((status == "deleted") & (at >= published))

@@ -13,9 +13,11 @@ reason names both: the primary's two values and Δ, the guard's two values, Δ a
 A primary that did not improve engages no guard (its own drop is ``no_regression``'s or
 ``not_worse``'s business): the outcome passes and says so. Missing evidence never passes: a
 primary or guard not evaluated, not applicable, undefined, or of unknown direction, fails the
-guard's outcome and says what is missing; the one exception is a guard marked
-``if_applicable`` whose measure does not apply to the data at all (HardNeg@k on qrels that
-mark no hard negative): it passes and its reason says so.
+guard's outcome and says what is missing; the exceptions are n/a (the data has nothing for
+the rule to check): a guard marked ``if_applicable`` whose measure does not apply to the data
+at all (HardNeg@k on qrels that mark no hard negative), and a latency (primary or guard) that
+no evaluated system measured (team runs carry none: ``unmeasured``). A latency that some
+system measured but a compared one did not still fails.
 """
 
 from __future__ import annotations
@@ -90,8 +92,22 @@ def read(ev: Evidence, name: str) -> Reading:
     return Reading(name, base, cand, better, missing)
 
 
+def unmeasured(ev: Evidence, name: str) -> str | None:
+    """Why latency ``name`` (``latency p95``) cannot apply: no evaluated system measured it
+    (every run stats' percentile null, or no run stats at all); None when ``name`` is not a
+    latency or some system measured it."""
+    match = LATENCY.match(name)
+    if not match or any(latency_of(ev, s, match[1]) is not None for s in ev.latency):
+        return None
+    return (f"no system measured latency ({name} is null for "
+            f"{', '.join(ev.latency) or 'every system'}: team runs carry none)")
+
+
 def _outcome(rule: Guarded, guard: Guard, primary: Reading, ev: Evidence) -> Outcome:
     name = f"{rule.rule} {rule.primary} ↔ {guard.measure}"
+    absent = unmeasured(ev, rule.primary) or unmeasured(ev, guard.measure)
+    if absent:
+        return Outcome.not_applicable(rule.rule, name, f"{absent}: nothing to compare")
     watched = read(ev, guard.measure)
     if primary.missing:
         return Outcome(rule.rule, name, False, None, None,
