@@ -60,8 +60,9 @@ def project(tmp_path_factory):
 def test_the_run_validates_every_stage_and_evaluates_the_team_runs(project):
     root, done = project
     assert done.returncode in (0, 1), done.stderr[-3000:]
-    assert "failed" not in " ".join(line for line in done.stderr.splitlines()
-                                    if line.startswith(("✓", "✗")))
+    stage_lines = [line for line in (done.stdout + done.stderr).splitlines()
+                   if line.startswith(("✓", "✗"))]
+    assert stage_lines and "failed" not in " ".join(stage_lines)
     metrics = json.loads((root / "data/evaluate/metrics.json").read_text())
     assert {"bm25", "dense", "hybrid", "team_a", "team_b"} <= set(metrics)
     seeds = pd.read_parquet(root / "data/evaluate/seeds.parquet")

@@ -63,7 +63,8 @@ def test_run_passes_when_every_rule_holds():
 def test_run_fails_on_a_too_small_critical_slice_and_unmeasured_latency():
     gate = {"rules": [{**GATE["rules"][0], "slices": ["kind=error_code"]}, GATE["rules"][4]]}
     decision = run(params(gate), COMPARISON, SLICES, SAFETY, METRICS,
-                   {"hybrid": {"p50": None, "p95": None, "p99": None}}, SUMMARY).decision
+                   {"bm25": {"p50": 10.0, "p95": 40.0, "p99": 50.0},  # measured elsewhere
+                    "hybrid": {"p50": None, "p95": None, "p99": None}}, SUMMARY).decision
     assert decision["failed"] == ["no_regression nDCG@10 @ kind=error_code", "latency p95"]
     assert summary(decision) == ("gate: FAIL (2 of 3 rules failed: no_regression nDCG@10 @ "
                                  "kind=error_code, latency p95)")

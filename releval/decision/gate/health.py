@@ -49,6 +49,11 @@ def check(rule: HealthRule, ev: Evidence) -> list[Outcome]:
                                         f"no health record for {system} ({STAGE})"))
                 continue
             value = number(entry.get(metric))
+            na = (entry.get("not_applicable") or {}).get(metric)
+            if value is None and na:
+                outcomes.append(Outcome.not_applicable(rule.rule, name,
+                                                       f"{metric} of {system}: {na}"))
+                continue
             if value is None:
                 why = (entry.get("undefined") or {}).get(metric, "not in the health record")
                 outcomes.append(Outcome(rule.rule, name, False, None, threshold,

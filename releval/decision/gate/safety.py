@@ -8,8 +8,11 @@ from releval.params.rules import SafetyRule
 
 def check(rule: SafetyRule, ev: Evidence) -> list[Outcome]:
     """Pass iff violations ≤ max_violations, counted over the candidate and every route it
-    is built from. Zero tolerance by default: no other number offsets a violation."""
+    is built from. Zero tolerance by default: no other number offsets a violation. n/a,
+    with its reason, where the safety report says nothing could be checked."""
     name = f"{rule.rule} {ev.candidate}"
+    if ev.safety.get("not_applicable"):  # nothing to check: no documents to be forbidden
+        return [Outcome.not_applicable(rule.rule, name, str(ev.safety["not_applicable"]))]
     record = (ev.safety.get("systems") or {}).get(ev.candidate)
     if record is None or record.get("violations") is None:
         return [Outcome(rule.rule, name, False, None, rule.max_violations,
