@@ -83,8 +83,8 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     c = p.compare
     measures, effect = canonical(measures, c.min_effect, p.evaluate.rel)
     judged = set(ev.qrels[S.QUERY_ID].astype(str))
-    kept, query_set = chosen(c.query_set, judged, {s: run_queries(ev.runs[s])
-                                                   for s in (baseline, candidate)})
+    kept, query_set = chosen(c.query_set, judged, {
+        s: run_queries(ev.runs[s]) if s in ev.runs else None for s in (baseline, candidate)})
     if judged - kept:  # the query set leaves judged queries out: every figure without them
         ev = replace(ev, per_query=ev.per_query[
             ~ev.per_query[S.QUERY_ID].astype(str).isin(judged - kept)])

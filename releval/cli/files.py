@@ -396,7 +396,8 @@ def compare(
     from releval.decision.missing import MissingQueries
 
     if len(files) < 2:
-        fail("compare needs at least two files: BASELINE CANDIDATE [MORE …]")
+        fail("Missing argument: compare needs a baseline and a candidate (BASELINE CANDIDATE "
+             "[MORE …]); see releval compare --help")
     several = family is not None or len(files) > 2
     if several and (slices or weights or cluster or allow_uncontrolled or gate_rules):
         fail("--slices, --weights, --cluster, --allow-uncontrolled and --gate compare one "
@@ -458,8 +459,8 @@ def compare(
 
 def _read_decision(path: Path) -> dict:
     if not path.is_file():
-        fail(f"{path}: no decision here: run `releval run` in a project, or give "
-             "--comparison FILE --rules FILE")
+        fail(f"{path}: file not found: no decision here; run `releval run` in a project, or "
+             "give --comparison FILE --rules FILE")
     try:
         with reading(str(path)):
             doc = json.loads(path.read_text())

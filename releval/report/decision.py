@@ -11,6 +11,7 @@ import pandas as pd
 
 from releval import artifacts
 from releval.decision.looks import sentence
+from releval.decision.significance import TESTS
 from releval.diagnosis import worksheet
 from releval.report import change, health, offpolicy, training
 from releval.report import recommendation as rec
@@ -62,8 +63,8 @@ def _comparison_section(c: dict) -> list[str]:
     if c["paired"]:
         r = c["paired"][0]
         lines += ["", f"Paired by query; bootstrap ({r['resamples']} resamples, seed "
-                  f"{r['seed']}) and sign-flip test over {r['units']} "
-                  f"{plural(unit, r['units'])}; Holm over the measures."]
+                  f"{r['seed']}) and {TESTS[r.get('test', 'randomization')].label} over "
+                  f"{r['units']} {plural(unit, r['units'])}; Holm over the measures."]
     if c.get("horizons"):
         lines += ["", "By horizon (the positives within each; the candidates the same):",
                   *(f"- {line}" for line in rec.horizon_lines(c["horizons"]))]

@@ -103,9 +103,9 @@ def test_summary_is_the_page_then_a_blank_line_then_the_decision(out):
 
 def test_summary_page_rows_per_system_candidates_judgments_route_hits_and_split(out):
     lines = out.summary.splitlines()
-    assert "| system | nDCG@10 | R@100 | n | undefined |" in lines
-    assert "| bm25 | 0.5000 | — | 40 | 2 |" in lines
-    assert "| hybrid | 0.6123 | — | 40 | 2 |" in lines
+    assert "| system | nDCG@10 | R@100 | n | undefined | missing |" in lines
+    assert "| bm25 | 0.5000 | — | 40 | 2 | ? |" in lines
+    assert "| hybrid | 0.6123 | — | 40 | 2 | ? |" in lines
     assert "Skipped (empty run): empty_sys" in lines
     assert "| bm25 | bm25 | 100 | 64.2 | 3 | 0.25 | 0.50 | — |  |" in lines
     assert ('| hybrid | hybrid | 100 | 80.0 | 0 | 1.00 | 2.00 | 3.00 | '
@@ -129,8 +129,8 @@ def test_decision_labels_an_uncontrolled_comparison_and_writes_undefined_as_a_da
     assert "Baseline's conditions: budget: 100; qrels: abc" in lines
     assert ("| nDCG@10 | 40 | 0.5000 | 0.6123 | +0.1123 | [+0.0100, —] | 20/15/5 | 0.0040 | — "
             "| 0.020 | improved | — | — |") in lines
-    assert ("Paired by query; bootstrap (500 resamples, seed 3) and sign-flip test over 40 "
-            "querys; Holm over the measures.") in lines
+    assert ("Paired by query; bootstrap (500 resamples, seed 3) and sign-flip randomization "
+            "test over 40 queries; Holm over the measures.") in lines
     assert "| nDCG@10 | bm25 | 0.5000 | — | 0.4500 | 0.4000 | 40 |" in lines
     assert any(line.startswith("- nDCG@10: traffic-weighted 0.4500 → 0.5000 (Δ +0.0500")
                and line.endswith("FLAGGED: the aggregate moved while no slice did (mix shift)")

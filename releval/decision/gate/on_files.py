@@ -46,9 +46,9 @@ def comparison_of(doc: dict, source: str) -> Comparison:
     """A ``releval compare`` JSON or a comparison.json as the ``Comparison`` model (the
     former's missing blocks empty); InputError naming the file and the first bad key."""
     if not isinstance(doc, dict) or not isinstance(doc.get("paired"), list):
-        raise InputError("not a comparison: needs a 'paired' list (releval compare --format "
-                         "json, or data/compare/comparison.json); a family of several systems "
-                         "is gated pair by pair", source)
+        raise InputError("not a comparison: needs a 'paired' list (a releval compare JSON "
+                         "document, or data/compare/comparison.json); a family of several "
+                         "systems is gated pair by pair", source)
     differences = doc.get("differences")
     full = {"baseline": "baseline", "candidate": "candidate", "conditions": {},
             "measures": sorted({r.get(S.MEASURE) for r in doc["paired"]
