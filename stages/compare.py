@@ -37,6 +37,7 @@ from releval.data.visibility import judgments_of
 from releval.decision.breakdown import Breakdown, breakdown, strata
 from releval.decision.compare import canonical, compare
 from releval.decision.conditions import Evidence, conditions_of, controlled_change
+from releval.decision.family import compare_family
 from releval.decision.horizons import by_horizon
 from releval.decision.inspections import Settings, Subject, change_block
 from releval.decision.missing import chosen, run_queries
@@ -44,6 +45,8 @@ from releval.decision.over_time import figures
 from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
+from releval.metrics.measures import MEASURES
+from releval.metrics.names import parse_measures
 from releval.numbers import formatted
 from releval.params import Params
 from stages.common import (
@@ -66,11 +69,50 @@ class Outputs:
     diff: pd.DataFrame
 
 
+def in_family(p: Params) -> list[str]:
+    """The systems of ``compare.systems`` ("all": every evaluated system), baseline first."""
+    chosen = p.systems() if p.compare.systems == "all" else p.compare.systems
+    return list(dict.fromkeys([p.compare.baseline, *chosen])) if chosen else []
+
+
 def compared(p: Params) -> list[str]:
-    """The systems of the primary pair and of every ``compare.also`` pair, once each."""
+    """The systems of the primary pair, of every ``compare.also`` pair and of the family,
+    once each."""
     pairs = [(p.compare.baseline, p.compare.candidate),
              *((a.baseline, a.candidate) for a in p.compare.also)]
-    return list(dict.fromkeys(s for pair in pairs for s in pair))
+    return list(dict.fromkeys([*(s for pair in pairs for s in pair), *in_family(p)]))
+
+
+def direction(measure: str) -> str:
+    """"higher" | "lower": the way ``measure`` improves (the measure registry's)."""
+    return MEASURES[parse_measures(measure)[0].family].better
+
+
+def family_block(p: Params, ev: Evidence) -> dict | None:
+    """``compare.systems`` compared as one family per compared measure
+    (``releval.decision.family``) over the query set ``compare.query_set`` chooses for all of
+    them; None without ``compare.systems``. A system with no evaluated values (an empty run)
+    is left out and named."""
+    c = p.compare
+    systems = in_family(p)
+    if not systems:
+        return None
+    present = set(ev.per_query[S.SYSTEM])
+    absent = [s for s in systems if s not in present]
+    systems = [s for s in systems if s in present]
+    measures, effect = canonical(c.measures, c.min_effect, p.evaluate.rel)
+    judged = set(ev.qrels[S.QUERY_ID].astype(str))
+    kept, query_set = chosen(c.query_set, judged, {
+        s: run_queries(ev.runs[s]) if s in ev.runs else None for s in systems})
+    per_query = ev.per_query[~ev.per_query[S.QUERY_ID].astype(str).isin(judged - kept)]
+    results = [compare_family(
+        per_query, systems, m, family=c.family, baseline=c.baseline, correction=c.correction,
+        test=c.test, tie_band=c.tie_band, higher_is_better=direction(m) == "higher",
+        min_effect=effect[m] if isinstance(effect, dict) else effect, alpha=c.alpha,
+        resamples=c.resamples, seed=p.base.seed).to_dict() for m in measures]
+    return {"systems": systems, "left_out_systems": absent, "family": c.family,
+            "correction": c.correction, "test": c.test, "query_set": query_set,
+            "measures": results}
 
 
 def comparison(p: Params, baseline: str, candidate: str, change: str | None,
@@ -96,7 +138,7 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     clusters = clusters_of(queries, c.cluster)
     result = compare(side[baseline], side[candidate], measures, clusters=clusters,
                      allow_uncontrolled=True, min_effect=effect, resamples=c.resamples,
-                     alpha=c.alpha, seed=p.base.seed)
+                     alpha=c.alpha, seed=p.base.seed, test=c.test, tie_band=c.tie_band)
     evaluated = per_query[S.QUERY_ID].unique()
     parts = breakdown(per_query, strata(evaluated, labels, queries, c.strata), ev.qrels,
                       measures, baseline, candidate)
@@ -146,7 +188,7 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
                        labels, seeds)[0] for a in c.also]
     doc |= {"figures": figures(parts.diff, c.baseline, c.candidate, c.strata,
                                resamples=c.resamples, alpha=c.alpha, seed=p.base.seed),
-            "also": also}
+            "also": also, "family": family_block(p, ev)}
     if horizons is not None and not horizons.empty:
         measures, effect = canonical(c.measures, c.min_effect, p.evaluate.rel)
         doc["horizons"] = by_horizon(horizons, c.baseline, c.candidate, measures,
@@ -154,6 +196,14 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.Da
                                      min_effect=effect, resamples=c.resamples, alpha=c.alpha,
                                      seed=p.base.seed)
     return Outputs(doc, parts.diff)
+
+
+def _family_text(block: dict | None) -> str:
+    """The one line's part for the family: each measure's groups."""
+    if not block:
+        return ""
+    return "; " + "; ".join(f"{f['measure']} groups " + ", ".join(
+        f"{r['system']} {r['group']}" for r in f["leaderboard"]) for f in block["measures"])
 
 
 def _horizons_text(block: dict | None) -> str:
@@ -204,6 +254,7 @@ def main() -> None:
           f"{f' ({kind})' if kind else ''}"
           f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
           + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else "")
+          + _family_text(doc.get("family"))
           + _horizons_text(doc.get("horizons")))
 
 

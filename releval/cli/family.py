@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -58,19 +59,20 @@ def _higher(measure: str) -> bool:
     return MEASURES[resolve([measure])[0].family].better == "higher"
 
 
-def print_families(doc: dict) -> None:
-    """Per measure: the leaderboard with its groups, then every pair of the family."""
-    out = console()
-    for f in doc["families"]:
+def print_families(doc: dict, out: Console | None = None) -> None:
+    """Per measure: the leaderboard with its groups, then every pair of the family; ``doc``
+    holds ``query_set`` and ``families`` (or a comparison.json's ``family``: ``measures``)."""
+    out = out or console()
+    for f in doc.get("families", doc.get("measures", [])):
         result = FamilyResult(**f)
         test = TESTS[result.test].label
         board = Table(title=f"{result.measure}: {len(result.leaderboard)} systems, "
                             f"{result.n} queries")
-        for col in ("rank", "system", "mean", "n", "group"):
+        for col in ("rank", "system", "mean", "95% CI", "n", "group"):
             board.add_column(col, justify="left" if col in ("system", "group") else "right")
         for r in result.leaderboard:
-            board.add_row(str(r["rank"]), escape(r["system"]), number(r["mean"]), str(r["n"]),
-                          r["group"])
+            board.add_row(str(r["rank"]), escape(r["system"]), number(r["mean"]),
+                          interval(r["ci_low"], r["ci_high"], ".4f"), str(r["n"]), r["group"])
         out.print(board)
         pairs = Table(title=f"{result.measure}: family {result.family}, {test}, "
                             f"{result.correction} over {len(result.pairs)} pairs")

@@ -632,6 +632,12 @@ def _show_run(root: Path, title: str) -> None:
         out.print(f"n, undefined: {SHOWN[0]}'s (a figure over other queries shows its own n); "
                   "missing: judged queries the run does not answer, scored 0", highlight=False,
                   style="dim")
+        if (path := artifacts.path("compare.comparison", root)).exists():
+            family = json.loads(path.read_text()).get("family")
+            if family:
+                from releval.cli.family import print_families
+
+                print_families(family, out)
     decision = artifacts.path("gate.decision", root)
     if decision.exists():
         doc = json.loads(decision.read_text())

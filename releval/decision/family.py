@@ -4,8 +4,8 @@ correction, and the groups of systems that cannot be told apart.
 Over k systems and the n queries defined for every one of them (the others left out and
 counted), one measure at a time:
 
-- the leaderboard: each system's mean over the n queries, best first (the measure's
-  direction);
+- the leaderboard: each system's mean over the n queries with its percentile bootstrap CI,
+  best first (the measure's direction);
 - the family (``FAMILIES``): ``baseline`` (each system against the baseline: k − 1 pairs)
   or ``all_pairs`` (k(k − 1)/2 pairs, the lower-ranked system of each the baseline); each
   pair a paired comparison (``releval.decision.stats.paired``: Δ, bootstrap CI, the named
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.decision.stats import CHUNK_BYTES, holm, paired, verdict
+from releval.decision.stats import CHUNK_BYTES, holm, mean_ci, paired, verdict
 from releval.errors import InputError
 
 TIE_TOLERANCE = 1e-9
@@ -195,7 +195,10 @@ def compare_family(per_query: pd.DataFrame, systems: list[str], measure: str, *,
             differ.add(frozenset((r["baseline"], r["candidate"])))
     groups = letters(best, differ)
     board = [{"system": s, "mean": float(means[s]), "n": int(len(defined)), "group": groups[s],
-              "rank": i + 1} for i, s in enumerate(best)]
+              "rank": i + 1, **{k: mean_ci(defined[s].to_numpy(), resamples=resamples,
+                                           alpha=alpha, seed=seed)[k]
+                                for k in ("ci_low", "ci_high")}}
+             for i, s in enumerate(best)]
     return FamilyResult(measure, family, correction, test, float(alpha), int(resamples),
                         int(seed), int(len(defined)), int(len(wide) - len(defined)), board,
                         [{k: _none(v) for k, v in r.items()} for r in out])

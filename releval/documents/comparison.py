@@ -134,6 +134,66 @@ class Horizons(Fixed):
     novelty: list[Novelty]
 
 
+class FamilyPair(Fixed):
+    """One pair of a family (``releval.decision.family``)."""
+
+    baseline: str
+    candidate: str
+    n: int
+    mean_baseline: Number
+    mean_candidate: Number
+    mean_diff: Number
+    ci_low: Number
+    ci_high: Number
+    p_value: Number
+    effect_size: Number
+    share_improved: Number
+    p_adjusted: Number
+    verdict: str
+    differ: bool
+
+
+class Standing(Fixed):
+    """One system on a family's leaderboard: its mean, n, letter group and rank."""
+
+    system: str
+    mean: Number
+    n: int
+    group: str
+    rank: int
+    ci_low: Number
+    ci_high: Number
+
+
+class FamilyMeasure(Fixed):
+    """One measure's family comparison (``releval.decision.family.FamilyResult``)."""
+
+    measure: str
+    family: str
+    correction: str
+    test: str
+    alpha: float
+    resamples: int
+    seed: int
+    n: int
+    left_out: int
+    leaderboard: list[Standing]
+    pairs: list[FamilyPair]
+
+
+class Family(Fixed):
+    """``compare.systems`` in one decision: the systems, the family, correction and test, the
+    query set over all of them and one ``FamilyMeasure`` per compared measure."""
+
+    systems: list[str]
+    left_out_systems: list[str]
+    family: str
+    correction: str
+    test: str
+    query_set: dict[str, Any]
+    measures: list[FamilyMeasure]
+
+
 class Comparison(Document):
     baseline: str
     candidate: str
@@ -155,6 +215,8 @@ class Comparison(Document):
     horizons: Horizons | None = None  # the primary comparison, recommend.horizons_days only
     # the judged queries the means run over (releval.decision.missing.chosen)
     query_set: dict[str, Any] | None = None
+    # compare.systems as one family per measure (stage compare: family_block), primary only
+    family: Family | None = None
 
     def row(self, measure: str) -> Paired | None:
         """The paired row of ``measure`` over every query, None when there is none."""

@@ -231,6 +231,16 @@ class Compare(Section):
     # the judged queries the means run over (releval.decision.missing): judged (a query a
     # run misses scores 0, labelled), common (those both answer) or refuse
     query_set: Literal["judged", "common", "refuse"] = "judged"
+    # the test behind every p-value (releval.decision.significance.TESTS); tie_band: the
+    # sign test's |Δ| that counts as a tie
+    test: Literal["randomization", "t", "wilcoxon", "sign", "bootstrap"] = "randomization"
+    tie_band: float = Field(0.0, ge=0)
+    # many systems in one decision (releval.decision.family): [] none, "all" every evaluated
+    # system, or a list; the family (each against the baseline, or all pairs) and its
+    # correction (holm, bh: Benjamini–Hochberg, tukey: Tukey's HSD by randomization)
+    systems: list[str] | Literal["all"] = []
+    family: Literal["baseline", "all_pairs"] = "baseline"
+    correction: Literal["holm", "bh", "tukey"] = "holm"
 
 
 class Plan(Section):
@@ -395,6 +405,8 @@ class Params(Section):
             yield from (("measure", f"compare.also.{i}.measures.{j}", m)
                         for j, m in enumerate(also.measures or []))
         yield from (("measure", f"compare.measures.{i}", m) for i, m in enumerate(c.measures))
+        if isinstance(c.systems, list):
+            yield from (("system", f"compare.systems.{i}", s) for i, s in enumerate(c.systems))
         if isinstance(c.min_effect, dict):
             yield from (("measure", f"compare.min_effect.{m}", m) for m in c.min_effect)
         yield from (("measure", f"evaluate.measures.{i}", m)
@@ -439,6 +451,9 @@ class Params(Section):
             if pair.baseline == pair.candidate:
                 raise InputError(f"baseline and candidate are both {pair.baseline!r}", "params",
                                  key)
+        if self.compare.correction == "tukey" and self.compare.family != "all_pairs":
+            raise InputError("correction tukey (Tukey's HSD) is for the family all_pairs",
+                             "params", "compare.correction")
         if self.prepare.source == "logged_feedback" and self.offpolicy.log is None:
             raise InputError("prepare.source logged_feedback reads offpolicy.log: give the log",
                              "params", "offpolicy.log")

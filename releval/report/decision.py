@@ -38,6 +38,34 @@ SAFETY_COUNTS = (
     "table's not-filtered count of an external run.")
 
 
+def family_lines(block: dict | None) -> list[str]:
+    """``compare.systems`` as one family: per measure the leaderboard with its letter groups
+    (a shared letter: not told apart at α after the correction), then every pair."""
+    if not block:
+        return []
+    test = TESTS[block["test"]].label
+    lines = [f"## Many systems: {', '.join(block['systems'])}", "",
+             f"Family {block['family']}, {test}, {block['correction']} over each measure's "
+             f"pairs; query set ({block['query_set']['choice']}): "
+             f"{block['query_set']['label']}."
+             + (f" Left out (no evaluated values): {', '.join(block['left_out_systems'])}."
+                if block["left_out_systems"] else ""), ""]
+    for f in block["measures"]:
+        lines += [f"**{f['measure']}** ({f['n']} queries; {f['left_out']} undefined for a "
+                  "system, left out)", "", *markdown_table(
+                      ["rank", "system", "mean", "95% CI", "group"],
+                      [[r["rank"], r["system"], number(r["mean"]),
+                        interval(r["ci_low"], r["ci_high"], ".4f"), r["group"]]
+                       for r in f["leaderboard"]]), "", *markdown_table(
+                      ["baseline", "candidate", "Δ mean", "95% CI", "d_z", "p",
+                       f"p ({f['correction']})", "verdict"],
+                      [[r["baseline"], r["candidate"], number(r["mean_diff"], "+.4f"),
+                        interval(r["ci_low"], r["ci_high"]), number(r["effect_size"], "+.2f"),
+                        number(r["p_value"]), number(r["p_adjusted"]), r["verdict"]]
+                       for r in f["pairs"]]), ""]
+    return lines
+
+
 def _comparison_section(c: dict) -> list[str]:
     """The paired comparison, the conditions held fixed, aggregates and the mix check."""
     block = c.get("query_set") or {}
@@ -191,7 +219,8 @@ def render_decision(comparison: dict, slices: pd.DataFrame, safety: dict, failur
     these outputs; ``offpolicy_doc``: offpolicy.json (``releval.report.offpolicy``: the
     estimates over every position, the on-policy value, the reference and the diagnostics;
     one line without a log)."""
-    lines = [*_comparison_section(comparison), "", *change.markdown(comparison, system_health),
+    lines = [*_comparison_section(comparison), "", *family_lines(comparison.get("family")),
+             *change.markdown(comparison, system_health),
              *training.markdown(comparison), *_slices_section(slices, comparison, min_n),
              *_safety_section(safety), *_failures_section(failures, sheet),
              *health.markdown(system_health, decision, receipt), *query_set,

@@ -214,3 +214,25 @@ def test_further_horizons_are_compared_and_their_block_is_a_valid_document():
     Comparison.model_validate(doc)
     assert "horizons" not in run(params(), per_query(), labels(), queries(), documents(),
                                  judgments(), stats(), *more()).comparison
+
+
+def test_compare_systems_make_one_family_with_its_query_set_and_groups():
+    """compare.systems: every system's mean on one leaderboard with letter groups, each pair
+    of the family under the named test, over the judged queries every run answers."""
+    dense = pd.DataFrame({"system": "dense", "query_id": IDS * 2,
+                          "measure": ["nDCG@10"] * 4 + ["R@100"] * 4,
+                          "value": [0.25, 0.0, 0.0, 0.0, 0.5, 0.25, 0.0, 0.0]})
+    table = pd.concat([per_query(), dense], ignore_index=True)
+    runs_, pool, split, report, seeds = more()
+    runs_["dense"] = runs_["dense"][runs_["dense"]["query_id"] != "q4"]  # q4 missing
+    doc = run(params(systems=["hybrid", "dense"], family="all_pairs", test="t",
+                     query_set="common"), table, labels(), queries(), documents(),
+              judgments(), stats(), runs_, pool, split, report, seeds).comparison
+    family = doc["family"]
+    assert family["systems"] == ["bm25", "hybrid", "dense"] and family["test"] == "t"
+    assert family["query_set"]["missing"] == {"bm25": 0, "hybrid": 0, "dense": 1}
+    ndcg = family["measures"][0]
+    assert ndcg["measure"] == "nDCG@10" and ndcg["n"] == 3  # q4 left out: dense misses it
+    assert [r["system"] for r in ndcg["leaderboard"]] == ["hybrid", "bm25", "dense"]
+    assert len(ndcg["pairs"]) == 3 and all(len(r["group"]) for r in ndcg["leaderboard"])
+    assert doc["paired"][0]["test"] == "t"
