@@ -48,7 +48,7 @@ from releval.metrics.names import parse_measure
 from releval.metrics.spec import Measure
 from releval.report import automatic, change, health, history, offpolicy, training
 from releval.report import recommendation as rec
-from releval.report.decision import WORKSHEET_ROWS, reuse
+from releval.report.decision import WORKSHEET_ROWS, family_lines, reuse
 from releval.report.formats import (
     HARD_NEGATIVES,
     HARD_NEGATIVES_LEGEND,
@@ -333,6 +333,8 @@ def comparison_section(inputs: ReportInputs) -> Raw:
     c = inputs.comparison
     return Raw("".join([
         _conditions(c), _paired(c), _horizons(c),
+        *([markdown(family_lines(c["family"])), _figures(inputs, "family")]
+          if c.get("family") else []),
         markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
         markdown(health.markdown(inputs.health or {}, inputs.gate, inputs.receipt)),
         _receipt(inputs.receipt)]))

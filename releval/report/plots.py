@@ -254,6 +254,36 @@ def forest(inputs: ReportInputs) -> Chart | None:
     return _finish(chart)
 
 
+@plot("family", "Many systems, ranked",
+      "Each system's mean with its 95% bootstrap interval over the queries every system is "
+      "defined on, best first; the letters are the groups: systems sharing a letter cannot "
+      "be told apart at α after the family's correction.",
+      "No family of systems (compare.systems).", section="family")
+def family(inputs: ReportInputs) -> Chart | None:
+    block = (inputs.comparison or {}).get("family")
+    if not block or not block["measures"]:
+        return None
+    f = next((m for m in block["measures"] if m["measure"] == inputs.measure),
+             block["measures"][0])
+    rows = pd.DataFrame([{"system": r["system"], "mean": r["mean"], "ci_low": r["ci_low"],
+                          "ci_high": r["ci_high"], "group": r["group"],
+                          "label": f"{r['system']} ({r['group']})"}
+                         for r in f["leaderboard"]])
+    order = rows["label"].tolist()
+    y = alt.Y("label:N", sort=order, title=None)
+    color = alt.Color("group:N", title="group", scale=alt.Scale(range=list(PALETTE)))
+    chart = alt.layer(
+        alt.Chart(rows).mark_rule(strokeWidth=2).encode(
+            x=alt.X("ci_low:Q", title=f"{f['measure']} (mean, 95% CI)"), x2="ci_high:Q", y=y,
+            color=color),
+        alt.Chart(rows).mark_point(filled=True, size=70, opacity=1).encode(
+            x="mean:Q", y=y, color=color)).properties(
+        width=WIDTH - 160, height=ROW * len(rows),
+        title=_title(f"{f['measure']}: {len(rows)} systems over {f['n']} queries",
+                     f"{f['family']}, {f['test']}, {f['correction']}"))
+    return _finish(chart)
+
+
 def _curve_chart(inputs: ReportInputs, families: tuple[str, ...], title: str,
                  subtitle: str) -> Chart | None:
     c = inputs.curves

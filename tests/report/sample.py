@@ -112,12 +112,37 @@ PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0
           "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
           "verdict": "improved", "resamples": 500, "seed": 3, "units": 40, "alpha": 0.05,
           "sd": 0.2, "power": 0.8, "mde": 0.0916, "needed_queries": 787}
+FAMILY = {"systems": [BASE, CAND, "team"], "left_out_systems": [], "family": "baseline",
+          "correction": "holm", "test": "t",
+          "query_set": {"choice": "judged", "complete": True,
+                        "label": "all 40 judged queries, answered by every run"},
+          "measures": [{"measure": MEASURE, "family": "baseline", "correction": "holm",
+                        "test": "t", "alpha": 0.05, "resamples": 500, "seed": 3, "n": 40,
+                        "left_out": 0,
+                        "leaderboard": [
+                            {"system": CAND, "mean": 0.61, "n": 40, "group": "a", "rank": 1,
+                             "ci_low": 0.55, "ci_high": 0.67},
+                            {"system": "team", "mean": 0.55, "n": 40, "group": "ab",
+                             "rank": 2, "ci_low": 0.49, "ci_high": 0.6},
+                            {"system": BASE, "mean": 0.5, "n": 40, "group": "b", "rank": 3,
+                             "ci_low": 0.44, "ci_high": 0.56}],
+                        "pairs": [
+                            {"baseline": BASE, "candidate": CAND, "n": 40, "mean_baseline": 0.5,
+                             "mean_candidate": 0.61, "mean_diff": 0.11, "ci_low": 0.03,
+                             "ci_high": 0.19, "p_value": 0.004, "effect_size": 0.45,
+                             "share_improved": 0.5, "p_adjusted": 0.008, "verdict": "improved",
+                             "differ": True},
+                            {"baseline": BASE, "candidate": "team", "n": 40,
+                             "mean_baseline": 0.5, "mean_candidate": 0.55, "mean_diff": 0.05,
+                             "ci_low": -0.01, "ci_high": 0.11, "p_value": 0.09,
+                             "effect_size": 0.2, "share_improved": 0.4, "p_adjusted": 0.09,
+                             "verdict": "inconclusive", "differ": False}]}]}
 COMPARISON = {"baseline": BASE, "candidate": CAND, "controlled": False,
               "differences": ["budget: 100 vs <50>"], "measures": [MEASURE], "unit": "query",
               "strata": "kind",
               "conditions": {BASE: {"budget": 100, "qrels": "abc"},
                              CAND: {"budget": 50, "qrels": "abc"}},
-              "paired": [PAIRED]}
+              "paired": [PAIRED], "family": FAMILY}
 SLICES = pd.DataFrame({
     S.DIMENSION: ["all", "kind", "kind"], S.SLICE: ["all", "typo", "error_code"],
     S.MEASURE: [MEASURE] * 3, "n": [40, 25, 3], f"mean_{BASE}": [0.5, 0.4, math.nan],

@@ -21,12 +21,13 @@ NEEDS = {"power": {"comparison": NO_MDE}, "per_query_diff": {"per_query_diff": N
          "latency": {"stats": {}}, "no_answer": {"safety": {"top_k": 10, "no_answer": {}}},
          "reliability": {"reliability": RELIABILITY.iloc[:0]},
          "horizons": {"comparison": COMPARISON},
+         "family": {"comparison": {**COMPARISON, "family": None}},
          "offpolicy_estimates": {"offpolicy_estimates": None},
          "offpolicy_weights": {"offpolicy_weights": None}}
 
 
 def test_the_registry_lists_every_plot_in_page_order():
-    assert list(PLOTS) == ["power", "per_query_diff", "slices", "curves", "judged",
+    assert list(PLOTS) == ["power", "per_query_diff", "slices", "family", "curves", "judged",
                            "automatic", "failures", "safety", "latency", "no_answer",
                            "reliability", "horizons",
                            "offpolicy_estimates", "offpolicy_weights"]
@@ -36,7 +37,8 @@ def test_the_registry_lists_every_plot_in_page_order():
     assert {name for name, p in PLOTS.items() if p.modes == ("recommendation",)} == {
         "reliability", "horizons"}
     assert {name for name, p in PLOTS.items() if p.section != "plots"} == {
-        "offpolicy_estimates", "offpolicy_weights"}  # drawn by the off-policy section
+        "offpolicy_estimates", "offpolicy_weights",  # drawn by the off-policy section
+        "family"}  # drawn by the comparison's many-systems part
 
 
 def test_the_horizon_plot_draws_each_horizon_and_names_the_novelty_effect():
