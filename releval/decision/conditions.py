@@ -6,7 +6,8 @@
 - qrels: the revision of the judgments the queries may see (digest of their visible
   (query_id, doc_id, grade) rows);
 - budget: the candidate budget (run stats' ``depth``);
-- time_window: first … last query time of the evaluated queries, with the corpus digest;
+- time_window: first … last query time of the evaluated queries, with the corpus digest
+  (queries without times: no window is claimed; no documents: no corpus);
 - visibility: whether the route drops from its whole window what the query may not see
   (``releval.retrieval.routes.Route.enforces_visibility``; a fused window: iff both its
   sources do), else "not enforced" (what it returned regardless is the safety stage's
@@ -47,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.adapters import EPOCH
 from releval.decision.change import KINDS, holds_fixed
 from releval.decision.compare import Uncontrolled
 from releval.errors import InputError
@@ -97,7 +99,9 @@ def conditions(system: str, per_query: pd.DataFrame, queries: pd.DataFrame, qrel
     run_stats.json."""
     ids = np.sort(per_query.loc[per_query[S.SYSTEM] == system, S.QUERY_ID].unique())
     times = pd.to_datetime(queries.loc[queries[S.QUERY_ID].isin(ids), S.ISSUED_AT], utc=True)
-    window = f"{times.min():%Y-%m-%d %H:%M} … {times.max():%Y-%m-%d %H:%M}" if len(ids) else "—"
+    timed = times[times.notna() & (times != EPOCH)]
+    window = (f"{timed.min():%Y-%m-%d %H:%M} … {timed.max():%Y-%m-%d %H:%M}" if len(timed)
+              else "no query times: no time window held fixed" if len(ids) else "—")
     return {
         "queries": f"{len(ids)} queries ({digest(pd.DataFrame({S.QUERY_ID: ids}))})",
         "qrels": qrels,
@@ -155,8 +159,9 @@ class Evidence:
 
     @cached_property
     def corpus(self) -> str:
-        """The corpus digest (12 hex characters of ``corpus_digest``)."""
-        return corpus_digest(self.documents)[:12]
+        """The corpus digest (12 hex characters of ``corpus_digest``); "none (runs only)"
+        without documents."""
+        return corpus_digest(self.documents)[:12] if len(self.documents) else "none (runs only)"
 
     @cached_property
     def revision(self) -> str:

@@ -406,6 +406,16 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
     t.put(1, "min_effect", 0.02, "smaller differences are not consequential")
     if data.users:
         t.put(1, "cluster", "user_id", "a user's queries correlate: resample users")
+    t.put(1, "query_set", "judged", "every judged query; one a run misses scores 0 there and "
+          "is counted (common: only those every run answers; refuse)")
+    t.put(1, "test", "randomization", "the paired sign-flip test (t, wilcoxon, sign, "
+          "bootstrap: the others papers report)")
+    if len(names) > 2:
+        t.put(1, "systems", "all", f"all {len(names)} runs in one decision: a leaderboard "
+              "with the groups that cannot be told apart")
+        t.put(1, "family", "baseline", f"each run against {baseline} (all_pairs: every pair)")
+        t.put(1, "correction", "holm", "over the family's pairs (bh: Benjamini–Hochberg; "
+              "tukey: Tukey's HSD, all_pairs)")
     strata = "kind" if data.tags else "length" if data.text else "kind"
     t.put(1, "strata", strata, "the slices of the equal-slice aggregate" + (
         "" if data.tags or data.text else ": one (no tags, no text)"))
