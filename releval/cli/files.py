@@ -72,7 +72,7 @@ def metrics(
     qrels: Annotated[Path, typer.Argument(help="qrels: TREC (qid 0 docid grade), BEIR .tsv, "
                                           ".csv or .parquet")],
     run: Annotated[Path, typer.Argument(help="run: TREC (qid Q0 docid rank score tag), "
-                                        ".csv or .parquet")],
+                                        ".csv or .parquet; - reads a TREC run from stdin")],
     measure: Annotated[list[str] | None, typer.Option(
         "-m", "--measure", help="measure, ir_measures or trec_eval style; repeatable "
         f"[default: {' '.join(DEFAULT_MEASURES)}]")] = None,
@@ -107,11 +107,17 @@ def metrics(
         "--ties", help="also report score ties: per measure the queries where a tie "
         "straddles the cutoff, and the range [worst, best] over every order of the tied "
         "documents beside the value")] = False,
+    trec_version: Annotated[str, typer.Option(
+        "--trec-eval", help="with --format trec: the trec_eval version reproduced "
+        f"({', '.join(trec_eval.VERSIONS)}; 9.0.8 is pytrec_eval's)")] = trec_eval.DEFAULT_VERSION,
 ) -> None:
     """Evaluate RUN against QRELS. Queries without a relevant judgment are undefined:
     excluded from the means and counted; --format trec follows trec_eval (scored 0)."""
     if complete and common_only:
         fail("-c and --common-only name opposite query sets: choose one")
+    if trec_version not in trec_eval.VERSIONS:
+        fail(f"--trec-eval {trec_version}: unknown version (known: "
+             f"{', '.join(trec_eval.VERSIONS)})")
     compiled.warm()  # the engine's loops compile (or load) while the files are read
     common_only = common_only or (fmt == Format.trec and not complete)
     try:
@@ -121,7 +127,10 @@ def metrics(
             resolve(measure or DEFAULT_MEASURES, rel=rel)
         if judged_only and not wanted:
             measures = as_judged_only(measures)
-        run_frame = _select_system(read_run(run), system)
+        run_frame = _select_system(read_run(
+            run, comments=bool(wanted) and trec_eval.VERSIONS[trec_version].comments), system)
+        if wanted:
+            run_frame = trec_eval.as_ranked(run_frame, trec_version)
         if max_docs is not None:
             run_frame = truncated(run_frame, max_docs)
         truth = read_qrels(qrels)
@@ -130,7 +139,7 @@ def metrics(
         if wanted:
             result = trec_eval.evaluate(run_frame, truth, wanted, run_id=tag, level=rel,
                                         complete=not common_only, max_grade=max_grade,
-                                        undefined_aware=undefined_aware)
+                                        undefined_aware=undefined_aware, version=trec_version)
         else:
             result = evaluate(run_frame, truth, measures, rel=rel, max_grade=max_grade,
                               common_only=common_only)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -245,13 +247,42 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def read_run(path: str | Path) -> pd.DataFrame:
+def _trec_text(path: str | Path, comments: bool) -> tuple[Path, str]:
+    """(a TREC file to parse, its name in errors): ``-`` is standard input; with
+    ``comments`` the lines whose first non-blank character is ``#`` are left out (their
+    error line numbers then count the other lines)."""
+    name = "<stdin>" if str(path) == "-" else str(existing(path))
+    if name != "<stdin>" and not comments:
+        return Path(path), name
+    text = sys.stdin.buffer.read() if name == "<stdin>" else Path(path).read_bytes()
+    if comments:
+        text = b"".join(line for line in text.splitlines(keepends=True)
+                        if not line.lstrip().startswith(b"#"))
+    with tempfile.NamedTemporaryFile(prefix="releval-run-", suffix=".trec",
+                                     delete=False) as handle:
+        handle.write(text)
+    return Path(handle.name), name
+
+
+def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
     """A run as (query_id, doc_id, score[, rank][, system]).
 
     TREC run files (``qid Q0 docid rank score tag``) lose their rank column: trec_eval
     orders them by score descending, ties by doc_id descending, and so does releval.
-    Tables (CSV/parquet) keep an explicit ``rank`` when they have one.
+    Tables (CSV/parquet) keep an explicit ``rank`` when they have one. ``-`` reads a TREC
+    run from standard input; ``comments`` skips its ``#`` lines (trec_eval 10.0).
     """
+    if str(path) == "-" or comments and not is_table(Path(path)):
+        source, name = _trec_text(path, comments)
+        try:
+            frame = read_run(source)
+        except InputError as exc:
+            raise InputError(exc.rule, name, exc.where) from None
+        finally:
+            if source != Path(path):
+                source.unlink()
+        frame.attrs["source"] = name
+        return frame
     path = existing(path)
     if is_table(path):
         frame = read_table(path)

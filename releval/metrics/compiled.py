@@ -122,6 +122,19 @@ def hash_strings(offsets, data, out):  # pragma: no cover - compiled
 
 
 @_kernel
+def sums_in_order(weights, starts, out):  # pragma: no cover - compiled
+    """out[g] = weights[starts[g]] + … + weights[starts[g + 1] - 1], added one by one in row
+    order (as trec_eval's loops add, bit for bit; numpy's sums are pairwise)."""
+    n = len(starts)
+    for g in range(n):
+        stop = starts[g + 1] if g + 1 < n else len(weights)
+        total = 0.0
+        for i in range(starts[g], stop):
+            total += weights[i]
+        out[g] = total
+
+
+@_kernel
 def same_as_previous(offsets, data, out):  # pragma: no cover - compiled
     """out[i] = string i + 1 equals string i (byte for byte), for i < n - 1."""
     for i in range(len(out)):

@@ -228,7 +228,8 @@ def bpref(r: Ranking, m: Measure) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(above > 0, 1.0 - np.minimum(above, n_rel) / np.minimum(n_nonrel, n_rel),
                         1.0)
-    return _over_relevant(r, r.per_query(np.where(rel, term, 0.0)), m.rel)
+    # added in rank order as trec_eval adds: a sum at an exact half rounds as it prints
+    return _over_relevant(r, r.per_query_in_order(np.where(rel, term, 0.0)), m.rel)
 
 
 @measure("Judged", cutoff="required", params=())

@@ -216,6 +216,16 @@ class Ranking:
             out[self.q[self.starts]] = np.add.reduceat(w, self.starts)
         return out
 
+    def per_query_in_order(self, weights: np.ndarray) -> np.ndarray:
+        """``per_query`` with each query's rows added one by one in rank order, as trec_eval
+        adds them (the same value to the last bit where a sum's rounding shows)."""
+        out = np.zeros(self.nq)
+        if len(self.starts):
+            sums = np.empty(len(self.starts))
+            compiled.sums_in_order(np.asarray(weights, dtype=np.float64), self.starts, sums)
+            out[self.q[self.starts]] = sums
+        return out
+
     def top(self, k: int | None) -> np.ndarray:
         """Rows in the first ``k`` positions (all rows when k is None)."""
         if k is None:

@@ -22,6 +22,10 @@
   undefined (no relevant judgment) is left out of its mean and gets no per-query line;
   under ``complete`` a missing qrels query is evaluated as an empty ranking (0 where defined,
   its |R| in num_rel); num_q counts the evaluated queries.
+- ``version``: the trec_eval version reproduced (``releval.metrics.trec_eval_versions``:
+  9.0.8 by default, pytrec_eval's; 10.0): its score precision in the ranking, its count of
+  relevant documents for a recall level, its per-query lines of missing queries under
+  ``complete`` and its refusal of a qrels query missing from the run without it.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ from releval.metrics.condensed import as_judged_only
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import TREC_LINES, TREC_ORDER, TREC_SETS
 from releval.metrics.ranking import truncated
-from releval.metrics.registry import AGGREGATES
+from releval.metrics.registry import AGGREGATES, option
 from releval.metrics.spec import Measure
+from releval.metrics.trec_eval_versions import DEFAULT_VERSION, VERSIONS, Version
 
 DEFAULT = ("official",)  # trec_eval's measures when none is named
 _NAME = re.compile(r"^(?P<base>.+?)(?:_(?P<param>\d+(?:\.\d+)?))?$")
@@ -116,10 +121,70 @@ class TrecEval:
                        + shown + "\n")
 
 
+def as_ranked(run: pd.DataFrame, version: str = DEFAULT_VERSION) -> pd.DataFrame:
+    """``run`` with its scores at the precision ``version`` ranks them (a run with a rank
+    column, ranked by it, unchanged)."""
+    if S.RANK in run.columns or S.SCORE not in run.columns:
+        return run
+    return run.assign(**{S.SCORE: run[S.SCORE].to_numpy(float).astype(
+        VERSIONS[version].score).astype(float)})
+
+
+def _interpolated(run: pd.DataFrame, qrels: pd.DataFrame, xs: list[float], version: Version,
+                  level: int, judged_only: bool) -> pd.DataFrame:
+    """iprec_at_recall_x per run query (query_id, x, value) by ``version``'s count c of
+    relevant documents for x: the best precision at the c-th relevant document or later, 0
+    when fewer are ranked or the query has none."""
+    key = [S.QUERY_ID, S.DOC_ID]
+    rows = run[[*key, *(c for c in (S.SCORE, S.RANK) if c in run.columns)]].merge(
+        qrels[[*key, S.GRADE]].drop_duplicates(key), on=key, how="left")
+    if judged_only:
+        rows = rows[rows[S.GRADE].notna()]
+    by = [S.QUERY_ID, S.RANK] if S.RANK in rows.columns else [S.QUERY_ID, S.SCORE, S.DOC_ID]
+    rows = rows.sort_values(by, ascending=[True] + [S.RANK in rows.columns] * (len(by) - 1),
+                            kind="stable")
+    position = rows.groupby(S.QUERY_ID, sort=False).cumcount().to_numpy() + 1
+    hit = (rows[S.GRADE] >= level).to_numpy()
+    hits = rows.loc[hit, [S.QUERY_ID]].assign(pos=position[hit])
+    hits["k"] = hits.groupby(S.QUERY_ID, sort=False).cumcount() + 1
+    hits["best"] = (hits["k"] / hits["pos"])[::-1].groupby(hits[S.QUERY_ID][::-1]).cummax()
+    queries = pd.Index(rows[S.QUERY_ID].unique(), name=S.QUERY_ID)
+    n_rel = qrels[qrels[S.GRADE] >= level].groupby(S.QUERY_ID).size().reindex(queries,
+                                                                                fill_value=0)
+    best = hits.set_index([S.QUERY_ID, "k"])["best"]
+    frames = []
+    for x in xs:
+        at = pd.MultiIndex.from_arrays([queries, version.needed(x, n_rel.to_numpy())])
+        value = best.reindex(at).fillna(0.0).to_numpy() * (n_rel.to_numpy() > 0)
+        frames.append(pd.DataFrame({S.QUERY_ID: queries, "x": x, S.VALUE: value}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _missing(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, level: int) -> pd.DataFrame:
+    """The per-query values (query_id, name, value) of the qrels queries missing from
+    ``run``, evaluated on an empty ranking: num_rel their count of grade ≥ ``level``, the
+    rest 0."""
+    missing = qrels[~qrels[S.QUERY_ID].isin(run[S.QUERY_ID].unique())]
+    n_rel = (missing[S.GRADE] >= level).groupby(missing[S.QUERY_ID]).sum()
+    names = pd.Index([name for name, _ in req.measures], name="name")
+    rows = pd.MultiIndex.from_product([n_rel.index, names]).to_frame(index=False)
+    return rows.assign(**{S.VALUE: np.where(rows["name"] == "num_rel",
+                                            n_rel.reindex(rows[S.QUERY_ID]).to_numpy(), 0.0)})
+
+
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: str,
              level: int = 1, complete: bool = False, max_docs: int | None = None,
-             undefined_aware: bool = False, max_grade: int = 3) -> TrecEval:
-    """``run`` against ``qrels`` as trec_eval evaluates it (the module's rules)."""
+             undefined_aware: bool = False, max_grade: int = 3,
+             version: str = DEFAULT_VERSION) -> TrecEval:
+    """``run`` against ``qrels`` as trec_eval ``version`` evaluates it (the module's
+    rules)."""
+    rules = VERSIONS[version]
+    run = as_ranked(run, version)
+    if rules.missing_fatal and not complete:
+        missing = np.setdiff1d(qrels[S.QUERY_ID].unique(), run[S.QUERY_ID].unique())
+        if len(missing):
+            raise InputError(f"query {missing[0]} of the qrels is not in the run (trec_eval "
+                             f"{version} evaluates every qrels query: use -c)", "run")
     if max_docs is not None:
         run = truncated(run, max_docs)
     measures = [m for _, m in req.measures]
@@ -130,6 +195,15 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
     pq = result.per_query.assign(name=result.per_query[S.MEASURE].map(names))
     if not undefined_aware:
         pq[S.VALUE] = pq[S.VALUE].fillna(0.0)
+    iprec = {m.name: option(m, "recall") for _, m in req.measures if m.family == "IPrec"}
+    if rules.recall_count != VERSIONS[DEFAULT_VERSION].recall_count and iprec \
+            and not undefined_aware:
+        judged = any(option(m, "judged_only") for _, m in req.measures if m.name in iprec)
+        own = _interpolated(run, qrels, sorted(set(iprec.values())), rules, level, judged)
+        at = pq[S.MEASURE].map(iprec)
+        found = pd.MultiIndex.from_arrays([pq[S.QUERY_ID], at])
+        value = own.set_index([S.QUERY_ID, "x"])[S.VALUE].reindex(found).to_numpy()
+        pq[S.VALUE] = np.where(at.notna(), value, pq[S.VALUE])
     n_evaluated = result.counts["queries_evaluated"]
     n_qrels = qrels[S.QUERY_ID].nunique() if complete and not undefined_aware else n_evaluated
     if undefined_aware:
@@ -149,6 +223,8 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
     summary = summary[summary[S.VALUE].map(lambda v: isinstance(v, str) or not pd.isna(v))]
     geometric = [name for name, m in req.measures
                  if MEASURES[m.family].aggregate == "geometric"]
+    if rules.missing_printed and complete and not undefined_aware:
+        pq = pd.concat([pq, _missing(run, qrels, req, level)], ignore_index=True)
     pq = pq[~pq["name"].isin(geometric) & pq[S.VALUE].notna()]
     pq = pq.assign(_order=pq["name"].map(order)).sort_values(
         [S.QUERY_ID, "_order"], kind="stable")[[S.QUERY_ID, "name", S.VALUE]]
