@@ -8,7 +8,10 @@ and the content-keyed embedding cache are shared with the project (both are addr
 content, so sharing cannot change a number). The looks file the gate read (``reports.looks``)
 is written back from the receipt's ``run.looks_file``, so the gate counts the same looks.
 Every digest and metric of the new receipt is
-compared with the old one. A receipt that cannot be re-run here is refused in one line
+compared with the old one; where they differ, how close the reproduction is per system
+(``releval.decision.reproduction``: each measure's RMSE over the per-query values, and the
+ranked lists' KTU and RBO, read from the original outputs in the DVC cache by the receipt's
+digests). A receipt that cannot be re-run here is refused in one line
 naming it and what is missing: its commit (not in this repository), or its pinned inputs
 (in neither the DVC cache nor the remote: each by params key, slot and md5).
 """
@@ -22,16 +25,25 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from releval import artifacts
+from releval.data import contracts as S
+from releval.data.readers import read_parquet
+from releval.decision import reproduction as R
 from releval.errors import InputError
 from releval.params import Params, parse_params
 from releval.project import receipt
 from releval.project.inputs import INPUT_DIR, inputs
-from releval.project.revision import cache_dir, cached, receipt_commit
+from releval.project.revision import cache_dir, cache_file, cached, receipt_commit
+from releval.report.formats import number
+
+RUNS = ("candidates.run", "fused.run")  # the outputs whose ranked lists are compared
+LABELS = {"rmse": "RMSE ", "order": ""}  # how a closeness line names each part
 
 
 @dataclass
@@ -42,6 +54,7 @@ class Outcome:
     differences: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     log: Path | None = None
+    closeness: list[str] = field(default_factory=list)
 
 
 def _run(cmd: list[str], cwd: Path, what: str, **kw) -> subprocess.CompletedProcess:
@@ -111,6 +124,32 @@ def _unrestorable(tree: Path, entry: dict, path: Path, p: Params) -> InputError 
                       "where they exist, or restore the remote", str(path))
 
 
+def closeness(old: dict, tree: Path, cache: Path) -> list[str]:
+    """One line per system: how close the outputs in ``tree`` are to those the receipt
+    ``old`` digests (read from the DVC ``cache``): each measure's RMSE over the per-query
+    values, and the mean KTU and RBO of the ranked lists; an output either side lacks is
+    left out."""
+    def pair(path: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        md5 = old["receipt"]["outputs"].get(path) or ""
+        then, now = cache_file(cache, md5), tree / path
+        return (read_parquet(then), read_parquet(now)) if md5 and then.is_file() \
+            and now.is_file() else None
+
+    then, now = [dict(tuple(f.groupby(f[S.SYSTEM].astype(str), sort=False)))
+                 for f in pair(artifacts.at("evaluate.per_query")) or ()] or ({}, {})
+    per_query = {s: (then[s], now[s]) for s in then if s in now}
+    runs = {Path(p).parent.name: two for p in old["receipt"]["outputs"]
+            if any(fnmatch(p, artifacts.get(n).pattern) for n in RUNS) and (two := pair(p))}
+    close = R.closeness(per_query, runs)
+    lines = []
+    for system in dict.fromkeys(s for frame in close.values() for s in frame[S.SYSTEM]):
+        parts = [LABELS[key] + ", ".join(f"{r.measure} {number(r.value)}" for r in rows)
+                 for key, frame in close.items()
+                 if (rows := list(frame[frame[S.SYSTEM] == system].itertuples()))]
+        lines.append(f"{system}: {'; '.join(parts)}")
+    return lines
+
+
 def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool = False,
               progress: Callable[[str], None] = print) -> Outcome:
     old = receipt.read(path, ("code.commit", "params.values", "inputs", "outputs", "metrics",
@@ -163,7 +202,11 @@ def reproduce(path: Path, root: Path, *, pinned_only: bool = False, keep: bool =
         kept.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(log, kept)
         receipt.write(artifacts.path("reports.reproduced", root), new)
-        return Outcome(not diffs, digests, metrics, diffs, notes, kept)
+        try:
+            close = closeness(old, tree, cache_dir(root)) if diffs else []
+        except InputError as exc:  # the figures beside the differences, never the verdict
+            close = [f"not measured: {exc}"]
+        return Outcome(not diffs, digests, metrics, diffs, notes, kept, close)
     finally:
         if not keep:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root,
@@ -196,6 +239,11 @@ def main() -> None:
     print(f"reproduced: DIFFERENT ({len(out.differences)} differences; the new receipt is "
           f"{artifacts.at('reports.reproduced')}, the log {out.log})")
     for line in out.differences:
+        print(f"  {line}")
+    if out.closeness:
+        print("how close, per system (RMSE of the per-query values: 0 = identical; KTU and RBO "
+              f"of the ranked lists to depth {R.DEPTH}, mean over queries: 1 = identical)")
+    for line in out.closeness:
         print(f"  {line}")
     sys.exit(1)
 

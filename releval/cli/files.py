@@ -393,6 +393,10 @@ def compare(
     gate_rules: Annotated[Path | None, typer.Option(
         "--gate", help="a rules file (gate.rules' entries): apply the rules that need only "
         "this comparison and exit 1 when one fails")] = None,
+    reproduction: Annotated[bool, typer.Option(
+        "--reproduction", help="ORIGINAL REPRODUCED (or ORIG_BASELINE REPRO_BASELINE "
+        "ORIG_CANDIDATE REPRO_CANDIDATE) runs with --qrels: how close the reproduction is "
+        "(RMSE, KTU, RBO; ER and ΔRI for a pair)")] = False,
 ) -> None:
     """Compare CANDIDATE with BASELINE: paired per query (bootstrap CI, the named test,
     Holm), or, for different query sets, refused unless --allow-uncontrolled. Three or more
@@ -404,6 +408,19 @@ def compare(
     from releval.decision.compare import compare as run_compare
     from releval.decision.missing import MissingQueries
 
+    if reproduction:
+        if qrels is None or len(files) not in (2, 4):
+            fail("--reproduction needs runs and --qrels: ORIGINAL REPRODUCED, or "
+                 "ORIG_BASELINE REPRO_BASELINE ORIG_CANDIDATE REPRO_CANDIDATE")
+        from releval.cli.reproduction import reproduction_report
+
+        try:  # four runs: the baseline's pair, then the candidate's (the run)
+            reproduction_report(*(files[2:] if len(files) == 4 else files), qrels, measure,
+                                baseline_pair=tuple(files[:2]) if len(files) == 4 else None,
+                                fmt=fmt.value, max_grade=max_grade)
+        except InputError as exc:
+            fail(_worded(exc))
+        return
     if len(files) < 2:
         fail("Missing argument: compare needs a baseline and a candidate (BASELINE CANDIDATE "
              "[MORE …]); see releval compare --help")

@@ -7,13 +7,16 @@ library computes them (github.com/irgroup/repro_eval, ``repro_eval/measure/``).
 - document order: per query, Kendall's τ Union (KTU) and rank-biased overlap (RBO) between
   the two ranked lists, averaged over queries (``document_order.KTU`` / ``RBO``);
 - overall effects, for a baseline–candidate pair reproduced: the effect ratio ER and the
-  difference of relative improvements ΔRI, per measure (``overall_effects.ER`` / ``DRI``).
+  difference of relative improvements ΔRI, per measure (``overall_effects.ER`` / ``DRI``);
+- ``closeness``: the RMSE and the document order per system, as ``releval reproduce`` shows
+  them beside a reproduction that is not identical.
 
 Ranked lists are in releval's order (``releval.metrics.ranking.TIE_POLICY``: by rank when the
 run has one, else score descending, ties by doc_id descending; repro_eval's ``break_ties``
 breaks score ties the same way). Every measure is computed over the queries of both sides
-(all four for the effects); a query in only one side, or whose value is undefined, is
-excluded and counted. numpy/pandas only.
+(all four for the effects: repro_eval's measures assume the same queries throughout); a
+query whose value is undefined (NaN) in a side is excluded and counted (``undefined``).
+Where releval departs from repro_eval, the function's docstring says so. numpy/pandas only.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from releval.data import contracts as S
 DEPTH = 1000  # repro_eval's RUN_LENGTH (KTU's trim) and RBO_DEPTH
 RBO_P = 0.95  # repro_eval's RBO_P
 VALUE_COLUMNS = ("measure", "value", "n", "undefined")
+CLOSENESS_COLUMNS = (S.SYSTEM, *VALUE_COLUMNS)
 EFFECT_COLUMNS = ("measure", "ER", "delta_RI", "RI", "RI_reproduced", "n", "undefined")
 
 
@@ -47,30 +51,49 @@ def ranked_lists(run: pd.DataFrame) -> dict[str, np.ndarray]:
     return dict(zip(queries[starts], docs, strict=True))
 
 
+def _inversions(r: np.ndarray) -> int:
+    """The pairs i < j with r_i > r_j (r: distinct integers ≥ 0), counted by the levels of a
+    bottom-up merge sort, each level at once: within every block of 2s, each element of the
+    right half is searched in the sorted left half (the blocks kept apart by an offset)."""
+    n, span = len(r), int(r.max()) + 1
+    pos, v = np.arange(n), r.astype(np.int64)
+    count, size = 0, 1
+    while size < n:
+        block = pos // (2 * size)
+        key = block * span + v  # v is sorted within each block of ``size``
+        left = (pos // size) % 2 == 0
+        lk, rk = key[left], key[~left]
+        count += int((np.searchsorted(lk, (block[~left] + 1) * span)
+                      - np.searchsorted(lk, rk, side="right")).sum())
+        v = np.sort(key) - block * span
+        size *= 2
+    return count
+
+
 def ktu(original: np.ndarray, reproduced: np.ndarray, depth: int = DEPTH) -> float:
-    """Kendall's τ Union as repro_eval computes it: both lists cut to their first ``n`` =
-    min(|original|, |reproduced|, ``depth``) documents (repro_eval trims to ``depth`` and
-    needs equal lengths: ``scipy.stats.kendalltau`` refuses others); U = the union of the cut
-    lists sorted by doc id; x_i, y_i = the index in U of the document at rank i of the
-    original, reproduced list; τ = scipy's default τ-b of the pairs (x_i, y_i), paired by
-    rank position (not τ over the documents' ranks in the union: that is not what repro_eval
-    computes). Neither x nor y has ties, so τ-b = τ-a = Σ_{i<j} sgn(x_j − x_i)·sgn(y_j − y_i)
-    / (n(n−1)/2). Undefined (NaN) for n < 2."""
+    """Kendall's τ Union as repro_eval computes it (``document_order._KTU``): both lists cut
+    to their first n = min(|original|, |reproduced|, ``depth``) documents (repro_eval trims
+    to ``depth`` and needs equal lengths: ``scipy.stats.kendalltau`` refuses others);
+    U = the union of the cut lists sorted by doc id; x_i, y_i = the index in U of the
+    document at rank i of the original, reproduced list; τ = scipy's default τ-b of the
+    pairs (x_i, y_i), paired by rank position. Neither x nor y has ties, so τ-b = τ-a =
+    1 − 4·D/(n(n−1)), D = the discordant pairs (i < j with sgn(x_j − x_i) ≠ sgn(y_j − y_i)),
+    counted in O(n log² n). Undefined (NaN) for n < 2."""
     n = min(len(original), len(reproduced), depth)
     if n < 2:
         return float("nan")
     a, b = original[:n], reproduced[:n]
     union = np.union1d(a, b)
     x, y = np.searchsorted(union, a), np.searchsorted(union, b)
-    signs = np.sign(x[None, :] - x[:, None]) * np.sign(y[None, :] - y[:, None])
-    return float(np.triu(signs, 1).sum() / (n * (n - 1) / 2))
+    return 1.0 - 4.0 * _inversions(y[np.argsort(x)]) / (n * (n - 1))
 
 
 def rbo(original: np.ndarray, reproduced: np.ndarray, depth: int = DEPTH,
         p: float = RBO_P) -> float:
     """Rank-biased overlap as repro_eval computes it (Clarke et al.'s truncated, normalised
     RBO, not Webber et al.'s extrapolated RBO_EXT): with A_d, B_d the first d documents of
-    each list, RBO = Σ_{d=1}^{D} p^{d−1}·|A_d ∩ B_d|/d / Σ_{d=1}^{D} p^{d−1}, p = 0.95.
+    each list, RBO = Σ_{d=1}^{D} p^{d−1}·|A_d ∩ B_d|/d / Σ_{d=1}^{D} p^{d−1} (p: repro_eval's
+    0.95 unless given).
     One deviation: D = min(``depth``, the longer list's length), where repro_eval always
     sums to ``depth`` (1000), so that two identical lists shorter than ``depth`` score 1
     rather than less; equal to repro_eval whenever a list reaches ``depth``. Computed per
@@ -150,3 +173,20 @@ def effects(baseline: pd.DataFrame, candidate: pd.DataFrame, baseline_reproduced
     out = pd.DataFrame({"ER": er, "delta_RI": ri - ri_rep, "RI": ri, "RI_reproduced": ri_rep,
                         "n": counts.sum(), "undefined": counts.size() - counts.sum()})
     return out.rename_axis("measure").reset_index()[list(EFFECT_COLUMNS)]
+
+
+def closeness(per_query: dict[str, tuple[pd.DataFrame, pd.DataFrame]],
+              runs: dict[str, tuple[pd.DataFrame, pd.DataFrame]], *, depth: int = DEPTH,
+              p: float = RBO_P) -> dict[str, pd.DataFrame]:
+    """Per system, how close its reproduction is: ``rmse`` of its (original, reproduced)
+    per-query tables, ``order`` the means over queries of ``ORDER`` between its (original,
+    reproduced) runs; each frame (system, measure, value, n, undefined), systems in the
+    order given."""
+    def stacked(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+        parts = [f.assign(**{S.SYSTEM: system}) for system, f in frames.items()]
+        return (pd.concat(parts, ignore_index=True) if parts else
+                pd.DataFrame(columns=list(CLOSENESS_COLUMNS)))[list(CLOSENESS_COLUMNS)]
+
+    return {"rmse": stacked({s: rmse(*pair) for s, pair in per_query.items()}),
+            "order": stacked({s: means(order_per_query(*pair, depth=depth, p=p))
+                              for s, pair in runs.items()})}
