@@ -184,7 +184,8 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
         missing = np.setdiff1d(qrels[S.QUERY_ID].unique(), run[S.QUERY_ID].unique())
         if len(missing):
             raise InputError(f"query {missing[0]} of the qrels is not in the run (trec_eval "
-                             f"{version} evaluates every qrels query: use -c)", "run")
+                             f"{version} evaluates every qrels query: ask for the complete "
+                             "evaluation, which scores a missing query 0)", "run")
     if max_docs is not None:
         run = truncated(run, max_docs)
     measures = [m for _, m in req.measures]
