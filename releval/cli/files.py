@@ -129,6 +129,8 @@ def metrics(
             measures = as_judged_only(measures)
         run_frame = _select_system(read_run(
             run, comments=bool(wanted) and trec_eval.VERSIONS[trec_version].comments), system)
+        if run_frame.empty:  # trec_eval refuses an empty results file too
+            raise InputError("the run holds no ranked document: nothing to evaluate", str(run))
         if wanted:
             run_frame = trec_eval.as_ranked(run_frame, trec_version)
         if max_docs is not None:
