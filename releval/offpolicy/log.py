@@ -38,30 +38,48 @@ OPEN_BANDIT_FILE = "all.csv"
 IDS = (S.CONTEXT_ID, S.ITEM_ID, S.USER_ID)
 
 
-def _open_bandit(frame: pd.DataFrame) -> pd.DataFrame:
-    """The Open Bandit Dataset's columns as the log's: click → reward, propensity_score →
-    propensity, the first (index) column → context_id."""
-    first = frame.columns[0]
-    return frame.rename(columns={first: S.CONTEXT_ID, "click": S.REWARD,
-                                 "propensity_score": S.PROPENSITY})
-
-
 class Layout(NamedTuple):
-    """A log layout: the columns that tell it apart, and its columns mapped onto the log's."""
+    """A log layout: the columns that tell it apart (a column named so, or starting so) and
+    its own name of each of the log's columns (the user's words in every error)."""
 
     marks: tuple[str, ...]
-    to_log: Callable[[pd.DataFrame], pd.DataFrame]
+    names: Callable[[pd.DataFrame], dict[str, str]]  # log column -> the file's column
 
 
 LAYOUTS: dict[str, Layout] = {
-    "open_bandit": Layout(("click", "propensity_score"), _open_bandit),
-    "table": Layout((), lambda frame: frame),  # the documented table: S.LOG_COLUMNS
+    # click → reward, propensity_score → propensity, the first (index) column → context_id
+    "open_bandit": Layout(("click", "propensity_score", "user_feature_", "user-item_affinity_"),
+                          lambda frame: {S.CONTEXT_ID: str(frame.columns[0]),
+                                         S.REWARD: "click",
+                                         S.PROPENSITY: "propensity_score"}),
+    "table": Layout((), lambda frame: {}),  # the documented table: S.LOG_COLUMNS
 }
+SHOWN_COLUMNS = 8  # the file's columns named in a missing-column error, at most
 
 
-def _layout(frame: pd.DataFrame) -> Layout:
-    return next(layout for layout in LAYOUTS.values()
-                if all(c in frame.columns for c in layout.marks))
+def _layout(frame: pd.DataFrame) -> tuple[str, Layout]:
+    return next((name, layout) for name, layout in LAYOUTS.items()
+                if not layout.marks or any(str(c).startswith(layout.marks)
+                                           for c in frame.columns))
+
+
+def _as_log(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, Callable[[str], str]]:
+    """The file's table under the log's column names, and the file's name of each log
+    column; InputError naming the file's missing columns in its layout's words."""
+    kind, layout = _layout(frame)
+    names = layout.names(frame)
+    said = {c: names.get(c, c) for c in S.LOG_COLUMNS}
+    missing = [said[c] for c in S.LOG_COLUMNS if said[c] not in frame.columns]
+    if missing:
+        found = [str(c) for c in frame.columns]
+        shown = ", ".join(found[:SHOWN_COLUMNS]) + (f", … ({len(found)} in all)"
+                                                    if len(found) > SHOWN_COLUMNS else "")
+        listed = [n for n in said.values() if not n.startswith("Unnamed")]  # pandas' name
+        raise InputError(f"missing column(s) {', '.join(missing)} ({kind.replace('_', ' ')} "
+                         f"layout: {', '.join(listed)}; found {shown})", source)
+    renamed = frame.rename(columns={v: k for k, v in names.items()})
+    renamed.attrs.update(frame.attrs)
+    return renamed, lambda column: names.get(column, column)
 
 
 def _path(path: Path) -> Path:
@@ -75,19 +93,20 @@ def _path(path: Path) -> Path:
     return path
 
 
-def _ids(frame: pd.DataFrame, column: str) -> None:
+def _ids(frame: pd.DataFrame, column: str, said: Callable[[str], str]) -> None:
     values = frame[column]
     text = values.astype(str)
-    S.fail_first(frame, "log", (text.str.strip() == "").to_numpy(), f"{column} is empty")
+    S.fail_first(frame, "log", (text.str.strip() == "").to_numpy(),
+                 f"{said(column)} is empty")
     frame[column] = text
 
 
-def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
+def _numbers(frame: pd.DataFrame, column: str, said: Callable[[str], str]) -> np.ndarray:
     """``column`` as float64; InputError at the first value that is not a number."""
     raw = frame[column]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     S.fail_first(frame, "log", np.isnan(values),
-                 lambda i: f"{column} must be a number, got {raw.tolist()[i]!r}")
+                 lambda i: f"{said(column)} must be a number, got {raw.tolist()[i]!r}")
     return values
 
 
@@ -129,21 +148,21 @@ def read_log(path: str | Path, *, slate_size: int | None = None) -> pd.DataFrame
     if slate_size is not None:
         slate_size = S.integer("slate_size", slate_size)
     path = _path(Path(path))
-    frame = read_strings(path)
-    frame = _layout(frame).to_log(frame)
-    S.require_columns(frame, S.LOG_COLUMNS, str(path))
+    frame, said = _as_log(read_strings(path), str(path))
     if frame.empty:
         raise InputError("no impressions: the log is empty", str(path))
     for column in (*S.LOG_COLUMNS, *([S.USER_ID] if S.USER_ID in frame.columns else [])):
-        S.fail_first(frame, "log", frame[column].isna().to_numpy(), f"{column} is missing")
+        S.fail_first(frame, "log", frame[column].isna().to_numpy(),
+                     f"{said(column)} is missing")
     for column in IDS:
         if column in frame.columns:
-            _ids(frame, column)
+            _ids(frame, column, said)
     frame[S.POSITION] = _positions(frame, slate_size)
-    reward = _numbers(frame, S.REWARD)
-    propensity = _numbers(frame, S.PROPENSITY)
+    reward = _numbers(frame, S.REWARD, said)
+    propensity = _numbers(frame, S.PROPENSITY, said)
     S.fail_first(frame, "log", (propensity <= 0) | (propensity > 1),
-                 lambda i: f"propensity must be in (0, 1], got {frame[S.PROPENSITY].tolist()[i]!r}")
+                 lambda i: f"{said(S.PROPENSITY)} must be in (0, 1], got "
+                 f"{frame[S.PROPENSITY].tolist()[i]!r}")
     frame[S.REWARD], frame[S.PROPENSITY] = reward, propensity
     _times(frame)
     _features(frame)

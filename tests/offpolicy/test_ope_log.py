@@ -106,7 +106,9 @@ def test_a_parquet_log_names_the_row(tmp_path):
 
 def test_the_required_columns_and_the_layouts_files(tmp_path):
     table(**{S.PROPENSITY: None}).to_csv(tmp_path / "log.csv", index=False)
-    with pytest.raises(InputError, match=r"log\.csv: missing column\(s\) propensity; found"):
+    with pytest.raises(InputError, match=r"log\.csv: missing column\(s\) propensity \(table "
+                                         r"layout: context_id, item_id, position, reward, "
+                                         r"propensity, timestamp; found context_id"):
         read_log(tmp_path / "log.csv")
     with pytest.raises(InputError, match=r": no all\.csv in the folder \(the Open Bandit "
                                          r"layout\)$"):
@@ -123,5 +125,24 @@ def test_an_open_bandit_file_breaking_a_rule_names_its_line(tmp_path):
     (tmp_path / "all.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as caught:
         read_log(tmp_path)
-    assert str(caught.value) == f"{tmp_path / 'all.csv'}:line 5: propensity must be in (0, 1], " \
-                                "got '0'"
+    assert str(caught.value) == f"{tmp_path / 'all.csv'}:line 5: propensity_score must be in " \
+                                "(0, 1], got '0'"  # the file's own column name
+
+
+def test_an_open_bandit_file_is_refused_in_its_own_columns(tmp_path):
+    """A missing propensity_score is named as such (not the generic table's three columns),
+    in one short line; an empty click cell is the click, not the reward."""
+    rows = [line.split(",") for line in (BTS / "all.csv").read_text().splitlines()[:8]]
+    drop = rows[0].index("propensity_score")
+    (tmp_path / "nops.csv").write_text("\n".join(",".join(r[:drop] + r[drop + 1:])
+                                                 for r in rows) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_log(tmp_path / "nops.csv")
+    message = str(caught.value)
+    assert "missing column(s) propensity_score (open bandit layout:" in message
+    assert "context_id" not in message and len(message) < 400
+    click = rows[0].index("click")
+    rows[3][click] = ""
+    (tmp_path / "noclick.csv").write_text("\n".join(",".join(r) for r in rows) + "\n")
+    with pytest.raises(InputError, match=r"noclick\.csv:line 4: click is missing$"):
+        read_log(tmp_path / "noclick.csv")
