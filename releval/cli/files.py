@@ -120,22 +120,23 @@ def metrics(
              f"{', '.join(trec_eval.VERSIONS)})")
     compiled.warm()  # the engine's loops compile (or load) while the files are read
     common_only = common_only or (fmt == Format.trec and not complete)
+    comments = fmt == Format.trec and trec_eval.VERSIONS[trec_version].comments
     try:
         wanted = trec_eval.request(measure or trec_eval.DEFAULT, level=rel,
-                                   judged_only=judged_only) if fmt == Format.trec else None
+                                   judged_only=judged_only,
+                                   version=trec_version) if fmt == Format.trec else None
         measures = [m for _, m in wanted.measures] if wanted else \
             resolve(measure or DEFAULT_MEASURES, rel=rel)
         if judged_only and not wanted:
             measures = as_judged_only(measures)
-        run_frame = _select_system(read_run(
-            run, comments=bool(wanted) and trec_eval.VERSIONS[trec_version].comments), system)
+        run_frame = _select_system(read_run(run, comments=comments), system)
         if run_frame.empty:  # trec_eval refuses an empty results file too
             raise InputError("the run holds no ranked document: nothing to evaluate", str(run))
         if wanted:
             run_frame = trec_eval.as_ranked(run_frame, trec_version)
         if max_docs is not None:
             run_frame = truncated(run_frame, max_docs)
-        truth = read_qrels(qrels)
+        truth = read_qrels(qrels, comments=comments)
         tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
             run_frame) else run.stem
         if wanted:

@@ -229,9 +229,13 @@ def is_table(path: Path) -> bool:
     return path.suffix.lower() in {".parquet", ".csv", ".tsv"}
 
 
-def read_qrels(path: str | Path) -> pd.DataFrame:
+def read_qrels(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
     """qrels as (query_id, doc_id, grade): TREC ``qid iter docid grade``, BEIR TSV
-    (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns."""
+    (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns.
+    ``comments``: a TREC file's comment lines are skipped as trec_eval 10.0 skips them
+    (``QRELS_COMMENT``)."""
+    if comments and not is_table(existing(path)):
+        return _without_comments(read_qrels, path, QRELS_COMMENT)
     path = existing(path)
     if is_table(path):
         frame = read_table(path)
@@ -247,21 +251,31 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _trec_text(path: str | Path, comments: bool) -> tuple[Path, str]:
-    """(a TREC file to parse, its name in errors): ``-`` is standard input; with
-    ``comments`` the lines whose first non-blank character is ``#`` are left out (their
-    error line numbers then count the other lines)."""
+# trec_eval 10.0's comment lines (``get_trec_results.c``, ``get_qrels.c``), each match
+# replaced by its group ``kept`` (a comment's line stays, blank, so errors name the file's
+# line): in a run, a line whose first non-blank character is "#"; in qrels, a line whose
+# first character is "#", one at a time (the line after one is a judgment whatever it holds)
+RUN_COMMENT = re.compile(rb"(?m)^[ \t\r\v\f]*#[^\n]*(?P<kept>)")
+QRELS_COMMENT = re.compile(rb"(?m)^#[^\n]*(?P<kept>\n[^\n]*)?")
+
+
+def _without_comments(read, path: str | Path, comment: re.Pattern | None) -> pd.DataFrame:
+    """``read`` of the TREC text at ``path`` (``-``: standard input) with ``comment``'s
+    matches made blank; errors name ``path`` (``<stdin>``) and the line as it has it."""
     name = "<stdin>" if str(path) == "-" else str(existing(path))
-    if name != "<stdin>" and not comments:
-        return Path(path), name
     text = sys.stdin.buffer.read() if name == "<stdin>" else Path(path).read_bytes()
-    if comments:
-        text = b"".join(line for line in text.splitlines(keepends=True)
-                        if not line.lstrip().startswith(b"#"))
-    with tempfile.NamedTemporaryFile(prefix="releval-run-", suffix=".trec",
-                                     delete=False) as handle:
+    if comment is not None:
+        text = comment.sub(rb"\g<kept>", text)
+    with tempfile.NamedTemporaryFile(prefix="releval-", suffix=".trec", delete=False) as handle:
         handle.write(text)
-    return Path(handle.name), name
+    try:
+        frame = read(handle.name)
+    except InputError as exc:
+        raise InputError(exc.rule, name, exc.where) from None
+    finally:
+        Path(handle.name).unlink()
+    frame.attrs["source"] = name
+    return frame
 
 
 def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
@@ -270,19 +284,11 @@ def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
     TREC run files (``qid Q0 docid rank score tag``) lose their rank column: trec_eval
     orders them by score descending, ties by doc_id descending, and so does releval.
     Tables (CSV/parquet) keep an explicit ``rank`` when they have one. ``-`` reads a TREC
-    run from standard input; ``comments`` skips its ``#`` lines (trec_eval 10.0).
+    run from standard input; ``comments`` skips its comment lines as trec_eval 10.0 does
+    (``RUN_COMMENT``).
     """
-    if str(path) == "-" or comments and not is_table(Path(path)):
-        source, name = _trec_text(path, comments)
-        try:
-            frame = read_run(source)
-        except InputError as exc:
-            raise InputError(exc.rule, name, exc.where) from None
-        finally:
-            if source != Path(path):
-                source.unlink()
-        frame.attrs["source"] = name
-        return frame
+    if str(path) == "-" or comments and not is_table(existing(path)):
+        return _without_comments(read_run, path, RUN_COMMENT if comments else None)
     path = existing(path)
     if is_table(path):
         frame = read_table(path)

@@ -16,6 +16,11 @@ from releval.metrics.names import parse_measures
 from releval.params import Params
 
 
+def bounds_of(measure: str) -> tuple[float, float] | None:
+    """The range of ``measure``'s values (the measure registry's; None: open)."""
+    return MEASURES[parse_measures(measure)[0].family].bounds
+
+
 def ppi_figures(per_query: pd.DataFrame, measures: list[str], validation: pd.Index,
               evaluated: pd.Index, heldout: pd.Index, alpha: float) -> dict:
     """measure -> system -> PPI (n validation queries' human values, every evaluated query's
@@ -28,8 +33,9 @@ def ppi_figures(per_query: pd.DataFrame, measures: list[str], validation: pd.Ind
         auto = V.values(per_query, "automatic", measure, evaluated)
         for system in human.columns:
             why = V.too_few(human[system], auto[system], validation)
-            figures = ({"undefined": why} if why else
-                       ppi.intervals(human[system], auto[system], validation, alpha=alpha))
+            figures = ({"undefined": why} if why else ppi.clipped(
+                ppi.intervals(human[system], auto[system], validation, alpha=alpha),
+                bounds_of(measure)))
             truth = human[system].reindex(heldout)
             figures["heldout_human"] = (None if truth.isna().all()
                                         else round(float(truth.mean()), 6))
@@ -49,9 +55,12 @@ def difference_figures(p: Params, per_query: pd.DataFrame, measures: list[str],
         if {base, cand} <= set(human.columns):
             y, yhat = human[cand] - human[base], auto[cand] - auto[base]
             why = V.too_few(y, yhat, validation)
-            out[measure] = ({"undefined": why} if why else ppi.difference(
+            bounds = bounds_of(measure)
+            out[measure] = ({"undefined": why} if why else ppi.clipped(ppi.difference(
                 human[base], human[cand], auto[base], auto[cand], validation,
-                alpha=p.compare.alpha)) | {"baseline": base, "candidate": cand}
+                alpha=p.compare.alpha), bounds and (bounds[0] - bounds[1],
+                                                     bounds[1] - bounds[0]))
+                            ) | {"baseline": base, "candidate": cand}
     return out
 
 

@@ -26,6 +26,8 @@ Beside it, for the report: the automatic-only interval over all n + N queries' �
 the human-only interval on the labelled queries (mean(Y_l) ± z · sd / √n). ``intervals``
 gives all four from per-query series; ``difference`` gives them for the per-query
 difference of two systems (candidate − baseline), the paired comparison a gate can read.
+A bounded measure's intervals are clipped to its range (``clipped``: [lo, hi] for a mean,
+[lo − hi, hi − lo] for a difference), and each clipped one says so (``clipped: true``).
 """
 
 from __future__ import annotations
@@ -149,6 +151,25 @@ def intervals(human: pd.Series, auto: pd.Series, labelled: Iterable, *,
         "excluded_labelled": int((~keep_l).sum()), "excluded_unlabelled": int((~keep_u).sum()),
         "alpha": float(alpha),
     }
+
+
+INTERVALS = ("ppi", "ppi_tuned", "automatic_only", "human_only")
+
+
+def clipped(figures: dict, bounds: tuple[float, float] | None) -> dict:
+    """``figures`` (``intervals``' keys) with each interval clipped to ``bounds`` (None: as
+    they are); a clipped interval carries ``clipped: True`` and the ``bounds``."""
+    if bounds is None:
+        return figures
+    lo, hi = bounds
+    out = dict(figures)
+    for key in INTERVALS:
+        f = dict(out[key])
+        low, high = max(f["ci_low"], lo), min(f["ci_high"], hi)
+        if (low, high) != (f["ci_low"], f["ci_high"]):
+            f |= {"ci_low": low, "ci_high": high, "clipped": True, "bounds": [lo, hi]}
+        out[key] = f
+    return out
 
 
 def difference(human_baseline: pd.Series, human_candidate: pd.Series,

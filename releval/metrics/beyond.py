@@ -13,6 +13,7 @@ import numpy as np
 
 from releval.metrics.ranking import Ranking
 from releval.metrics.registry import (
+    UNIT,
     Needs,
     defined_only,
     has_catalog,
@@ -53,7 +54,7 @@ def novelty(r: Ranking, m: Measure) -> np.ndarray:
     return _mean_over_top(r, m, info)
 
 
-@measure("LongTail", cutoff="required", params=(), options={"head": share(0.2)},
+@measure("LongTail", bounds=UNIT, cutoff="required", params=(), options={"head": share(0.2)},
          available=has_catalog)
 def long_tail(r: Ranking, m: Measure) -> np.ndarray:
     """LongTail(head)@k = |S_k \\ H_t| / |S_k|: the share of the top k outside the head H_t,
@@ -69,7 +70,7 @@ _has_expected = Needs(lambda r, m: r.catalog is not None and r.catalog.expected 
                       "the evaluation has no expected system's top k for it")
 
 
-@measure("Serendipity", cutoff="required", available=_has_expected)
+@measure("Serendipity", bounds=UNIT, cutoff="required", available=_has_expected)
 def serendipity(r: Ranking, m: Measure) -> np.ndarray:
     """Serendipity@k = |{i ∈ S_k ∩ R : i ∉ E_k(u)}| / k: the relevant items of the top k
     that the expected system (``recommend.expected``, by default the popularity system) does

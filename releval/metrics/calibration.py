@@ -17,7 +17,7 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Needs, Pooled, integer, measure, one_of, option
+from releval.metrics.registry import UNIT, Needs, Pooled, integer, measure, one_of, option
 from releval.metrics.spec import Measure
 
 BINNINGS = ("width", "mass")
@@ -66,7 +66,8 @@ def log_loss(r: Ranking, m: Measure) -> Pooled:
     return _pooled(r, m, loss)
 
 
-@measure("Brier", cutoff="none", level="system", better="lower", available=has_probability)
+@measure("Brier", cutoff="none", level="system", better="lower", available=has_probability,
+         bounds=UNIT)
 def brier(r: Ranking, m: Measure) -> Pooled:
     """Brier = (1/N) Σ_pairs (p − y)² over the N pairs with a probability (scikit-learn's
     brier_score_loss). Not applicable to a run without probabilities."""
@@ -74,6 +75,7 @@ def brier(r: Ranking, m: Measure) -> Pooled:
 
 
 @measure("ECE", cutoff="none", level="system", better="lower", available=has_probability,
+         bounds=UNIT,
          options={"bins": integer(10, 1), "binning": one_of(*BINNINGS)})
 def ece(r: Ranking, m: Measure) -> Pooled:
     """ECE(bins, binning) = Σ_b (n_b / N) |acc_b − conf_b| over the N pairs with a

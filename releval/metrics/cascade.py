@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import defined_only, flag, measure, option, share
+from releval.metrics.registry import UNIT, defined_only, flag, measure, option, share
 from releval.metrics.spec import Measure
 
 DEFAULT_MAX_GRADE = 3  # the engine's default scale
@@ -32,7 +32,7 @@ def _positive_grade(r: Ranking) -> np.ndarray:
     return np.where(r.grade > 0, r.grade, 0.0)  # NaN (unjudged) compares False
 
 
-@measure("ERR", cutoff="optional", params=())
+@measure("ERR", bounds=UNIT, cutoff="optional", params=())
 def expected_reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
     """ERR@k = Σ_{i ≤ k} (1/i) R_i Π_{j < i} (1 − R_j), R_i = (2^g_i − 1) / 2^g_max: the
     expected reciprocal rank at which a user who reads down the ranking stops, satisfied by
@@ -63,7 +63,7 @@ def _weights(r: Ranking, m: Measure) -> np.ndarray:
     return np.where(r.top(m.cutoff), (1.0 - p) * np.power(p, r.pos), 0.0)
 
 
-@measure("RBP", cutoff="optional", options={"p": share(0.8), "graded": flag(False)})
+@measure("RBP", bounds=UNIT, cutoff="optional", options={"p": share(0.8), "graded": flag(False)})
 def rank_biased_precision(r: Ranking, m: Measure) -> np.ndarray:
     """RBP(p)@k = (1 − p) Σ_{i ≤ k} u_i p^(i − 1), u_i = 1 if the document at i is in R else 0
     (ir_measures' RBP(rel=...)), or with graded=True u_i = g_i / g_max (rel then only decides
@@ -75,7 +75,7 @@ def rank_biased_precision(r: Ranking, m: Measure) -> np.ndarray:
     return defined_only(r, m, r.per_query(_weights(r, m) * u))
 
 
-@measure("RBP_resid", cutoff="optional", options={"p": share(0.8)}, better="lower")
+@measure("RBP_resid", bounds=UNIT, cutoff="optional", options={"p": share(0.8)}, better="lower")
 def rbp_residual(r: Ranking, m: Measure) -> np.ndarray:
     """RBP_resid(p)@k = (1 − p) Σ_{i ≤ n, d_i unjudged} p^(i − 1) + p^n, n = min(k, ranking
     length): how much RBP(p)@k would rise if every unjudged document in the ranking, and

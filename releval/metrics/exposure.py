@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Pooled, has_catalog, measure
+from releval.metrics.registry import UNIT, Pooled, has_catalog, measure
 from releval.metrics.spec import Measure
 
 
@@ -27,7 +27,8 @@ def counts(r: Ranking, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     return c[in_catalogue].astype(float), users
 
 
-@measure("Coverage", cutoff="required", params=(), level="system", available=has_catalog)
+@measure("Coverage", cutoff="required", params=(), level="system", available=has_catalog,
+         bounds=UNIT)
 def coverage(r: Ranking, m: Measure) -> Pooled:
     """Coverage@k = |{i ∈ C : c_i > 0}| / |C|: the share of the catalogue some user is
     shown in the top k. rectools' CatalogCoverage(normalize=True) and recommenders'
@@ -37,7 +38,7 @@ def coverage(r: Ranking, m: Measure) -> Pooled:
     return Pooled(float((c > 0).sum() / len(c)) if len(c) and users.any() else np.nan, users)
 
 
-@measure("Gini", cutoff="required", params=(), level="system", better="lower",
+@measure("Gini", bounds=UNIT, cutoff="required", params=(), level="system", better="lower",
          available=has_catalog)
 def gini(r: Ranking, m: Measure) -> Pooled:
     """Gini@k = Σ_{j=1..n} (2j − n − 1) c_(j) / (n Σ_i c_i), c_(1) ≤ … ≤ c_(n) the counts

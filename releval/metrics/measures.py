@@ -21,6 +21,7 @@ from releval.metrics.ranking import Ranking
 from releval.metrics.registry import (
     GAIN_FORMS,
     MEASURES,
+    UNIT,
     has_hard_negatives,
     measure,
     option,
@@ -47,7 +48,7 @@ def _cut(name: str) -> Callable[[Measure], str | None]:
     return lambda m: f"{name}_{m.cutoff}"
 
 
-@measure("P", cutoff="required", trec=plain_only(_cut("P")), options=JUDGED_ONLY)
+@measure("P", bounds=UNIT, cutoff="required", trec=plain_only(_cut("P")), options=JUDGED_ONLY)
 @condensable
 def precision(r: Ranking, m: Measure) -> np.ndarray:
     """P@k = |R ∩ S_k| / k, with k fixed even when fewer than k documents are returned.
@@ -55,7 +56,7 @@ def precision(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, _hits(r, m), m.rel, np.full(r.nq, m.cutoff))
 
 
-@measure("R", cutoff="required", trec=plain_only(_cut("recall")), options=JUDGED_ONLY)
+@measure("R", bounds=UNIT, cutoff="required", trec=plain_only(_cut("recall")), options=JUDGED_ONLY)
 @condensable
 def recall(r: Ranking, m: Measure) -> np.ndarray:
     """R@k = |R ∩ S_k| / |R| (the denominator is every known relevant document).
@@ -63,7 +64,7 @@ def recall(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, _hits(r, m), m.rel)
 
 
-@measure("R_cap", cutoff="required", options=JUDGED_ONLY)
+@measure("R_cap", bounds=UNIT, cutoff="required", options=JUDGED_ONLY)
 @condensable
 def capped_recall(r: Ranking, m: Measure) -> np.ndarray:
     """R_cap@k = |R ∩ S_k| / min(|R|, k): recall that can reach 1 when |R| > k.
@@ -71,7 +72,8 @@ def capped_recall(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, _hits(r, m), m.rel, np.minimum(r.n_rel(m.rel), m.cutoff))
 
 
-@measure("Hit", cutoff="required", trec=plain_only(_cut("success")), options=JUDGED_ONLY)
+@measure("Hit", cutoff="required", trec=plain_only(_cut("success")), options=JUDGED_ONLY,
+         bounds=UNIT)
 @condensable
 def hit(r: Ranking, m: Measure) -> np.ndarray:
     """Hit@k = 1 if |R ∩ S_k| > 0 else 0 (trec_eval success_k, ir_measures Success@k; HR@k,
@@ -79,7 +81,7 @@ def hit(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, (_hits(r, m) > 0).astype(float), m.rel, np.ones(r.nq))
 
 
-@measure("RR", cutoff="optional", options=JUDGED_ONLY,
+@measure("RR", bounds=UNIT, cutoff="optional", options=JUDGED_ONLY,
          trec=plain_only(lambda m: None if m.cutoff else "recip_rank"))
 @condensable
 def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
@@ -89,7 +91,7 @@ def reciprocal_rank(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, 1.0 / (first + 1.0), m.rel, np.ones(r.nq))
 
 
-@measure("AP", cutoff="optional", options=JUDGED_ONLY,
+@measure("AP", bounds=UNIT, cutoff="optional", options=JUDGED_ONLY,
          trec=plain_only(lambda m: "map" if m.cutoff is None else f"map_cut_{m.cutoff}"))
 @condensable
 def average_precision(r: Ranking, m: Measure) -> np.ndarray:
@@ -101,7 +103,7 @@ def average_precision(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, r.sum_rows(hits, r.ordinal(hits) / (r.pos[hits] + 1.0)), m.rel)
 
 
-@measure("GMAP", cutoff="none", options=JUDGED_ONLY, aggregate="geometric",
+@measure("GMAP", bounds=UNIT, cutoff="none", options=JUDGED_ONLY, aggregate="geometric",
          trec=plain_only(lambda m: "gm_map"))
 @condensable
 def geometric_map(r: Ranking, m: Measure) -> np.ndarray:
@@ -123,7 +125,7 @@ def gain(m: Measure, grade: np.ndarray) -> np.ndarray:
     return np.where(grade >= 0, out, 0.0)  # NaN compares False
 
 
-@measure("nDCG", cutoff="optional", params=("dcg", "gains"), options=JUDGED_ONLY,
+@measure("nDCG", bounds=UNIT, cutoff="optional", params=("dcg", "gains"), options=JUDGED_ONLY,
          trec=plain_only(lambda m: None if m.dcg != "log2" or m.gains else
                          ("ndcg" if m.cutoff is None else f"ndcg_cut_{m.cutoff}")))
 @condensable
@@ -157,7 +159,8 @@ def _ideal_dcg(r: Ranking, m: Measure) -> np.ndarray:
     return ((cum[ends] - cum[begins]) * gains[order]).sum(axis=1)
 
 
-@measure("Rprec", cutoff="none", trec=plain_only(lambda m: "Rprec"), options=JUDGED_ONLY)
+@measure("Rprec", cutoff="none", trec=plain_only(lambda m: "Rprec"), options=JUDGED_ONLY,
+         bounds=UNIT)
 @condensable
 def r_precision(r: Ranking, m: Measure) -> np.ndarray:
     """Rprec = |R ∩ S_|R|| / |R|: precision at rank |R|. Undefined when |R| = 0."""
@@ -188,7 +191,7 @@ def _precision_at_hits(r: Ranking, rel: int) -> tuple[np.ndarray, np.ndarray, np
     return cached[rel]
 
 
-@measure("IPrec", cutoff="none", options={"recall": proportion(), **JUDGED_ONLY},
+@measure("IPrec", bounds=UNIT, cutoff="none", options={"recall": proportion(), **JUDGED_ONLY},
          trec=plain_only(lambda m: f"iprec_at_recall_{option(m, 'recall'):.2f}"))
 @condensable
 def interpolated_precision(r: Ranking, m: Measure) -> np.ndarray:
@@ -215,7 +218,7 @@ def interpolated_precision(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, out, m.rel, np.ones(r.nq))
 
 
-@measure("Bpref", cutoff="none", trec=lambda m: "bpref")
+@measure("Bpref", bounds=UNIT, cutoff="none", trec=lambda m: "bpref")
 def bpref(r: Ranking, m: Measure) -> np.ndarray:
     """Bpref = (1/|R|) Σ_{d ∈ R retrieved} (1 − min(n_d, |R|) / min(N, |R|)), where n_d is
     the number of judged non-relevant documents ranked above d and N the number of judged
@@ -232,7 +235,7 @@ def bpref(r: Ranking, m: Measure) -> np.ndarray:
     return _over_relevant(r, r.per_query_in_order(np.where(rel, term, 0.0)), m.rel)
 
 
-@measure("Judged", cutoff="required", params=())
+@measure("Judged", bounds=UNIT, cutoff="required", params=())
 def judged(r: Ranking, m: Measure) -> np.ndarray:
     """Judged@k = |{d ∈ S_k : d has a judgment of any grade}| / k (as ir_measures):
     unjudged is not irrelevant, so this says how far the other figures can be trusted.
@@ -242,7 +245,8 @@ def judged(r: Ranking, m: Measure) -> np.ndarray:
                     np.nan)
 
 
-@measure("HardNeg", cutoff="required", params=(), better="lower", available=has_hard_negatives)
+@measure("HardNeg", cutoff="required", params=(), better="lower", available=has_hard_negatives,
+         bounds=UNIT)
 def hard_negative_rate(r: Ranking, m: Measure) -> np.ndarray:
     """HardNeg@k = |{d ∈ S_k : d is judged a hard negative}| / k, with k fixed even when fewer
     than k documents are returned (as P@k): the share of the top k taken by documents the

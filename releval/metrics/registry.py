@@ -146,6 +146,7 @@ class Family:
     level: str = "query"  # "query" | "system"
     better: str = "higher"  # "higher" | "lower": the way the measure improves
     available: Needs = always
+    bounds: tuple[float, float] | None = None  # the range every value lies in (None: open)
 
     @property
     def definition(self) -> str:
@@ -185,18 +186,21 @@ class Family:
 
 
 MEASURES: dict[str, Family] = {}
+UNIT = (0.0, 1.0)  # the bounds of a share, a rate or a normalised gain
 
 
 def measure(name: str, *, cutoff: str, params: tuple[str, ...] = ("rel",),
             options: dict[str, Option] | None = None, aggregate: str = "mean",
             trec: Callable[[Measure], str | None] = lambda m: None, level: str = "query",
-            better: str = "higher", available: Needs = always):
+            better: str = "higher", available: Needs = always,
+            bounds: tuple[float, float] | None = None):
     """Register a compute function under ``name``: ``params`` names the shared parameters it
-    takes (``SHARED``), ``options`` its own, with their defaults and rules."""
+    takes (``SHARED``), ``options`` its own, with their defaults and rules; ``bounds``: the
+    range its values lie in, where it has one (an interval is clipped to it)."""
 
     def register(fn: Compute) -> Compute:
         MEASURES[name] = Family(fn, cutoff, {**{p: SHARED[p] for p in params}, **(options or {})},
-                                aggregate, trec, level, better, available)
+                                aggregate, trec, level, better, available, bounds)
         return fn
 
     return register

@@ -16,16 +16,18 @@
   grade counted relevant.
 - Output: ``%-22s\\t%s\\t%6.4f`` per value (``%ld`` for the counts), the per-query lines (query
   ids in byte order) before the ``all`` lines, measures in trec_eval's table order
-  (``TREC_ORDER``, cutoffs ascending); runid and num_q only when asked for (by name or in a
-  set); gm_map in the summary only.
+  (``TREC_ORDER``, then the version's own measures; cutoffs ascending); runid and num_q only
+  when asked for (by name or in a set); gm_map in the summary only.
 - ``undefined_aware``: releval's rule instead of trec_eval's 0: a query where a measure is
   undefined (no relevant judgment) is left out of its mean and gets no per-query line;
   under ``complete`` a missing qrels query is evaluated as an empty ranking (0 where defined,
   its |R| in num_rel); num_q counts the evaluated queries.
 - ``version``: the trec_eval version reproduced (``releval.metrics.trec_eval_versions``:
-  9.0.8 by default, pytrec_eval's; 10.0): its score precision in the ranking, its count of
-  relevant documents for a recall level, its per-query lines of missing queries under
-  ``complete`` and its refusal of a qrels query missing from the run without it.
+  9.0.8 by default, pytrec_eval's; 10.0): its score precision in the ranking (its order of
+  tied scores), its count of relevant documents for a recall level, its per-query lines of
+  missing queries under ``complete``, its refusal of a qrels query missing from the run
+  without it, and its own measures (``releval.metrics.trec_eval_own``: 10.0's rbp,
+  rbp_resid, unj_k, in its ``all_trec``).
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.errors import InputError
-from releval.metrics import engine
-from releval.metrics.condensed import as_judged_only
+from releval.metrics import engine, trec_eval_own
+from releval.metrics.condensed import as_judged_only, condensed
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import TREC_LINES, TREC_ORDER, TREC_SETS
-from releval.metrics.ranking import truncated
+from releval.metrics.ranking import Ranking, truncated
 from releval.metrics.registry import AGGREGATES, option
 from releval.metrics.spec import Measure
 from releval.metrics.trec_eval_versions import DEFAULT_VERSION, VERSIONS, Version
@@ -62,26 +64,58 @@ def trec_name(m: Measure, level: int) -> str | None:
 
 
 def _order(name: str) -> tuple[int, float]:
-    """Where trec_eval prints ``name``: its measure's place in the table, then its cutoff."""
+    """Where trec_eval prints ``name``: its measure's place in the table (the shared ones,
+    then the versions' own), then its cutoff."""
     parts = _NAME.match(name)
-    return TREC_ORDER.index(parts["base"]), float(parts["param"] or 0)
+    return (TREC_ORDER + tuple(trec_eval_own.OWN)).index(parts["base"]), float(parts["param"]
+                                                                                or 0)
 
 
 @dataclass(frozen=True)
 class Request:
     """What trec_eval's output holds: ``measures``, (trec_eval name, measure as computed)
-    in trec_eval's order, and ``lines``, the non-measure lines asked for (runid, num_q)."""
+    in trec_eval's order; ``lines``, the non-measure lines asked for (runid, num_q);
+    ``own``, the names of the version's own measures asked for (``trec_eval_own``),
+    computed on the condensed list when ``judged_only``."""
 
     measures: tuple[tuple[str, Measure], ...]
     lines: tuple[str, ...]
+    own: tuple[str, ...] = ()
+    judged_only: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        """Every measure's printed name, in trec_eval's order."""
+        return sorted([*(name for name, _ in self.measures), *self.own], key=_order)
 
 
-def request(names: Iterable[str] = DEFAULT, *, level: int = 1,
-            judged_only: bool = False) -> Request:
+def _split_own(names: list[str], version: Version) -> tuple[list[str], list[str]]:
+    """(``names`` but the own measures, the own measures' printed names): ``all_trec`` adds
+    the version's own; an own measure of another version is an InputError."""
+    rest, own = [], []
+    for text in names:
+        found = trec_eval_own.parse(text)
+        if found is None:
+            rest.append(text)
+            if text.strip() == "all_trec":
+                own += [name for base in version.own for name in trec_eval_own.parse(base)]
+            continue
+        base = trec_eval_own.split(found[0])[0]
+        if base not in version.own:
+            having = [v.name for v in VERSIONS.values() if base in v.own]
+            raise InputError(f"trec_eval {version.name} has no measure {base} (trec_eval "
+                             f"{', '.join(having)} has: --trec-eval {having[0]})", text.strip())
+        own += found
+    return rest, list(dict.fromkeys(own))
+
+
+def request(names: Iterable[str] = DEFAULT, *, level: int = 1, judged_only: bool = False,
+            version: str = DEFAULT_VERSION) -> Request:
     """The measures ``names`` (trec_eval's names, releval's, or the sets ``official`` and
-    ``all_trec``) in trec_eval's output: every one must have a trec_eval name at ``level``;
-    ``judged_only`` computes each family that has a judged-only form on the condensed list."""
-    names = list(names)
+    ``all_trec``) in trec_eval ``version``'s output: every one must have a trec_eval name at
+    ``level`` or be one of the version's own; ``judged_only`` computes each family that has
+    a judged-only form, and the own measures, on the condensed list."""
+    names, own = _split_own(list(names), VERSIONS[version])
     asked = {line for text in names for line in TREC_LINES
              if text.strip() == line or line in TREC_SETS.get(text.strip(), ())}
     plain = engine.resolve(names, rel=level)
@@ -92,7 +126,7 @@ def request(names: Iterable[str] = DEFAULT, *, level: int = 1,
     pairs = zip((trec_name(m, level) for m in plain),
                 as_judged_only(plain) if judged_only else plain, strict=True)
     return Request(tuple(sorted(pairs, key=lambda p: _order(p[0]))),
-                   tuple(line for line in TREC_LINES if line in asked))
+                   tuple(line for line in TREC_LINES if line in asked), tuple(own), judged_only)
 
 
 @dataclass(frozen=True)
@@ -138,8 +172,8 @@ def _interpolated(run: pd.DataFrame, qrels: pd.DataFrame, xs: list[float], versi
     key = [S.QUERY_ID, S.DOC_ID]
     rows = run[[*key, *(c for c in (S.SCORE, S.RANK) if c in run.columns)]].merge(
         qrels[[*key, S.GRADE]].drop_duplicates(key), on=key, how="left")
-    if judged_only:
-        rows = rows[rows[S.GRADE].notna()]
+    if judged_only:  # -J: without the unjudged and the negatively graded (trec_eval's)
+        rows = rows[rows[S.GRADE] >= 0]
     by = [S.QUERY_ID, S.RANK] if S.RANK in rows.columns else [S.QUERY_ID, S.SCORE, S.DOC_ID]
     rows = rows.sort_values(by, ascending=[True] + [S.RANK in rows.columns] * (len(by) - 1),
                             kind="stable")
@@ -160,13 +194,31 @@ def _interpolated(run: pd.DataFrame, qrels: pd.DataFrame, xs: list[float], versi
     return pd.concat(frames, ignore_index=True)
 
 
+def _own_values(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, level: int, max_grade: int,
+         common_only: bool, undefined_aware: bool) -> pd.DataFrame:
+    """The per-query values (query_id, name, value) of ``req.own`` on trec_eval's ranking of
+    ``run`` (its condensed list under ``req.judged_only``); with ``undefined_aware`` NaN
+    where the measure is undefined (``trec_eval_own.Own.defined``)."""
+    r = Ranking(run, qrels, max_grade=max_grade, common_only=common_only)
+    r = condensed(r) if req.judged_only else r
+    frames = []
+    for name in req.own:
+        base, cutoff = trec_eval_own.split(name)
+        own = trec_eval_own.OWN[base]
+        value = own.compute(r, cutoff)
+        if undefined_aware:
+            value = np.where(own.defined(r, level), value, np.nan)
+        frames.append(pd.DataFrame({S.QUERY_ID: r.queries, "name": name, S.VALUE: value}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def _missing(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, level: int) -> pd.DataFrame:
     """The per-query values (query_id, name, value) of the qrels queries missing from
     ``run``, evaluated on an empty ranking: num_rel their count of grade ≥ ``level``, the
     rest 0."""
     missing = qrels[~qrels[S.QUERY_ID].isin(run[S.QUERY_ID].unique())]
     n_rel = (missing[S.GRADE] >= level).groupby(missing[S.QUERY_ID]).sum()
-    names = pd.Index([name for name, _ in req.measures], name="name")
+    names = pd.Index(req.names, name="name")
     rows = pd.MultiIndex.from_product([n_rel.index, names]).to_frame(index=False)
     return rows.assign(**{S.VALUE: np.where(rows["name"] == "num_rel",
                                             n_rel.reindex(rows[S.QUERY_ID]).to_numpy(), 0.0)})
@@ -189,10 +241,13 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
     if max_docs is not None:
         run = truncated(run, max_docs)
     measures = [m for _, m in req.measures]
+    common_only = not (complete and undefined_aware)
     result = engine.evaluate(run, qrels, measures, rel=level, max_grade=max_grade,
-                             common_only=not (complete and undefined_aware))
+                             common_only=common_only)
     names = {m.name: name for name, m in req.measures}
-    order = {name: i for i, (name, _) in enumerate(req.measures)}
+    order = {name: i for i, name in enumerate(req.names)}
+    aggregate = {name: MEASURES[m.family].aggregate for name, m in req.measures} \
+        | dict.fromkeys(req.own, "mean")
     pq = result.per_query.assign(name=result.per_query[S.MEASURE].map(names))
     if not undefined_aware:
         pq[S.VALUE] = pq[S.VALUE].fillna(0.0)
@@ -205,30 +260,33 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
         found = pd.MultiIndex.from_arrays([pq[S.QUERY_ID], at])
         value = own.set_index([S.QUERY_ID, "x"])[S.VALUE].reindex(found).to_numpy()
         pq[S.VALUE] = np.where(at.notna(), value, pq[S.VALUE])
+    if req.own:
+        pq = pd.concat([pq, _own_values(run, qrels, req, level=level, max_grade=max_grade,
+                                 common_only=common_only, undefined_aware=undefined_aware)],
+                       ignore_index=True)
     n_evaluated = result.counts["queries_evaluated"]
     n_qrels = qrels[S.QUERY_ID].nunique() if complete and not undefined_aware else n_evaluated
     if undefined_aware:
         summary = result.summary.assign(name=result.summary[S.MEASURE].map(names))
-        values = dict(zip(summary["name"], summary[S.VALUE], strict=True))
+        values = dict(zip(summary["name"], summary[S.VALUE], strict=True)) \
+            | pq[pq["name"].isin(req.own)].groupby("name")[S.VALUE].mean().to_dict()
     else:
         by_name = pq.groupby("name", sort=False)[S.VALUE]
-        values = {name: AGGREGATES[MEASURES[m.family].aggregate](
+        values = {name: AGGREGATES[aggregate[name]](
             np.r_[by_name.get_group(name).to_numpy(), np.zeros(n_qrels - n_evaluated)])
-            for name, m in req.measures}
+            for name in req.names}
         if complete and "num_rel" in values:
             values["num_rel"] = float((qrels[S.GRADE] > 0).sum())
     lines = {"runid": run_id, "num_q": n_qrels}
     summary = pd.DataFrame([*((line, lines[line]) for line in req.lines),
-                            *((name, values[name]) for name, _ in req.measures)],
+                            *((name, values[name]) for name in req.names)],
                            columns=["name", S.VALUE], dtype=object)
     summary = summary[summary[S.VALUE].map(lambda v: isinstance(v, str) or not pd.isna(v))]
-    geometric = [name for name, m in req.measures
-                 if MEASURES[m.family].aggregate == "geometric"]
+    geometric = [name for name in req.names if aggregate[name] == "geometric"]
     if rules.missing_printed and complete and not undefined_aware:
         pq = pd.concat([pq, _missing(run, qrels, req, level)], ignore_index=True)
     pq = pq[~pq["name"].isin(geometric) & pq[S.VALUE].notna()]
     pq = pq.assign(_order=pq["name"].map(order)).sort_values(
         [S.QUERY_ID, "_order"], kind="stable")[[S.QUERY_ID, "name", S.VALUE]]
-    integer = frozenset({"num_q"} | {name for name, m in req.measures
-                                     if MEASURES[m.family].aggregate == "sum"})
+    integer = frozenset({"num_q"} | {name for name in req.names if aggregate[name] == "sum"})
     return TrecEval(pq.reset_index(drop=True), summary.reset_index(drop=True), integer, result)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from releval.metrics.ranking import Ranking
-from releval.metrics.registry import Pooled, measure
+from releval.metrics.registry import UNIT, Pooled, measure
 from releval.metrics.spec import Measure
 
 
@@ -33,7 +33,7 @@ def user_auc(r: Ranking, m: Measure) -> np.ndarray:
         return np.where((n_pos > 0) & (n_neg > 0), wins / (n_pos * n_neg), np.nan)
 
 
-@measure("AUC", cutoff="none")
+@measure("AUC", bounds=UNIT, cutoff="none")
 def auc(r: Ranking, m: Measure) -> np.ndarray:
     """AUC = (1 / (|R|·|N|)) Σ_{p ∈ R} Σ_{n ∈ N} ([s(p) > s(n)] + ½ [s(p) = s(n)]): the
     user's ROC AUC, positives R against negatives N, over the whole window. s is the
@@ -48,7 +48,7 @@ def auc(r: Ranking, m: Measure) -> np.ndarray:
     return user_auc(r, m)
 
 
-@measure("GAUC", cutoff="none", level="system")
+@measure("GAUC", bounds=UNIT, cutoff="none", level="system")
 def gauc(r: Ranking, m: Measure) -> Pooled:
     """GAUC = Σ_u |R_u| AUC_u / Σ_u |R_u| over the users u whose AUC is defined: the
     per-user AUC (``AUC``, same negatives) weighted by the user's number of positives (the

@@ -130,7 +130,10 @@ def _ppi(doc: dict) -> list[str]:
 
 
 def _interval(f: dict) -> str:
-    return f"{number(f['estimate'], '.4f')} {interval(f['ci_low'], f['ci_high'], '.4f')}"
+    """"0.4120 [0.3510, 0.4700]", marked where the interval was clipped to the measure's
+    range."""
+    return (f"{number(f['estimate'], '.4f')} {interval(f['ci_low'], f['ci_high'], '.4f')}"
+            + (" (clipped to [{:g}, {:g}])".format(*f["bounds"]) if f.get("clipped") else ""))
 
 
 def _labels(doc: dict) -> list[str]:
