@@ -67,8 +67,8 @@ def _order(name: str) -> tuple[int, float]:
     """Where trec_eval prints ``name``: its measure's place in the table (the shared ones,
     then the versions' own), then its cutoff."""
     parts = _NAME.match(name)
-    return (TREC_ORDER + tuple(trec_eval_own.OWN)).index(parts["base"]), float(parts["param"]
-                                                                                or 0)
+    table = TREC_ORDER + tuple(trec_eval_own.OWN)
+    return table.index(parts["base"]), float(parts["param"] or 0)
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def _split_own(names: list[str], version: Version) -> tuple[list[str], list[str]
         if base not in version.own:
             having = [v.name for v in VERSIONS.values() if base in v.own]
             raise InputError(f"trec_eval {version.name} has no measure {base} (trec_eval "
-                             f"{', '.join(having)} has: --trec-eval {having[0]})", text.strip())
+                             f"{', '.join(having)} has)", text.strip())
         own += found
     return rest, list(dict.fromkeys(own))
 
@@ -194,8 +194,8 @@ def _interpolated(run: pd.DataFrame, qrels: pd.DataFrame, xs: list[float], versi
     return pd.concat(frames, ignore_index=True)
 
 
-def _own_values(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, level: int, max_grade: int,
-         common_only: bool, undefined_aware: bool) -> pd.DataFrame:
+def _own_values(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, level: int,
+                max_grade: int, common_only: bool, undefined_aware: bool) -> pd.DataFrame:
     """The per-query values (query_id, name, value) of ``req.own`` on trec_eval's ranking of
     ``run`` (its condensed list under ``req.judged_only``); with ``undefined_aware`` NaN
     where the measure is undefined (``trec_eval_own.Own.defined``)."""
@@ -214,8 +214,9 @@ def _own_values(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, level: 
 
 def _missing(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, level: int) -> pd.DataFrame:
     """The per-query values (query_id, name, value) of the qrels queries missing from
-    ``run``, evaluated on an empty ranking: num_rel their count of grade ≥ ``level``, the
-    rest 0."""
+    ``run`` as trec_eval 10.0 prints them (it ranks one unjudged placeholder document for
+    each, then zeroes num_ret, unj and rbp_resid): num_rel their count of grade ≥ ``level``,
+    the rest 0 (under -J its iprec_at_recall there is 0/0: nan, releval's 0)."""
     missing = qrels[~qrels[S.QUERY_ID].isin(run[S.QUERY_ID].unique())]
     n_rel = (missing[S.GRADE] >= level).groupby(missing[S.QUERY_ID]).sum()
     names = pd.Index(req.names, name="name")
@@ -255,15 +256,15 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame, req: Request, *, run_id: st
     if rules.recall_count != VERSIONS[DEFAULT_VERSION].recall_count and iprec \
             and not undefined_aware:
         judged = any(option(m, "judged_only") for _, m in req.measures if m.name in iprec)
-        own = _interpolated(run, qrels, sorted(set(iprec.values())), rules, level, judged)
+        counted = _interpolated(run, qrels, sorted(set(iprec.values())), rules, level, judged)
         at = pq[S.MEASURE].map(iprec)
         found = pd.MultiIndex.from_arrays([pq[S.QUERY_ID], at])
-        value = own.set_index([S.QUERY_ID, "x"])[S.VALUE].reindex(found).to_numpy()
+        value = counted.set_index([S.QUERY_ID, "x"])[S.VALUE].reindex(found).to_numpy()
         pq[S.VALUE] = np.where(at.notna(), value, pq[S.VALUE])
     if req.own:
-        pq = pd.concat([pq, _own_values(run, qrels, req, level=level, max_grade=max_grade,
-                                 common_only=common_only, undefined_aware=undefined_aware)],
-                       ignore_index=True)
+        own = _own_values(run, qrels, req, level=level, max_grade=max_grade,
+                          common_only=common_only, undefined_aware=undefined_aware)
+        pq = pd.concat([pq, own], ignore_index=True)
     n_evaluated = result.counts["queries_evaluated"]
     n_qrels = qrels[S.QUERY_ID].nunique() if complete and not undefined_aware else n_evaluated
     if undefined_aware:
