@@ -19,6 +19,7 @@ import yaml
 
 from releval.data.query_set import RISK_CATEGORIES
 from releval.params import Params
+from releval.params.systems import BM25System
 from releval.project import template
 from releval.project.profile import FORWARD, Collection, Feedback, JudgedRuns, Log, Run
 
@@ -205,7 +206,9 @@ def retrieval(data: Collection, c: Choices) -> str:
     t.put(0, "candidates")
     t.put(1, "depth", 100, "the one candidate budget every compared system gets")
     t.put(1, "systems")
-    t.put(2, "bm25", {"route": "bm25"}, "lexical baseline (k1 1.2, b 0.75, English stemmer)")
+    bm25 = BM25System()  # the comment states the defaults the route runs with
+    t.put(2, "bm25", {"route": "bm25"}, f"lexical baseline (k1 {bm25.k1:g}, b {bm25.b:g}, "
+          f"{bm25.method}, stemmer {bm25.stemmer}, stopwords {bm25.stopwords})")
     t.put(2, "dense", {"route": "dense"}, "all-MiniLM-L6-v2 over title + text, exact search")
     _team_systems(t, c.runs)
     t.blank()

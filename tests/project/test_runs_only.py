@@ -379,3 +379,16 @@ def test_a_runs_only_project_runs_gates_and_reproduces(tmp_path):
               if line.startswith(("✓", "·"))}
     assert status["candidates"] == status["evaluate"] == status["gate"] == "ran", status
     assert status["split"] == status["judgments"] == "skipped", status
+
+
+def test_the_bm25_comment_states_the_defaults_the_route_runs_with(tmp_path):
+    """init's comment on bm25 is the value the route runs with, read from its model."""
+    from releval.params.systems import BM25System
+    from releval.project.scaffold import params_for
+
+    cacm = Path(__file__).resolve().parents[3] / "shared" / "data" / "cacm"
+    text = params_for(tmp_path, corpus=cacm, interactions=None, runs={}, baseline=None,
+                      candidate=None)
+    line = next(line for line in text.splitlines() if line.strip().startswith("bm25:"))
+    bm25 = BM25System()
+    assert f"k1 {bm25.k1:g}, b {bm25.b:g}" in line, line
