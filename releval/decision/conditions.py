@@ -18,7 +18,8 @@ each a ``Condition`` of ``HELD`` read from an ``Evidence``:
 
 - labelling: the labelling protocol, "pool <pool_id> (depth d, guideline g); pooled" when
   the system is one of the pool's systems (a fused window: when both its sources are),
-  else "not pooled";
+  else "not pooled"; "the dataset's own qrels (no pool judged)" under
+  ``judgments.source: dataset``;
 - candidate_set: the (query, document) pairs of the system's window over its evaluated
   queries, "<n> pairs over <m> queries (<digest>)";
 - feature_snapshot: "corpus <digest>; fields <the document fields the system reads>" (its
@@ -215,6 +216,8 @@ def _pairs_key(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def _labelling(system: str, ev: Evidence) -> str:
+    if ev.labels_source == "dataset":  # no pool was judged: the collection's own qrels
+        return "the dataset's own qrels (no pool judged)"
     pool = ev.pool
     status = "pooled" if pooled(system, pool, ev.stats) else "not pooled"
     return (f"pool {pool.get(S.POOL_ID)} (depth {pool.get('depth')}, guideline "

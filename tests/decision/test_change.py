@@ -163,6 +163,12 @@ def test_a_new_route_must_be_pooled_and_keep_the_budget():
     assert verdict("route", "base", "wide", ev, allow=True) == [
         "budget: baseline 3 ≠ candidate 5"]
 
+    # the dataset's own qrels: no pool was judged, none is claimed, and pooling cannot differ
+    own = evidence(labels_source="dataset")
+    assert verdict("route", "base", "unpooled", own) == []
+    held = conditions_of("route", "base", "unpooled", own)
+    assert held["base"]["labelling"] == "the dataset's own qrels (no pool judged)"
+
 
 def test_a_training_signal_needs_an_independent_set_and_judged_labels():
     ev = evidence(per_query=per_query(ids=("q1", "q2", "q3")))
