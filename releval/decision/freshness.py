@@ -13,6 +13,10 @@ issued_at] over the queries table.
   ``deleted_at`` to the last query issued at or after it whose window still holds it; 0 when
   no window holds it after its deletion.
 
+Data without times has no freshness: a document without a publication date, or queries
+without issue times (the readers' ``EPOCH`` placeholder), is never eligible, so its counts are
+0 and its figures undefined; the report then shows no freshness table.
+
 Undefined is NaN: a median or percentile over no document.
 """
 
@@ -22,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.adapters import EPOCH
 
 DAY = pd.Timedelta(days=1)
 
@@ -59,7 +64,8 @@ def first_appearance(run: pd.DataFrame, documents: pd.DataFrame,
     inside the queries' time span (module docstring); NaN where it never appeared."""
     issued = _times(queries[S.ISSUED_AT])
     published = _times(documents[S.PUBLISHED_AT])
-    inside = (published >= issued.min()) & (published <= issued.max())
+    inside = ((published >= issued.min()) & (published <= issued.max())
+              & (published != EPOCH) & bool((issued != EPOCH).any()))
     return _delays(_seen(run, queries), _at(documents, S.PUBLISHED_AT, inside.to_numpy()),
                    "min")
 

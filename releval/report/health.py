@@ -75,6 +75,11 @@ def _revision_rows(health: dict, receipt: dict | None) -> list[list[str]]:
 
 
 def _freshness_rows(health: dict) -> list[list[str]]:
+    """One row per system; none (no table) when no document could be observed being
+    published or deleted (no dates, or no query times)."""
+    systems = (health.get("systems") or {}).items()
+    if not any(e.get("freshness_eligible") or e.get("deleted_eligible") for _, e in systems):
+        return []
     return [[name, str(e["freshness_eligible"]), str(e["freshness_appeared"]),
              number(e.get("freshness_median_days"), ".1f"),
              number(e.get("freshness_p95_days"), ".1f"), str(e["deleted_eligible"]),

@@ -165,6 +165,19 @@ def test_freshness_is_undefined_without_documents_in_the_span():
                                              "deletion_propagation_max_days"))
 
 
+def test_data_without_times_has_no_freshness():
+    """Undated documents, or queries without issue times (the readers' EPOCH), are never
+    eligible: no 'published in span: every document, median 0 days'."""
+    from releval.data.adapters import EPOCH
+
+    undated = DOCS.assign(**{S.PUBLISHED_AT: EPOCH})
+    assert freshness(RUN, undated, QS)["freshness_eligible"] == 0
+    untimed = QS.assign(**{S.ISSUED_AT: EPOCH})
+    assert freshness(RUN, DOCS.assign(**{S.PUBLISHED_AT: EPOCH}), untimed)[
+        "freshness_eligible"] == 0
+    assert freshness(RUN, DOCS, untimed)["freshness_eligible"] == 0
+
+
 def test_health_table_and_record_per_system():
     runs = {"bm25": RUN, "dense": RUN, "team": RUN, "hybrid": RUN}
     latencies = {"bm25": latency([1.0, 2.0, 3.0], ["ok", "ok", "timeout"]),

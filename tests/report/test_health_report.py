@@ -49,6 +49,13 @@ def test_tables_without_rows_are_left_out():
     assert "### Health rules" not in text and "### Rollback thresholds" not in text
 
 
+def test_no_freshness_table_without_a_dated_document():
+    undated = {"systems": {name: e | {"freshness_eligible": 0, "deleted_eligible": 0}
+                           for name, e in HEALTH["systems"].items()}}
+    text = "\n".join(markdown(undated, {"candidate": "hybrid", "rules": []}))
+    assert "### Per system" in text and "### Freshness" not in text
+
+
 def test_the_page_escapes_every_string():
     fragment = str(page_of(markdown(HEALTH, DECISION)))
     assert fragment.startswith("<h2>System health</h2>")
