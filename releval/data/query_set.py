@@ -70,8 +70,8 @@ RISK_CATEGORIES: dict[str, Category] = {
     "paraphrase": Category("paraphrase", ("paraphrase",)),
     "multi_intent": Category("multi-intent", (S.MULTI_INTENT_TAG,), MULTI_INTENT_TEXT),
 }
-NO_SOURCE_NOTE = (f"the queries have no {S.QUERY_SOURCE} column: every query is counted as "
-                  f"{S.LOGGED}")
+NO_SOURCE_NOTE = (f"the queries have no {S.QUERY_SOURCE} column: how they were sampled is "
+                  f"not known (counted under {S.LOGGED}, not shown to be logged traffic)")
 
 
 AUTO = "auto"  # the minimums derived at the gate from the comparison's power plan
