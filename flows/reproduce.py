@@ -44,6 +44,7 @@ from releval.report.formats import number
 
 RUNS = ("candidates.run", "fused.run")  # the outputs whose ranked lists are compared
 LABELS = {"rmse": "RMSE ", "order": ""}  # how a closeness line names each part
+NONE_IN_BOTH = "no query in both the original and the reproduction"
 
 
 @dataclass
@@ -142,11 +143,11 @@ def closeness(old: dict, tree: Path, cache: Path) -> list[str]:
             if any(fnmatch(p, artifacts.get(n).pattern) for n in RUNS) and (two := pair(p))}
     close = R.closeness(per_query, runs)
     lines = []
-    for system in dict.fromkeys(s for frame in close.values() for s in frame[S.SYSTEM]):
+    for system in dict.fromkeys([*per_query, *runs]):
         parts = [LABELS[key] + ", ".join(f"{r.measure} {number(r.value)}" for r in rows)
-                 for key, frame in close.items()
+                 + f" ({max(r.n for r in rows)} queries)" for key, frame in close.items()
                  if (rows := list(frame[frame[S.SYSTEM] == system].itertuples()))]
-        lines.append(f"{system}: {'; '.join(parts)}")
+        lines.append(f"{system}: " + ("; ".join(parts) or NONE_IN_BOTH))
     return lines
 
 

@@ -487,6 +487,8 @@ def compare(
 
 
 def _read_decision(path: Path) -> dict:
+    """The decision at ``path``, checked; a missing file, bad JSON, a comparison or another
+    document ends in one line saying what to give instead."""
     if not path.is_file():
         fail(f"{path}: file not found: no decision here; run `releval run` in a project, or "
              "give --comparison FILE --rules FILE")
@@ -498,8 +500,10 @@ def _read_decision(path: Path) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get("passed"), bool) \
             or not isinstance(doc.get("rules"), list) \
             or not all(isinstance(r, dict) for r in doc["rules"]):
-        fail(f"{path}: not a gate decision (needs a boolean 'passed' and a 'rules' list of "
-             "objects)")
+        compared = isinstance(doc, dict) and ("paired" in doc or "uncontrolled" in doc)
+        fail(f"{path}: not a gate decision " + (
+            f"but a comparison: give --comparison {path} --rules FILE" if compared else
+            "(needs a boolean 'passed' and a 'rules' list of objects)"))
     failed = [str(r.get("name", r.get("rule", "?"))) for r in doc["rules"]
               if r.get("passed") is not True]
     if doc["passed"] == bool(failed):

@@ -15,10 +15,17 @@ counted), one measure at a time:
   capped at 1) or ``tukey`` (all pairs: Tukey's HSD by randomization, Carterette 2012: for
   b = 1..B each query's k values are permuted across the systems, R*_b = max_s mean*_s −
   min_s mean*_s; a pair's adjusted p = (1 + #{b : R*_b ≥ |Δ|}) / (1 + B), ties within
-  1e-9 · max |value|);
+  1e-9 · max(1, max |value|));
+- a pair's verdict is its CI's (``releval.decision.stats.verdict``) read in the measure's
+  direction (lower is better: the CI of −Δ), kept only when its adjusted p ≤ α
+  (``holm_verdicts``); share_improved counts the queries better in that direction, while Δ,
+  its CI and d_z stay candidate − baseline;
 - a pair whose adjusted p ≤ α differs; the groups are the compact letter display of that
   relation (Piepho 2004, insert and absorb): systems sharing a letter are not told apart,
   the letters in order of the best system each holds.
+
+A (system, query_id) with two rows of the measure, a non-numeric value or a missing column is
+refused.
 """
 
 from __future__ import annotations
@@ -32,18 +39,21 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.decision.stats import CHUNK_BYTES, holm, mean_ci, paired, verdict
+from releval.decision.significance import CHUNK_BYTES, TIE_TOLERANCE
+from releval.decision.stats import holm, holm_verdicts, mean_ci, paired, verdict
 from releval.errors import InputError
-
-TIE_TOLERANCE = 1e-9
 
 
 def bh(p_values) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (module docstring); NaN stays NaN."""
     p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1:
+        raise InputError(f"p-values must be one-dimensional, got shape {p.shape}")
     out = np.full(p.shape, np.nan)
     defined = ~np.isnan(p)
     valid = p[defined]
+    if ((valid < 0) | (valid > 1)).any():
+        raise InputError(f"p-values must lie in [0, 1], got {valid[(valid < 0) | (valid > 1)]}")
     m = valid.size
     order = np.argsort(valid, kind="stable")
     scaled = valid[order] * m / np.arange(1, m + 1)
@@ -111,9 +121,11 @@ CORRECTIONS = ("holm", "bh", "tukey")
 
 @dataclass(frozen=True)
 class FamilyResult:
-    """One measure's family comparison: ``leaderboard`` (system, mean, n, group; best
-    first), ``pairs`` (baseline, candidate, Δ, CI, p, p_adjusted, verdict, effect sizes),
-    the settings, n (queries defined for every system) and left_out (queries not)."""
+    """One measure's family comparison: ``leaderboard`` (rank, system, mean, its CI, n,
+    group; best first), ``pairs`` (baseline, candidate, n, means, Δ = candidate − baseline,
+    CI, p_value, p_adjusted, verdict, differ, effect_size, share_improved), the settings, n
+    (queries defined for every system) and left_out (queries with a row but undefined for a
+    system); ``to_dict`` holds plain JSON values (NaN as None)."""
 
     measure: str
     family: str
@@ -155,13 +167,11 @@ def compare_family(per_query: pd.DataFrame, systems: list[str], measure: str, *,
     if FAMILIES[family].needs_baseline and baseline not in systems:
         raise InputError(f"the family 'baseline' needs its baseline among the systems "
                          f"({baseline!r} is not in {systems})")
-    rows = per_query[(per_query[S.MEASURE] == measure) & per_query[S.SYSTEM].isin(systems)]
-    wide = rows.pivot_table(index=S.QUERY_ID, columns=S.SYSTEM, values=S.VALUE,
-                            aggfunc="first", dropna=False)
+    wide = _wide(per_query, systems, measure)
     absent = [s for s in systems if s not in wide.columns]
     if absent:
         raise InputError(f"no {measure} values for {', '.join(absent)}", "per_query")
-    wide = wide[systems].astype(float)
+    wide = wide[systems]
     defined = wide.dropna()
     if len(defined) < 2:
         raise InputError(f"{len(defined)} queries have {measure} defined for every system; at "
@@ -177,20 +187,19 @@ def compare_family(per_query: pd.DataFrame, systems: list[str], measure: str, *,
                     "mean_baseline": r.mean_baseline, "mean_candidate": r.mean_candidate,
                     "mean_diff": r.mean_diff, "ci_low": r.ci_low, "ci_high": r.ci_high,
                     "p_value": r.p_value, "effect_size": r.effect_size,
-                    "share_improved": r.share_improved})
+                    "share_improved": (r.wins if higher_is_better else r.losses) / r.n})
     raw = np.array([r["p_value"] for r in out])
     if correction == "tukey":
         adjusted = tukey_hsd(defined[best].to_numpy(), np.array([r["mean_diff"] for r in out]),
                              resamples=resamples, seed=seed)
     else:
         adjusted = (holm if correction == "holm" else bh)(raw)
+    sign = 1.0 if higher_is_better else -1.0
+    found = [verdict(*sorted((sign * r["ci_low"], sign * r["ci_high"])), min_effect)
+             for r in out]
     differ = set()
-    for r, p in zip(out, adjusted, strict=True):
-        r["p_adjusted"] = float(p)
-        found = verdict(r["ci_low"], r["ci_high"], min_effect)
-        r["verdict"] = found if not (found in ("improved", "regressed") and p > alpha) \
-            else "inconclusive"
-        r["differ"] = bool(p <= alpha)
+    for r, p, v in zip(out, adjusted, holm_verdicts(found, adjusted, alpha), strict=True):
+        r["p_adjusted"], r["verdict"], r["differ"] = float(p), str(v), bool(p <= alpha)
         if r["differ"]:
             differ.add(frozenset((r["baseline"], r["candidate"])))
     groups = letters(best, differ)
@@ -202,6 +211,27 @@ def compare_family(per_query: pd.DataFrame, systems: list[str], measure: str, *,
     return FamilyResult(measure, family, correction, test, float(alpha), int(resamples),
                         int(seed), int(len(defined)), int(len(wide) - len(defined)), board,
                         [{k: _none(v) for k, v in r.items()} for r in out])
+
+
+def _wide(per_query: pd.DataFrame, systems: list[str], measure: str) -> pd.DataFrame:
+    """query_id × system values of ``measure`` (NaN: no row or undefined)."""
+    columns = [S.SYSTEM, S.QUERY_ID, S.MEASURE, S.VALUE]
+    missing = [c for c in columns if c not in per_query.columns]
+    if missing:
+        raise InputError(f"missing columns {missing}", "per_query")
+    rows = per_query.loc[(per_query[S.MEASURE] == measure)
+                         & per_query[S.SYSTEM].isin(systems), columns]
+    twice = rows.duplicated([S.SYSTEM, S.QUERY_ID])
+    if twice.any():
+        first = rows.loc[twice].iloc[0]
+        raise InputError(f"{int(twice.sum())} duplicate (system, query_id) rows of {measure}, "
+                         f"e.g. ({first[S.SYSTEM]!r}, {first[S.QUERY_ID]!r})", "per_query")
+    try:
+        values = pd.to_numeric(rows[S.VALUE], errors="raise").astype(float)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"non-numeric value: {error}", "per_query") from None
+    return rows.assign(**{S.VALUE: values}).pivot(index=S.QUERY_ID, columns=S.SYSTEM,
+                                                  values=S.VALUE)
 
 
 def groups_text(result: FamilyResult) -> str:

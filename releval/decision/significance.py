@@ -7,10 +7,13 @@ S_g = d_g), their means x_g = S_g / m_g, and the paired bootstrap's resampled me
 
 - ``randomization`` (the default): the sign-flip test; s_g ∈ {−1, +1} uniform,
   T*_b = Σ s_g S_g, p = (1 + #{b : |T*_b| ≥ |T|}) / (1 + B), T = Σ S_g; ties within
-  1e-9 · Σ |S_g| count as ≥.
+  1e-9 · Σ |S_g| count as ≥. Its stream (``streams(seed)[1]``) gives each resample ⌈G/8⌉
+  random bytes (bit g set: s_g = −1), drawn in chunks of ⌊CHUNK_BYTES / (10 G)⌋ resamples;
+  numpy draws bytes from 32-bit words and a chunk drops the rest of its last word, so that
+  chunk size is part of the layout (fixed: the p depends on the data, seed and B alone).
 - ``t``: paired Student t on the x_g: t = x̄ / (s / √G), s with ddof 1, ν = G − 1,
   p = I_{ν/(ν+t²)}(ν/2, 1/2) (the regularised incomplete beta), as scipy's ``ttest_rel``;
-  s = 0: p = 1 when x̄ = 0, else 0.
+  every x_g equal (s = 0; scipy: NaN): p = 1 when they are 0, else 0.
 - ``wilcoxon``: signed-rank on the x_g ≠ 0 (zeros dropped, Wilcoxon's rule), ranks of |x_g|
   averaged over ties, R⁺ the sum of the positive ones, n their count. Below 50 pairs
   without ties or zeros: the exact null distribution (all 2ⁿ sign patterns, by dynamic
@@ -27,7 +30,7 @@ S_g = d_g), their means x_g = S_g / m_g, and the paired bootstrap's resampled me
 
 Monte Carlo tests (randomization, bootstrap) state their resamples and seed in every row.
 Effect sizes beside Δ (``effect_sizes``): Cohen's d_z = d̄ / s_d over the queries (s_d with
-ddof 1; None where s_d = 0) and the share of queries improved (d > 0).
+ddof 1; None where every d is equal, s_d = 0) and the share of queries improved (d > 0).
 """
 
 from __future__ import annotations
@@ -132,10 +135,9 @@ def betainc(a: float, b: float, x: float) -> float:
 def t_p(units: Units, options: Options) -> float:
     x = units.means
     n = x.size
-    mean, sd = float(x.mean()), float(x.std(ddof=1))
-    if sd == 0.0:
-        return 1.0 if mean == 0.0 else 0.0
-    t = mean / (sd / math.sqrt(n))
+    if (x == x[0]).all():  # s = 0 (rounding would leave a spurious ~1e-17)
+        return 1.0 if x[0] == 0.0 else 0.0
+    t = float(x.mean()) / (float(x.std(ddof=1)) / math.sqrt(n))
     df = n - 1.0
     return min(1.0, betainc(df / 2.0, 0.5, df / (df + t * t)))
 
@@ -245,8 +247,8 @@ def checked(name: str, tie_band: float = 0.0) -> Test:
 
 
 def effect_sizes(d: np.ndarray) -> dict[str, float | None]:
-    """Cohen's d_z = mean(d) / sd(d, ddof 1) (None where sd is 0) and the share of queries
-    improved (d > 0), over the n paired queries."""
-    sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
-    return {"effect_size": None if sd == 0.0 else float(d.mean()) / sd,
+    """Cohen's d_z = mean(d) / sd(d, ddof 1) (None where every d is equal: sd = 0) and the
+    share of queries improved (d > 0), over the n paired queries."""
+    flat = (d == d[0]).all()
+    return {"effect_size": None if flat else float(d.mean()) / float(d.std(ddof=1)),
             "share_improved": float(np.count_nonzero(d > 0) / d.size)}

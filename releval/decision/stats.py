@@ -22,8 +22,9 @@ test's. The B draws are cut into n_blocks = ⌈B / ``DRAW_BLOCK``⌉ blocks of `
 last may be shorter); block k draws from ``default_rng(bootstrap.spawn(n_blocks)[k])``, so
 the layout depends on B alone. The test draws its B sign vectors in order from
 ``default_rng(test)``. Both work in chunks of at most ``CHUNK_BYTES``, each chunk one integer
-(or bit) matrix of shape (rows, G); nothing loops per resample, and the chunking never
-changes a draw. When ``releval.executor.active()``
+(or bit) matrix of shape (rows, G); nothing loops per resample. The bootstrap's chunking never
+changes a draw; the sign-flip test's chunk size is part of its layout
+(``releval.decision.significance``). When ``releval.executor.active()``
 is a Dask executor and G · B ≥ ``DASK_MIN_VALUES``, the bootstrap blocks are mapped on it,
 otherwise they run here: either way equal inputs and seed give bit-identical results, whatever
 the executor and its number of workers.
@@ -40,10 +41,16 @@ import pandas as pd
 
 from releval import executor
 from releval.data import contracts as S
-from releval.decision.significance import Options, Units, checked, effect_sizes, streams
+from releval.decision.significance import (
+    CHUNK_BYTES,
+    Options,
+    Units,
+    checked,
+    effect_sizes,
+    streams,
+)
 from releval.errors import InputError
 
-CHUNK_BYTES = 64 * 2**20
 DRAW_BLOCK = 1_000  # bootstrap draws per seeded block (changing it changes the CI)
 DASK_MIN_VALUES = 20_000_000  # G · B from which the blocks are shipped to a Dask executor
 SHOWN_IDS = 5

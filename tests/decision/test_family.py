@@ -4,12 +4,22 @@ constructed case whose groups are known."""
 
 from __future__ import annotations
 
+import json
+from itertools import combinations
+
 import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from releval.decision.family import bh, compare_family, groups_text, letters, tukey_hsd
+from releval.decision.family import (
+    FamilyResult,
+    bh,
+    compare_family,
+    groups_text,
+    letters,
+    tukey_hsd,
+)
 from releval.decision.stats import holm
 from releval.errors import InputError
 
@@ -83,3 +93,54 @@ def test_the_baseline_family_and_its_left_out_queries():
     with pytest.raises(InputError, match="for the family all_pairs"):
         compare_family(table, ["base", "better"], "nDCG@10", baseline="base",
                        correction="tukey")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_letters_share_a_letter_exactly_when_a_pair_does_not_differ(seed):
+    rng = np.random.default_rng(seed)
+    systems = [f"s{i}" for i in range(rng.integers(2, 8))]
+    differ = {frozenset(p) for p in combinations(systems, 2) if rng.random() < 0.4}
+    groups = letters(systems, differ)
+    for a, b in combinations(systems, 2):
+        assert bool(set(groups[a]) & set(groups[b])) == (frozenset((a, b)) not in differ)
+    assert groups[systems[0]].startswith("a")
+
+
+def test_a_lower_is_better_measure_ranks_and_judges_in_its_direction():
+    table = _per_query({"base": 0.2, "lower": 0.0}, seed=4)
+    result = compare_family(table, ["base", "lower"], "nDCG@10", family="baseline",
+                            baseline="base", higher_is_better=False, resamples=300)
+    assert [r["system"] for r in result.leaderboard] == ["lower", "base"]
+    pair = result.pairs[0]
+    assert pair["mean_diff"] < 0 and pair["ci_high"] < 0
+    assert pair["verdict"] == "improved" and pair["share_improved"] > 0.9
+
+
+def test_the_result_is_plain_json_and_reads_back():
+    table = _per_query({"a": 0.0, "b": 0.01, "c": 0.0}, seed=5, n=30)
+    table.loc[table.system == "c", "value"] = table.loc[table.system == "a", "value"].to_numpy()
+    result = compare_family(table, ["a", "b", "c"], "nDCG@10", family="all_pairs",
+                            correction="bh", resamples=200)
+    doc = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert FamilyResult(**doc) == result
+    same = next(r for r in doc["pairs"] if {r["baseline"], r["candidate"]} == {"a", "c"})
+    assert same["effect_size"] is None and same["p_value"] == 1.0  # d = 0 on every query
+
+
+def test_duplicate_and_non_numeric_rows_are_refused():
+    table = _per_query({"a": 0.0, "b": 0.1}, n=10)
+    with pytest.raises(InputError, match=r"1 duplicate \(system, query_id\) rows of nDCG@10"):
+        compare_family(pd.concat([table, table.iloc[[3]]]), ["a", "b"], "nDCG@10",
+                       baseline="a", resamples=50)
+    bad = table.astype({"value": object})
+    bad.loc[0, "value"] = "n/a"
+    with pytest.raises(InputError, match="non-numeric value"):
+        compare_family(bad, ["a", "b"], "nDCG@10", baseline="a", resamples=50)
+
+
+def test_bh_keeps_nan_and_refuses_what_is_not_a_p_value():
+    p = np.array([0.01, np.nan, 0.04, 0.03])
+    assert np.isnan(bh(p)[1])
+    assert bh(p)[[0, 2, 3]] == pytest.approx(multipletests(p[[0, 2, 3]], method="fdr_bh")[1])
+    with pytest.raises(InputError, match=r"must lie in \[0, 1\]"):
+        bh([0.2, 1.5])

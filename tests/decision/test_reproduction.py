@@ -197,6 +197,12 @@ def test_reproduce_reads_the_original_from_the_cache(tmp_path: Path):
     put(REVERSED_RUN, tree / "data/candidates/A/run.parquet")
     put(ORIGINAL_RUN, tree / "data/fused/F/run.parquet")
     lines = reproduce_closeness({"receipt": {"outputs": outputs}}, tree, cache)
-    assert lines == [f"A: RMSE AP {0.25 / math.sqrt(2):.4f}; KTU -1.0000, RBO {REVERSED_RBO:.4f}",
-                     "B: RMSE AP 0.0000"]
+    assert lines == [f"A: RMSE AP {0.25 / math.sqrt(2):.4f} (2 queries); KTU -1.0000, RBO "
+                     f"{REVERSED_RBO:.4f} (1 queries)", "B: RMSE AP 0.0000 (1 queries)"]
     assert reproduce_closeness({"receipt": {"outputs": {}}}, tree, cache) == []
+    other = {"query_id": lambda f: "w2-" + f.query_id}  # the reproduction's window changed
+    put(REVERSED_RUN.assign(**other), tree / "data/candidates/A/run.parquet")
+    put(scored(0.25).assign(**other), tree / "data/evaluate/per_query.parquet")
+    assert reproduce_closeness({"receipt": {"outputs": outputs}}, tree, cache) == [
+        "A: no query in both the original and the reproduction",
+        "B: no query in both the original and the reproduction"]
