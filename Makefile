@@ -30,9 +30,9 @@ test-all: $(STAMP)
 	@bash .ci/chromium
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
-# dvc.yaml's code deps: each stage's import closure (tests/test_dvc_yaml.py holds them exact)
+# dvc.yaml, generated from the stage table (tests/test_dvc_yaml.py holds it equal)
 dag: $(STAMP)
-	$(BIN)/python -m releval.project.closure dvc.yaml
+	$(BIN)/python -m stages.table
 
 lint: $(STAMP)
 	$(BIN)/ruff check releval stages flows tests benchmarks

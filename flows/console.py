@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -114,21 +115,49 @@ def _line(stage: str, status: str, seconds: float) -> Text:
     return text
 
 
+def unwritable(log: Path, exc: OSError) -> str:
+    """The one line a run ends with when its log cannot be written: the folder, the cause."""
+    folder = log.parent
+    cause = ("it is a file, not a folder" if folder.exists() and not folder.is_dir() else
+             exc.strerror or type(exc).__name__)
+    return (f"error: {folder}: the run's log {log.name} cannot be written there ({cause}); "
+            "make the folder writable (or free the disk) and run again")
+
+
+def _sink(log: Path):
+    """``log`` opened for appending; a folder that cannot hold it ends the run in one line
+    (``unwritable``), exit status 2, before anything ran."""
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        return open(log, "ab")  # noqa: SIM115 (closed by quiet, after the pump)
+    except OSError as exc:
+        print(unwritable(log, exc), file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
 @contextlib.contextmanager
 def quiet(log: Path = LOG, verbose: bool = False) -> Iterator[Board]:
     """Everything written to fds 1 and 2 goes to ``log`` (and, ``verbose``, to the terminal
-    too); the yielded ``Board`` draws the stage lines on the terminal."""
-    log.parent.mkdir(parents=True, exist_ok=True)
+    too); the yielded ``Board`` draws the stage lines on the terminal. A log that cannot be
+    written (a read-only folder, a file where the folder belongs, a full disk) ends the run
+    in one line naming the folder and the cause, exit status 2 (``unwritable``): at once
+    when it cannot be opened, else when the flow is done (the pipe is drained meanwhile, so
+    the stages never block on it; what they wrote is kept)."""
+    sink = _sink(log)
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     terminal_file = os.fdopen(os.dup(saved[1]), "w", buffering=1, encoding="utf-8")
     terminal = console(file=terminal_file)
     read, write = os.pipe()
-    sink = open(log, "ab")  # noqa: SIM115 (closed below, after the pump)
+    failed: list[OSError] = []
 
     def pump() -> None:
         while chunk := os.read(read, 65536):
-            sink.write(chunk)
-            sink.flush()
+            if not failed:
+                try:
+                    sink.write(chunk)
+                    sink.flush()
+                except OSError as exc:  # the disk filled, the file went: keep draining
+                    failed.append(exc)
             if verbose:
                 os.write(saved[2], chunk)
 
@@ -154,8 +183,15 @@ def quiet(log: Path = LOG, verbose: bool = False) -> Iterator[Board]:
             os.close(saved[fd])
         thread.join(timeout=2)  # a server child may still hold the pipe
         os.close(read)
-        sink.close()
+        try:
+            sink.close()
+        except OSError as exc:  # its last buffered bytes did not fit
+            failed.append(exc)
         terminal_file.close()
         with contextlib.suppress(OSError):
             board.progress.unlink(missing_ok=True)
             os.rmdir(progress_dir)
+        if failed:
+            logging.getLogger("prefect").setLevel(logging.WARNING)  # its exit notes: none
+            print(unwritable(log, failed[0]), file=sys.stderr, flush=True)
+            raise SystemExit(2)

@@ -8,8 +8,8 @@ its entry's in ``releval.artifacts``; a check that passed on the same bytes is n
 ``flows.validated``), and a failed check stops the flow with the suite, expectation, column
 and example rows. Validation reports are saved as JSON in the catalog's validation folder.
 The stages, their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends
-with its receipt (flows/receipt.py). Without PREFECT_API_URL, Prefect runs on a temporary
-local server.
+with its receipt (``releval.project.run_receipt``). Without PREFECT_API_URL, Prefect runs on a
+temporary local server.
 """
 
 from __future__ import annotations
@@ -36,12 +36,11 @@ from prefect.states import Failed
 
 from flows import validated
 from flows.console import LOG, Board, offline_env, quiet
-from flows.receipt import write_looks, write_receipt
 from releval import artifacts, executor
 from releval.documents.decision import Decision
 from releval.errors import InputError, one_line
-from releval.params import load_params
-from releval.project import params_file, template
+from releval.params import load_params, parse_params, read_raw
+from releval.project import params_file, run_receipt, template
 
 VALIDATION_DIR = artifacts.path("validation.reports")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
@@ -195,7 +194,9 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     ``schedule``: a scheduled run's deployment, flow run and window; ``executed``: where the
     heavy work ran (``on_executor``); both kept in the receipt."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    params = load_params(params_path).model_dump()
+    raw = read_raw(params_path)  # read once: parsed here, its own values kept in the receipt
+    p = parse_params(raw, params_path)
+    params = p.model_dump()
     record: dict = {}
     validations = 0
     dag = dvc_stages()
@@ -205,13 +206,13 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         outs = [out for paths in items.values() for out in paths]
         if stage == REPORT_STAGE:
             try:
-                receipt = write_receipt(params_path, validations, started,
-                                        {n for s, i in dag.items() if s != stage for n in i},
-                                        schedule, executed)
+                receipt = _receipt(p, raw, validations, started,
+                                   {n for s, i in dag.items() if s != stage for n in i},
+                                   schedule, executed)
             except InputError as exc:
                 get_run_logger().error(str(exc))
                 return Failed(message=str(exc))
-        if stage == GATE_STAGE and stage not in skip and write_looks(params_path):
+        if stage == GATE_STAGE and stage not in skip and run_receipt.write_looks(p):
             fresh.changed = True  # a new look: the gate must count it
         _show("start", stage)
         if stage in skip:
@@ -257,11 +258,20 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     if "inputs" not in skip:
         get_run_logger().info(push_inputs())
     if receipt is None:  # a pipeline without a report stage
-        receipt = write_receipt(params_path, validations, started,
-                                {n for items in dag.values() for n in items}, schedule,
-                                executed)
+        receipt = _receipt(p, raw, validations, started,
+                           {n for items in dag.values() for n in items}, schedule, executed)
     record["receipt"] = receipt["sha256"][:12]
     return record
+
+
+def _receipt(p, raw: dict, validations: int, started: str, stages: set[str],
+             schedule: dict | None, executed: dict | None) -> dict:
+    """The run's receipt written (``releval.project.run_receipt.write_receipt``) and its
+    line printed."""
+    doc = run_receipt.write_receipt(p, raw, validations, started, stages, schedule, executed)
+    print(f"receipt: {run_receipt.RECEIPT} (sha256 {doc['sha256'][:12]}; "
+          f"{json.dumps(doc['receipt']['work'])})")
+    return doc
 
 
 def _cron(text: str) -> None:

@@ -38,7 +38,7 @@ from releval.decision import reproduction as R
 from releval.errors import InputError
 from releval.params import Params, parse_params
 from releval.project import receipt
-from releval.project.inputs import INPUT_DIR, inputs
+from releval.project.inputs import INPUT_DIR, MANIFEST, inputs
 from releval.project.revision import cache_dir, cache_file, cached, receipt_commit
 from releval.report.formats import number
 
@@ -105,6 +105,15 @@ def _restore_pinned(tree: Path, old: dict, path: Path, p: Params) -> list[str]:
     return [f"pinned inputs restored from {where} ({len(entry.get('outs', []))} slots)"]
 
 
+def _held(item, digest: str) -> str:
+    """One pinned input as the run had it: its params key and where its copy came from."""
+    if item.external:
+        return f"{item.key}, copied from {item.path} as the run's params give it ({digest})"
+    what = ("not given in the run's params" if item.path is None else
+            f"{item.path}, a pipeline output (not copied)")
+    return f"{item.key}, {what}: its slot holds only {MANIFEST} ({digest})"
+
+
 def _unrestorable(tree: Path, entry: dict, path: Path, p: Params) -> InputError | None:
     """The refusal naming the pinned inputs that are in neither the DVC cache nor the
     remote (after a pull), or None when every one is there (DVC failed for another
@@ -115,10 +124,14 @@ def _unrestorable(tree: Path, entry: dict, path: Path, p: Params) -> InputError 
         return None
 
     def named(out: dict) -> str:
-        keys = [i.key for i in inputs(p) if i.path is not None and
-                (str(INPUT_DIR / i.slot) + "/").startswith(out["path"].rstrip("/") + "/")]
-        return (f"{', '.join(keys) or 'no params key'} ({out['path']}, md5 "
-                f"{out.get('md5')})")
+        """What the slot held: the params key, the path the run's params gave (where the
+        copy came from) or that none was given, the slot and its digest."""
+        slot = out["path"].rstrip("/") + "/"
+        held = [i for i in inputs(p) if (str(INPUT_DIR / i.slot) + "/").startswith(slot)]
+        digest = f"{out['path']}, md5 {out.get('md5')}"
+        if not held:
+            return f"{out['path']} (a slot the run's params do not name; md5 {out.get('md5')})"
+        return "; ".join(_held(i, digest) for i in held)
 
     return InputError("the run's pinned inputs are in neither the DVC cache nor the default "
                       f"remote: {'; '.join(map(named, gone))}; `dvc push` them from a clone "

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision import automatic as A
@@ -35,8 +36,7 @@ from releval.judging.agreement_auto import agreement
 from releval.judging.similarity import dense_system, retriever
 from releval.metrics.engine import evaluate_systems
 from releval.params import AutomaticJudge, Params
-from releval.project.inputs import in_users_words, pinned
-from stages.common import guarded, params_of, parser, read_table, system_runs, write_outputs
+from releval.project.inputs import INPUT_DIR, pinned
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,28 @@ def _one(column: pd.Series) -> str | None:
     return ", ".join(sorted(names)) or None
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], pool: pd.DataFrame, qrels: pd.DataFrame,
-        documents: pd.DataFrame, queries: pd.DataFrame, split: pd.DataFrame,
-        labels: pd.DataFrame | None = None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """qrels: the human qrels; labels: the judge's labels
+    (``releval.judging.automatic.read_labels``; None: read from the pinned labels file under
+    ``pinned``, or the built-in judge)."""
+
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    pool: pd.DataFrame = reads("pool.pool")
+    qrels: pd.DataFrame = reads("judgments.qrels")
+    documents: pd.DataFrame = reads("raw.documents")
+    queries: pd.DataFrame = reads("raw.queries")
+    split: pd.DataFrame = reads("split.split")
+    labels: pd.DataFrame | None = None
+    pinned: Path = INPUT_DIR
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """``qrels``: the human qrels; ``labels``: the judge's labels file read
     (``releval.judging.automatic.read_labels``), None for the built-in judge."""
+    labels = inputs.labels if inputs.labels is not None else read_labels(p, inputs.pinned)
+    runs, pool, qrels = inputs.runs, inputs.pool, inputs.qrels
+    documents, queries, split = inputs.documents, inputs.queries, inputs.split
     a = p.judgments.automatic
     if a is None:
         return none_configured()
@@ -175,36 +192,12 @@ def read_labels(p: Params, folder: str | Path) -> pd.DataFrame | None:
     return judging.read_labels(path, judge=a.judge, model=a.model, max_grade=p.prepare.max_grade)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--inputs", default=artifacts.folder("input"))
-    ap.add_argument("--pool", default=artifacts.at("pool.pool"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("autojudge"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw = Path(args.raw)
-    if p.judgments.automatic is None:
-        result = none_configured()
-    else:
-        result = run(p, system_runs(p, args.candidates, args.fused), read_table(args.pool),
-                     read_table(args.qrels), read_table(artifacts.within(raw, "raw.documents")),
-                     read_table(artifacts.within(raw, "raw.queries")), read_table(args.split),
-                     read_labels(p, args.inputs))
-    write_outputs(result, "autojudge", args.out)
+def line(p: Params, result: Outputs) -> str:
     r = result.report
     if not r["configured"]:
-        print(f"autojudge: {r['note']}")
-        return
+        return f"autojudge: {r['note']}"
     kappa = r["agreement"].get("kappa", {}).get("quadratic", {})
-    print(f"autojudge: {r['judge']['name']} labelled {len(result.automatic):,} pairs "
-          f"({r['holes']['filled']:,} holes); quadratic κ "
-          f"{kappa.get('value', float('nan')):.3f} on {r['agreement']['pairs']:,} held-out pairs")
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+    return (f"autojudge: {r['judge']['name']} labelled {len(result.automatic):,} pairs "
+            f"({r['holes']['filled']:,} holes); quadratic κ "
+            f"{kappa.get('value', float('nan')):.3f} on {r['agreement']['pairs']:,} held-out "
+            "pairs")

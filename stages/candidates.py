@@ -15,19 +15,18 @@ route gives P(relevant) keeps it as a ``probability`` column after the run colum
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts, executor
+from releval import executor
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
 from releval.params import Params
-from releval.project.inputs import in_users_words, pinned
+from releval.project.inputs import pinned
 from releval.retrieval.base import latency_table, run_stats
 from releval.retrieval.routes import search
-from stages.common import guarded, params_of, parser, read_table, write_outputs
 
 
 @dataclass(frozen=True)
@@ -40,12 +39,29 @@ class Outputs:
     seeds: pd.DataFrame
 
 
-def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
-        interactions: pd.DataFrame) -> Outputs:
-    """``system``'s window for every query; ``interactions`` is prepare's log (empty for a
-    retrieval source), the history of the recommendation routes in recommendation mode.
-    With ``base.executor: dask`` a route with a sharded search (``Route.sharded``) runs it
-    over ``base.shards`` on the active executor: the same window, searched shard by shard."""
+@dataclass(frozen=True)
+class Inputs:
+    """system: the stage's item; interactions: prepare's log (empty for a retrieval
+    source)."""
+
+    system: str = ""
+    documents: pd.DataFrame = reads("raw.documents")
+    queries: pd.DataFrame = reads("raw.queries")
+    interactions: pd.DataFrame = reads("raw.interactions")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    """``system``'s window for every query; in recommendation mode ``interactions`` is the
+    history of the routes. With ``base.executor: dask`` a route with a sharded search
+    (``Route.sharded``) runs it over ``base.shards`` on the active executor: the same
+    window, searched shard by shard."""
+    with executor.of(p):
+        return _window(p, inputs)
+
+
+def _window(p: Params, inputs: Inputs) -> Outputs:
+    system, documents, queries = inputs.system, inputs.documents, inputs.queries
+    interactions = inputs.interactions
     if system not in p.candidates.systems:
         raise InputError(f"no system {system!r} in candidates.systems "
                          f"({', '.join(p.candidates.systems)})", "params")
@@ -78,21 +94,6 @@ def run(p: Params, system: str, documents: pd.DataFrame, queries: pd.DataFrame,
                    latency_table(queries, shipped.latency_ms, shipped.status), seeds)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--system", required=True)
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    raw, out = Path(args.raw), Path(args.out)
-    p = params_of(args)
-    with executor.of(p):
-        result = run(p, args.system, *(read_table(artifacts.within(raw, f"raw.{name}"))
-                                       for name in ("documents", "queries", "interactions")))
-    write_outputs(result, "candidates", out)
-    print(f"candidates@{args.system}: {len(result.run):,} candidates for "
-          f"{result.run[S.QUERY_ID].nunique():,} queries")
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+def line(p: Params, result: Outputs) -> str:
+    return (f"candidates@{result.stats['system']}: {len(result.run):,} candidates for "
+            f"{result.run[S.QUERY_ID].nunique():,} queries")

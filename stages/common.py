@@ -1,12 +1,21 @@
-"""What every stage's ``main()`` shares: arguments, params, and reading and writing the
-artifacts of the catalog (``releval.artifacts``)."""
+"""What every stage shares: ``main`` reads a stage's ``Inputs`` (each field an artifact of
+the catalog, ``releval.artifacts.reads``) by its format and model, calls ``run(p, inputs)``
+and writes each field of its ``Outputs`` as the artifact ``<group>.<field>``.
+
+A stage module (``python -m stages <name>``, ``stages/__main__.py``) holds ``Inputs``,
+``Outputs`` and ``run``, and optionally ``line(p, outputs) -> str`` (its one printed line)
+and ``exit_status(outputs) -> int``; its row in ``stages.table`` names its params, and
+dvc.yaml's block is generated from both (``python -m stages.table``). An error on a pinned
+copy under data/input/ is put in the user's words (``releval.project.inputs``)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,10 +23,10 @@ import pandas as pd
 
 from releval import artifacts
 from releval.data.readers import read_parquet, text_of, write_trec_run
-from releval.documents import Document
-from releval.documents.run_stats import RunStats
+from releval.documents import Checked, Document
 from releval.errors import InputError, end, reading
 from releval.params import Params, load_params
+from releval.project.inputs import in_users_words
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -28,6 +37,110 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def params_of(args: argparse.Namespace) -> Params:
     return load_params(args.params)
+
+
+def written_with(writer: Callable[[object, Path], object]) -> object:
+    """An ``Outputs`` field written by ``writer(value, path)`` instead of its format's."""
+    return dataclasses.field(metadata={"writer": writer})
+
+
+def setting(p: Params, dotted: str):
+    """The params value at ``dotted`` (``judgments.automatic``; a property such as
+    ``recommendation`` too)."""
+    value = p
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _document(hint) -> type[Checked] | None:
+    """The document model a field's annotation names (``Summary``, ``Summary | None``,
+    ``dict[str, RunStats]``), None for a plain dict."""
+    if isinstance(hint, type) and issubclass(hint, Checked):
+        return hint
+    return next(filter(None, map(_document, typing.get_args(hint))), None)
+
+
+def read_artifact(name: str, path: Path, hint=None, reader=None):
+    """Artifact ``name`` at ``path``: ``reader(path)`` when given, else by its format: a
+    parquet table, a JSON document (the model ``hint`` names, else a dict validated against
+    the catalog's model), a csv table (strings kept as written), else the path itself."""
+    if reader is not None:
+        return reader(path)
+    form = artifacts.get(name).format
+    if form == "parquet":
+        return read_table(path)
+    if form == "json":
+        model = _document(hint)
+        return model.read(path) if model else read_doc(path, artifacts.document(name))
+    if form == "csv":
+        with reading(str(path)):
+            return pd.read_csv(path, keep_default_na=False)
+    return path
+
+
+def _paths(read: artifacts.Read, p: Params, item: str | None) -> Path | dict[str, Path]:
+    """Where ``read``'s artifact lies: one path, or system -> path (``Read.each``)."""
+    if read.each in ("system", "candidate", "fused"):
+        key = read.artifact.split(".", 1)[1]
+        groups = {"candidates": p.candidates.systems if read.each != "fused" else {},
+                  "fused": p.fusion.systems if read.each != "candidate" else {}}
+        return {name: artifacts.path(f"{group}.{key}", system=name)
+                for group, names in groups.items() for name in names}
+    if read.each == "source":
+        return {name: artifacts.path(read.artifact, system=name) for name in p.sources(item)}
+    return artifacts.path(read.artifact, system=item or "")
+
+
+def read_inputs(cls: type, p: Params, item: str | None = None):
+    """A stage's ``Inputs`` read from the project at the working directory: each field by its
+    ``artifacts.Read``; a field without one keeps its default (``item``: the field
+    ``system``, a foreach stage's item)."""
+    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    values = {"system": item} if item is not None else {}
+    for f in dataclasses.fields(cls):
+        read = f.metadata.get("read")
+        if read is None or (read.when and not setting(p, read.when)):
+            continue
+        where = _paths(read, p, item)
+        absent = read.optional or not read.dep
+        how = (read.artifact, hints[f.name], read.reader)
+        if isinstance(where, dict):
+            values[f.name] = {k: read_artifact(how[0], v, *how[1:])
+                              for k, v in where.items() if v.exists() or not absent}
+        elif where.exists() or not absent:
+            values[f.name] = read_artifact(how[0], where, *how[1:])
+    return cls(**values)
+
+
+def write_result(result, group: str, item: str | None = None) -> None:
+    """Every field of a stage's ``Outputs`` as artifact ``<group>.<field>`` in its folder."""
+    folder = artifacts.folder(group).format(system=item or "")
+    write_outputs(result, group, folder,
+                  **{f.name: f.metadata["writer"] for f in dataclasses.fields(result)
+                     if "writer" in f.metadata})
+
+
+def main(name: str, argv: list[str] | None = None) -> None:
+    """Run stage ``name`` in the project at the working directory: ``--params`` (and
+    ``--system`` for a foreach stage), its inputs read, ``run``, its outputs written, its
+    line printed; bad input ends it in one line (``guarded``)."""
+    module = importlib.import_module(f"stages.{name}")
+    ap = parser((module.__doc__ or name).splitlines()[0])
+    ap.add_argument("--system", help="a foreach stage's item")
+    args = ap.parse_args(argv)
+    group = artifacts.written_by(name)[0].name.split(".")[0]
+
+    def body() -> None:
+        p = params_of(args)
+        result = module.run(p, read_inputs(module.Inputs, p, args.system))
+        write_result(result, group, args.system)
+        if hasattr(module, "line"):
+            print(module.line(p, result))
+        if hasattr(module, "exit_status") and (status := module.exit_status(result)):
+            sys.exit(status)
+
+    guarded(body, in_users_words, args.params)
 
 
 def system_files(p: Params, candidates: str | Path, fused: str | Path,
@@ -55,27 +168,6 @@ def read_doc(path: str | Path, model: type[Document] | None = None) -> dict:
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object", str(path))
     return doc if model is None else model.check(doc, str(path))
-
-
-def system_runs(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, pd.DataFrame]:
-    """Every evaluated system's run.parquet."""
-    return {name: read_table(path)
-            for name, path in system_files(p, candidates, fused, "run").items()}
-
-
-def system_seeds(p: Params, candidates: str | Path) -> dict[str, pd.DataFrame]:
-    """system -> its seeds.parquet (every training seed's window, column ``seed``), for the
-    candidate systems trained with several seeds."""
-    seeds = {name: artifacts.within(Path(candidates) / name, "candidates.seeds")
-             for name in p.candidates.systems}
-    tables = {name: read_table(path) for name, path in seeds.items() if path.exists()}
-    return {name: table for name, table in tables.items() if not table.empty}
-
-
-def system_stats(p: Params, candidates: str | Path, fused: str | Path) -> dict[str, dict]:
-    """Every evaluated system's run_stats.json."""
-    return {name: read_doc(path, RunStats)
-            for name, path in system_files(p, candidates, fused, "stats").items()}
 
 
 def write_json(path: str | Path, doc: dict) -> None:
@@ -134,7 +226,8 @@ def write_outputs(result, group: str, folder: str | Path,
 
 
 def guarded(main: Callable[[], None],
-            pinned: Callable[[InputError, Params], InputError] | None = None) -> None:
+            pinned: Callable[[InputError, Params], InputError] | None = None,
+            params: str | None = None) -> None:
     """Run a stage; bad input (an InputError, or a library's parse error:
     ``releval.errors.PARSE_ERRORS``) ends it with one line ``error: …`` and exit status 2, no
     traceback; any other exception is a bug: its traceback, then one line ``internal error:
@@ -145,6 +238,7 @@ def guarded(main: Callable[[], None],
         main()
     except Exception as exc:
         if pinned is not None and isinstance(exc, InputError):
-            exc = pinned(exc, params_of(parser("").parse_known_args()[0]))
+            exc = pinned(exc, load_params(params) if params else
+                         params_of(parser("").parse_known_args()[0]))
         sys.exit(end(exc, verbose=True, hint="its traceback is above, in reports/run.log "
                      "under releval run"))

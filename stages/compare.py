@@ -27,11 +27,11 @@ horizons.parquet) and the novelty flag (``releval.decision.horizons``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts, executor
+from releval import executor
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.breakdown import Breakdown, breakdown, strata
@@ -49,16 +49,6 @@ from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.numbers import formatted
 from releval.params import Params
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_doc,
-    read_table,
-    system_files,
-    system_stats,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -168,15 +158,39 @@ def comparison(p: Params, baseline: str, candidate: str, change: str | None,
     return doc, parts
 
 
-def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame, queries: pd.DataFrame,
-        documents: pd.DataFrame, judgments: pd.DataFrame, stats: dict[str, dict],
-        runs: dict[str, pd.DataFrame], pool: dict, split: pd.DataFrame,
-        split_report: dict, seeds: pd.DataFrame,
-        horizons: pd.DataFrame | None = None) -> Outputs:
-    """comparison.json and per_query_diff.parquet (module docstring): ``runs`` holds the
-    compared systems' runs, ``pool`` the pool's identity.json, ``split`` the split
-    (query_id, split), ``split_report`` its report, ``seeds`` evaluate's seeds.parquet and
-    ``horizons`` its horizons.parquet."""
+@dataclass(frozen=True)
+class Inputs:
+    """runs: each system's run (the compared ones are read); pool: the pool's identity.json;
+    split_report: the split's report; seeds, horizons: evaluate's seeds.parquet and
+    horizons.parquet."""
+
+    per_query: pd.DataFrame = reads("evaluate.per_query")
+    labels: pd.DataFrame = reads("evaluate.labels")
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    judgments: pd.DataFrame = reads("judgments.qrels")
+    stats: dict[str, dict] = reads("candidates.stats", each="system")
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    pool: dict = reads("pool.identity")
+    split: pd.DataFrame = reads("split.split")
+    split_report: dict = reads("split.report")
+    seeds: pd.DataFrame = reads("evaluate.seeds")
+    horizons: pd.DataFrame | None = reads("evaluate.horizons")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    """comparison.json and per_query_diff.parquet (module docstring), the bootstrap's draws
+    on the cluster under ``base.executor``."""
+    with executor.of(p):
+        return _compared(p, inputs)
+
+
+def _compared(p: Params, inputs: Inputs) -> Outputs:
+    per_query, labels, queries = inputs.per_query, inputs.labels, inputs.queries
+    documents, judgments, stats = inputs.documents, inputs.judgments, inputs.stats
+    pool, split = inputs.pool, inputs.split
+    runs = {s: inputs.runs[s] for s in compared(p) if s in inputs.runs}
+    split_report, seeds, horizons = inputs.split_report, inputs.seeds, inputs.horizons
     c = p.compare
     evaluated = per_query[S.QUERY_ID].unique()
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
@@ -218,46 +232,14 @@ def _horizons_text(block: dict | None) -> str:
     return f"; {at}; novelty effect: {', '.join(flagged) or 'none'}"
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--pool", default=artifacts.at("pool.identity"))
-    ap.add_argument("--split", default=artifacts.folder("split"))
-    ap.add_argument("--out", default=artifacts.folder("compare"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, evaluated, split, out = (Path(args.raw), Path(args.evaluate), Path(args.split),
-                                  Path(args.out))
-    stats = system_stats(p, args.candidates, args.fused)
-    files = system_files(p, args.candidates, args.fused, "run")
-    runs = {s: read_table(files[s]) for s in compared(p)}
-    with executor.of(p):  # bootstrap draw blocks on the cluster (base.executor)
-        result = run(p, read_table(artifacts.within(evaluated, "evaluate.per_query")),
-                     read_table(artifacts.within(evaluated, "evaluate.labels")),
-                     read_table(artifacts.within(raw, "raw.queries")),
-                     read_table(artifacts.within(raw, "raw.documents")),
-                     read_table(args.qrels), stats, runs, read_doc(args.pool),
-                     read_table(artifacts.within(split, "split.split")),
-                     read_doc(artifacts.within(split, "split.report")),
-                     read_table(artifacts.within(evaluated, "evaluate.seeds")),
-                     read_table(artifacts.within(evaluated, "evaluate.horizons")))
-    write_outputs(result, "compare", out)
+def line(p: Params, result: Outputs) -> str:
     doc = result.comparison
     verdicts = ", ".join(f"{r['measure']} {formatted(r['mean_diff'], '+.4f')} ({r['verdict']})"
                          for r in doc["paired"])
     kind = doc["change"]["kind"]
-    print(f"compare: {doc['candidate']} vs {doc['baseline']}"
-          f"{f' ({kind})' if kind else ''}"
-          f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
-          + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else "")
-          + _family_text(doc.get("family"))
-          + _horizons_text(doc.get("horizons")))
-
-
-
-if __name__ == "__main__":
-    guarded(main)
+    return (f"compare: {doc['candidate']} vs {doc['baseline']}"
+            f"{f' ({kind})' if kind else ''}"
+            f"{'' if doc['controlled'] else ' [UNCONTROLLED]'}: {verdicts}"
+            + (f"; also {len(doc['also'])} comparison(s)" if doc["also"] else "")
+            + _family_text(doc.get("family"))
+            + _horizons_text(doc.get("horizons")))

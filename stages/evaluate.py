@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from releval import artifacts, executor
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.decision.no_answer import evaluated_queries
@@ -60,16 +61,6 @@ from releval.metrics.engine import evaluate_systems
 from releval.metrics.ties import ties
 from releval.params import Params
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_doc,
-    read_table,
-    system_runs,
-    system_seeds,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -204,17 +195,37 @@ def nothing_relevant(p: Params, queries: int, judgments: int, invisible: int) ->
             "their query (published later, deleted, another tenant or ACL)")
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
-        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
-        ingest: dict, interactions: pd.DataFrame | None = None,
-        seeds: dict[str, pd.DataFrame] | None = None,
-        horizons: pd.DataFrame | None = None) -> Outputs:
-    """``judgments``: the qrels; ``ingest``: the judgments stage's ingest.json (its ``qrels``
-    says where the qrels came from); ``interactions``: the interaction log (recommendation
-    mode only); ``seeds``: system -> every training seed's window (``system_seeds``);
-    ``horizons``: prepare's further horizons (recommendation mode, ``at_horizons``). An
-    evaluated set with no relevant judgment visible to any query is an InputError
-    (``nothing_relevant``)."""
+@dataclass(frozen=True)
+class Inputs:
+    """judgments: the qrels; ingest: the judgments stage's ingest.json (its ``qrels`` says
+    where the qrels came from); interactions, horizons: the interaction log and prepare's
+    further horizons (recommendation mode only, ``at_horizons``); seeds: system -> every
+    training seed's window (an empty table: one seed)."""
+
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    judgments: pd.DataFrame = reads("judgments.qrels")
+    split: pd.DataFrame = reads("split.split")
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    ingest: dict = reads("judgments.ingest")
+    interactions: pd.DataFrame | None = reads("raw.interactions", when="recommendation")
+    seeds: dict[str, pd.DataFrame] | None = reads("candidates.seeds", each="candidate",
+                                                  optional=True)
+    horizons: pd.DataFrame | None = reads("raw.horizons", when="recommendation")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    """Every system's figures on the evaluated queries (module docstring), a large run's
+    query blocks on the cluster (``base.executor``). An evaluated set with no relevant
+    judgment visible to any query is an InputError (``nothing_relevant``)."""
+    with executor.of(p):
+        return _evaluated(p, inputs)
+
+
+def _evaluated(p: Params, inputs: Inputs) -> Outputs:
+    runs, judgments, split = inputs.runs, inputs.judgments, inputs.split
+    queries, documents, ingest = inputs.queries, inputs.documents, inputs.ingest
+    interactions, seeds, horizons = inputs.interactions, inputs.seeds, inputs.horizons
     if "qrels" not in ingest:
         raise InputError("no 'qrels' (where the qrels came from)",
                          artifacts.get("judgments.ingest").file)
@@ -269,7 +280,8 @@ def run(p: Params, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
             p, scored, context, sorted(diagram[S.SYSTEM].unique()), int(len(evaluated)),
             int(qrels.loc[relevant, S.QUERY_ID].nunique()),
             int(qrels.loc[visible & relevant, S.QUERY_ID].nunique()))
-    by_seed = seed_values(seeds or {}, qrels[visible], c.measures, rel=c.rel,
+    seeded = {k: t for k, t in (seeds or {}).items() if not t.empty}
+    by_seed = seed_values(seeded, qrels[visible], c.measures, rel=c.rel,
                           max_grade=p.prepare.max_grade, queries=evaluated, catalog=catalog)
     none = pd.DataFrame(columns=list(S.HORIZON_COLUMNS))
     by_horizon, block = at_horizons(
@@ -298,33 +310,8 @@ def seed_values(seeds: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: l
                          )[SEED_COLUMNS].reset_index(drop=True)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--judgments", default=artifacts.at("judgments.ingest"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("evaluate"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, out = Path(args.raw), Path(args.out)
-    runs = system_runs(p, args.candidates, args.fused)
-    with executor.of(p):  # a large run's query blocks on the cluster (base.executor)
-        result = run(p, runs, read_table(args.qrels), read_table(args.split),
-                     read_table(artifacts.within(raw, "raw.queries")),
-                     read_table(artifacts.within(raw, "raw.documents")), read_doc(args.judgments),
-                     read_table(artifacts.within(raw, "raw.interactions"))
-                     if p.recommendation else None,
-                     system_seeds(p, args.candidates),
-                     read_table(artifacts.within(raw, "raw.horizons"))
-                     if p.recommendation else None)
-    write_outputs(result, "evaluate", out)
+def line(p: Params, result: Outputs) -> str:
     report = result.summary
-    print(f"evaluate: {len(runs)} system(s) on {report['queries']} queries "
-          f"({', '.join(report['splits'])})")
-
-
-if __name__ == "__main__":
-    guarded(main)
+    systems = len(p.candidates.systems) + len(p.fusion.systems)
+    return (f"evaluate: {systems} system(s) on {report['queries']} queries "
+            f"({', '.join(report['splits'])})")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.decision.no_answer import evaluated_queries
@@ -34,17 +34,9 @@ from releval.diagnosis import worksheet
 from releval.diagnosis.layers import LAYERS, classify, system_infos
 from releval.diagnosis.summary import changes, safety_failures, summary
 from releval.params import Params
-from releval.project.inputs import in_users_words, pinned
+from releval.project.inputs import INPUT_DIR, pinned
 from releval.retrieval.deep import exact_ranks
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    system_runs,
-    system_stats,
-    write_outputs,
-)
+from stages.common import written_with
 
 
 @dataclass(frozen=True)
@@ -53,17 +45,35 @@ class Outputs:
 
     failures: pd.DataFrame
     summary: pd.DataFrame
-    worksheet: pd.DataFrame
+    worksheet: pd.DataFrame = written_with(worksheet.write)
     quarantine: pd.DataFrame
     report: dict
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
-        judgments: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
-        split: pd.DataFrame, labels: pd.DataFrame, violations: pd.DataFrame,
-        answers: pd.DataFrame, interactions: pd.DataFrame,
-        review: str | Path | None = None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """interactions: prepare's log (empty for a retrieval source); pinned: the folder of the
+    pinned review file (``failures.review``)."""
+
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    stats: dict[str, dict] = reads("candidates.stats", each="system")
+    judgments: pd.DataFrame = reads("judgments.qrels")
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    split: pd.DataFrame = reads("split.split")
+    labels: pd.DataFrame = reads("evaluate.labels")
+    violations: pd.DataFrame = reads("safety.violations")
+    answers: pd.DataFrame = reads("raw.answers")
+    interactions: pd.DataFrame = reads("raw.interactions")
+    pinned: Path = INPUT_DIR
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """``interactions``: prepare's log (empty for a retrieval source)."""
+    runs, stats, judgments = inputs.runs, inputs.stats, inputs.judgments
+    queries, documents, split = inputs.queries, inputs.documents, inputs.split
+    labels, violations, answers = inputs.labels, inputs.violations, inputs.answers
+    interactions = inputs.interactions
     c, f = p.compare, p.failures
     compared = [c.baseline, c.candidate]
     infos = system_infos(p, stats)
@@ -85,6 +95,7 @@ def run(p: Params, runs: dict[str, pd.DataFrame], stats: dict[str, dict],
     sheet = worksheet.build(table, runs, judgments, queries, documents, k=f.k)
     quarantine = pd.DataFrame()
     review_report = None
+    review = pinned(p, "failures.review", inputs.pinned)
     if review:
         reviewed = worksheet.ingest(review, sheet)
         table = worksheet.apply(table, reviewed)
@@ -109,33 +120,6 @@ NO_DOCUMENTS = ("not applicable: no documents (prepare.source runs: the team's r
                 "and no route to re-search")
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
-    ap.add_argument("--safety", default=artifacts.folder("safety"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("failures"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, out = Path(args.raw), Path(args.out)
-    runs = system_runs(p, args.candidates, args.fused)
-    stats = system_stats(p, args.candidates, args.fused)
-    result = run(p, runs, stats, read_table(args.qrels),
-                 read_table(artifacts.within(raw, "raw.queries")),
-                 read_table(artifacts.within(raw, "raw.documents")), read_table(args.split),
-                 read_table(artifacts.within(args.evaluate, "evaluate.labels")),
-                 read_table(artifacts.within(args.safety, "safety.violations")),
-                 read_table(artifacts.within(raw, "raw.answers")),
-                 read_table(artifacts.within(raw, "raw.interactions")),
-                 pinned(p, "failures.review"))
-    write_outputs(result, "failures", out, worksheet=worksheet.write)
+def line(p: Params, result: Outputs) -> str:
     counts = result.failures.groupby([S.SYSTEM, "layer"]).size()
-    print("failures: " + ", ".join(f"{s}/{layer} {n}" for (s, layer), n in counts.items()))
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+    return "failures: " + ", ".join(f"{s}/{layer} {n}" for (s, layer), n in counts.items())

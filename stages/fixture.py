@@ -11,54 +11,52 @@ fixture both say so and hold no figures.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from releval import artifacts
+import pandas as pd
+
+from releval.artifacts import reads
 from releval.decision.compare import canonical
 from releval.documents.run_stats import RunStats
 from releval.params import Params
 from releval.project.fixture import NONE, evaluate_fixture, read
-from releval.project.inputs import in_users_words, pinned
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_doc,
-    write,
-)
+from releval.project.inputs import INPUT_DIR, pinned
 
 
-def run(p: Params, folder: Path | None, stats: dict[str, dict]):
-    """(per_query, summary) on the fixture at ``folder`` (None: no fixture)."""
+@dataclass(frozen=True)
+class Inputs:
+    """stats: each fused system's run_stats.json (its frozen fusion choice); pinned: the
+    folder of the pinned fixture."""
+
+    stats: dict[str, RunStats] = reads("fused.stats", each="fused")
+    pinned: Path = INPUT_DIR
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """One field per artifact ``fixture.<field>`` (``releval.artifacts``)."""
+
+    per_query: pd.DataFrame
+    summary: dict
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    """The fixture's per-query figures and fixture.json (no figures without a fixture)."""
+    folder = pinned(p, "fixture.path", inputs.pinned)
     if folder is None:
-        return NONE, {"fixture": None, "systems": {}, "not_applicable": {}}
-    fusions = {name: stats[name]["fusion"] for name in p.fusion.systems}
+        return Outputs(NONE, {"fixture": None, "systems": {}, "not_applicable": {}})
+    fusions = {name: inputs.stats[name].fusion for name in p.fusion.systems}
     per_query, summary = evaluate_fixture(p, read(str(folder), p.fixture.source), fusions)
-    return per_query, {"fixture": p.fixture.path, **summary}
+    return Outputs(per_query, {"fixture": p.fixture.path, **summary})
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("fixture"))
-    args = ap.parse_args()
-    p = params_of(args)
-    folder = pinned(p, "fixture.path")
-    stats = {name: read_doc(artifacts.within(Path(args.fused) / name, "fused.stats"), RunStats)
-             for name in p.fusion.systems}
-    per_query, summary = run(p, folder, stats)
-    out = Path(args.out)
-    write("fixture.per_query", out, per_query)
-    write("fixture.summary", out, summary)
-    if folder is None:
-        print("fixture: none (fixture.path is null)")
-        return
+def line(p: Params, result: Outputs) -> str:
+    summary = result.summary
+    if summary["fixture"] is None:
+        return "fixture: none (fixture.path is null)"
     first = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)[0][0]
     figures = ", ".join(f"{s} {m[first]['mean']:.4f}" for s, m in summary["systems"].items()
                         if m.get(first, {}).get("mean") is not None)
-    print(f"fixture: {summary['queries']} topics, {summary['documents']} documents; "
-          f"{first}: {figures}")
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+    return (f"fixture: {summary['queries']} topics, {summary['documents']} documents; "
+            f"{first}: {figures}")

@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.visibility import judgments_of
 from releval.errors import InputError
@@ -28,7 +27,6 @@ from releval.params import Params
 from releval.retrieval.base import Candidates, latency_of, latency_table, run_stats, status_of
 from releval.retrieval.fusion import choose, expand_grid, fuse, fused_status
 from releval.retrieval.routes import FUSED
-from stages.common import guarded, params_of, parser, read_table, write_outputs
 
 
 @dataclass(frozen=True)
@@ -40,9 +38,23 @@ class Outputs:
     latency: pd.DataFrame
 
 
-def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.DataFrame,
-        split: pd.DataFrame, queries: pd.DataFrame, documents: pd.DataFrame,
-        latencies: dict[str, pd.DataFrame] | None = None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """system: the stage's item; runs, latencies: its source systems' runs and latencies."""
+
+    system: str = ""
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="source")
+    judgments: pd.DataFrame = reads("judgments.qrels")
+    split: pd.DataFrame = reads("split.split")
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    latencies: dict[str, pd.DataFrame] | None = reads("candidates.latency", each="source")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    system, runs, judgments = inputs.system, inputs.runs, inputs.judgments
+    split, queries, documents = inputs.split, inputs.queries, inputs.documents
+    latencies = inputs.latencies
     if system not in p.fusion.systems:
         raise InputError(f"no system {system!r} in fusion.systems", "params")
     c = p.fusion.systems[system]
@@ -72,26 +84,6 @@ def run(p: Params, system: str, runs: dict[str, pd.DataFrame], judgments: pd.Dat
                    stats, latency_table(queries, latency, status))
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--system", required=True)
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    p = params_of(args)
-    sources, folder = p.sources(args.system), Path(args.candidates)
-    runs, latencies = ({s: read_table(artifacts.within(folder / s, f"candidates.{key}"))
-                        for s in sources} for key in ("run", "latency"))
-    raw, out = Path(args.raw), Path(args.out)
-    result = run(p, args.system, runs, read_table(args.qrels), read_table(args.split),
-                 read_table(artifacts.within(raw, "raw.queries")),
-                 read_table(artifacts.within(raw, "raw.documents")), latencies)
-    write_outputs(result, "fused", out)
-    print(f"fuse@{args.system}: {json.dumps(result.stats['fusion'])} ({result.stats['tuning']})")
-
-
-if __name__ == "__main__":
-    guarded(main)
+def line(p: Params, result: Outputs) -> str:
+    return (f"fuse@{result.stats['system']}: {json.dumps(result.stats['fusion'])} "
+            f"({result.stats['tuning']})")

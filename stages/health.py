@@ -22,21 +22,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data.readers import sha256_of
 from releval.decision.health import FRESHNESS, PERCENTILES, health
 from releval.errors import InputError
 from releval.params import Params
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    system_files,
-    system_runs,
-    system_stats,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -47,12 +37,29 @@ class Outputs:
     report: dict
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], latencies: dict[str, pd.DataFrame],
-        stats: dict[str, dict], documents: pd.DataFrame, queries: pd.DataFrame,
-        qrels: dict | None = None) -> Outputs:
+def revision(path: str | Path) -> dict:
+    """A file's revision: its path and the sha256 of its bytes (InputError when missing)."""
+    return {"path": str(path), "sha256": sha256_of(path)}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """qrels: the judgments' revision ({path, sha256}) the decision was made on."""
+
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    latencies: dict[str, pd.DataFrame] = reads("candidates.latency", each="system")
+    stats: dict[str, dict] = reads("candidates.stats", each="system")
+    documents: pd.DataFrame = reads("raw.documents")
+    queries: pd.DataFrame = reads("raw.queries")
+    qrels: dict | None = reads("judgments.qrels", reader=revision)
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """Every system's health (``releval.decision.health.health``) with ``health.cost``;
     ``qrels``: the judgments' revision ({"path", "sha256"}) the decision was made on. A cost
     model for a system that is not evaluated is an InputError."""
+    runs, latencies, stats = inputs.runs, inputs.latencies, inputs.stats
+    documents, queries, qrels = inputs.documents, inputs.queries, inputs.qrels
     unknown = sorted(set(p.health.cost) - set(runs))
     if unknown:
         raise InputError(f"health.cost names {', '.join(unknown)}, not evaluated systems "
@@ -103,35 +110,9 @@ def _team_latency(report: dict) -> dict:
     return report
 
 
-def revision(path: str | Path) -> dict:
-    """A file's revision: its path and the sha256 of its bytes (InputError when missing)."""
-    return {"path": str(path), "sha256": sha256_of(path)}
-
-
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--qrels", default=artifacts.at("judgments.qrels"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("health"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, out = Path(args.raw), Path(args.out)
-    result = run(p, system_runs(p, args.candidates, args.fused),
-                 {name: read_table(path) for name, path
-                  in system_files(p, args.candidates, args.fused, "latency").items()},
-                 system_stats(p, args.candidates, args.fused),
-                 read_table(artifacts.within(raw, "raw.documents")),
-                 read_table(artifacts.within(raw, "raw.queries")),
-                 revision(args.qrels))
-    write_outputs(result, "health", out)
+def line(p: Params, result: Outputs) -> str:
     undefined = {name: len(s["undefined"]) for name, s in result.report["systems"].items()
                  if s["undefined"]}
-    print(f"health: {len(result.table)} system(s)"
-          + (f"; undefined figures: {', '.join(f'{n} {k}' for n, k in undefined.items())}"
-             if undefined else ""))
-
-
-if __name__ == "__main__":
-    guarded(main)
+    return (f"health: {len(result.table)} system(s)"
+            + (f"; undefined figures: {', '.join(f'{n} {k}' for n, k in undefined.items())}"
+               if undefined else ""))

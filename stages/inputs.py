@@ -11,33 +11,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, pin
-from stages.common import guarded, params_of, parser
+from releval.project.inputs import pin
+from stages.common import written_with
+
+
+def _copied(pinned: list[dict], slot: Path) -> None:
+    """Nothing left to write: ``pin`` copies each slot as it compares it by content."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """None: the inputs are the files params name (``releval.project.inputs``)."""
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """pinned: one entry (key, slot, files, copied) per input copied into its slot. The
-    slots themselves (data/input/<slot>/: the copy and pinned.json) are what ``pin`` writes:
-    copying by content is this stage's output, so run() writes them, not main()."""
+    """slot: one entry (key, slot, files, copied) per input copied into its slot,
+    data/input/<slot>/ (the copy and pinned.json)."""
 
-    pinned: list[dict]
-
-
-def run(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> Outputs:
-    """Pin every input of ``p`` under ``out``; relative paths resolve from ``base``
-    (default: $RELEVAL_INPUT_BASE, else the working directory)."""
-    return Outputs(pin(p, out, base))
+    slot: list[dict] = written_with(_copied)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(INPUT_DIR))
-    args = ap.parse_args()
-    result = run(params_of(args), Path(args.out))
-    print("inputs: " + ("; ".join(f"{r['key']} pinned ({r['files']} files, {r['copied']} "
-                                  "copied)" for r in result.pinned) or "none given (demo data)"))
+def run(p: Params, inputs: Inputs) -> Outputs:
+    """Pin every input of ``p`` under data/input/; relative paths resolve from
+    $RELEVAL_INPUT_BASE, else the working directory."""
+    return Outputs(pin(p))
 
 
-if __name__ == "__main__":
-    guarded(main)
+def line(p: Params, result: Outputs) -> str:
+    return "inputs: " + ("; ".join(f"{r['key']} pinned ({r['files']} files, {r['copied']} "
+                                   "copied)" for r in result.slot) or "none given (demo data)")

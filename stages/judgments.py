@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.demo.judges import simulate_round
 from releval.judging.adjudication import adjudicate, dataset_qrels, with_hard_negatives
@@ -38,15 +38,7 @@ from releval.judging.agreement import agreement
 from releval.judging.files import read_judges_files, read_judgments
 from releval.judging.ingest import carried_over, ingest
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, in_users_words, pinned
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_doc,
-    read_table,
-    write_outputs,
-)
+from releval.project.inputs import INPUT_DIR, pinned
 
 LABELS = {"simulated": "pooled judgments from simulated judges (demo simulation)",
           "files": "pooled judgments from judges' files",
@@ -121,37 +113,32 @@ def _ingest(p: Params, counts: dict, marks: dict) -> dict:
 SOURCES = {"simulated": _pooled, "files": _pooled, "dataset": _dataset}
 
 
-def run(p: Params, pool: pd.DataFrame, identity: dict, truth: pd.DataFrame,
-        previous: pd.DataFrame | None, inputs: Path = INPUT_DIR) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """truth: the dataset's own judgments (raw); previous: the judgments the last run
+    accepted (None: none); pinned: the folder of the pinned judges' files."""
+
+    pool: pd.DataFrame = reads("pool.pool")
+    identity: dict = reads("pool.identity")
+    truth: pd.DataFrame = reads("raw.judgments")
+    previous: pd.DataFrame | None = reads("judgments.judgments", dep=False)
+    pinned: Path = INPUT_DIR
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """Judgments of ``p.judges_source`` for the pool, over the accepted judgments of earlier
     runs (``previous``) when they are this pool's; judges' files are read from their pinned
     copies under ``inputs``."""
-    accepted = carried_over(previous, identity[S.POOL_ID])
-    return SOURCES[p.judges_source](p, pool, identity, truth, accepted, inputs)
+    accepted = carried_over(inputs.previous, inputs.identity[S.POOL_ID])
+    return SOURCES[p.judges_source](p, inputs.pool, inputs.identity, inputs.truth, accepted,
+                                    inputs.pinned)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--pool", default=artifacts.folder("pool"))
-    ap.add_argument("--out", default=artifacts.folder("judgments"))
-    args = ap.parse_args()
-    p = params_of(args)
-    out, pool_dir = Path(args.out), Path(args.pool)
-    kept = artifacts.within(out, "judgments.judgments")
-    result = run(p, read_table(artifacts.within(pool_dir, "pool.pool")),
-                 read_doc(artifacts.within(pool_dir, "pool.identity")),
-                 read_table(artifacts.within(args.raw, "raw.judgments")),
-                 read_table(kept) if kept.exists() else None)
-    write_outputs(result, "judgments", out)
+def line(p: Params, result: Outputs) -> str:
     c = result.ingest
     h = c["hard_negatives"]
-    print(f"judgments ({c['qrels']}): rows in {c['rows_in']:,} = accepted "
-          f"{c['accepted_new']:,} + already accepted {c['already_accepted']:,} + quarantined "
-          f"{c['quarantined']:,}; qrels {len(result.qrels):,} pairs, "
-          f"{h['kept'] + h['added']:,} hard negatives ({h['added']:,} added, "
-          f"{h['overruled']:,} overruled)")
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+    return (f"judgments ({c['qrels']}): rows in {c['rows_in']:,} = accepted "
+            f"{c['accepted_new']:,} + already accepted {c['already_accepted']:,} + "
+            f"quarantined {c['quarantined']:,}; qrels {len(result.qrels):,} pairs, "
+            f"{h['kept'] + h['added']:,} hard negatives ({h['added']:,} added, "
+            f"{h['overruled']:,} overruled)")

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.decision.counterfactual import estimate, no_log
 from releval.offpolicy.log import read_log
 from releval.offpolicy.policy import read_table
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, in_users_words, pinned
-from stages.common import guarded, params_of, parser, system_files, write_outputs
+from releval.project.inputs import INPUT_DIR, pinned
 from stages.common import read_table as read_parquet
 
 
@@ -35,17 +34,27 @@ class Outputs:
     report: dict
 
 
-def run(p: Params, inputs: Path = INPUT_DIR, runs: dict[str, Path] | None = None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """pinned: the folder of the pinned log, policy table and reference log; runs: each
+    system's run file (read for a ranking policy)."""
+
+    pinned: Path = INPUT_DIR
+    runs: dict[str, Path] = reads("candidates.run", each="system", reader=Path)
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """The off-policy evaluation of ``p.offpolicy`` on its pinned inputs under ``inputs``;
     ``runs``: system -> its run.parquet (read for a ranking policy)."""
     c = p.offpolicy
     if c.log is None:
         doc, estimates, weights = no_log()
         return Outputs(estimates, weights, doc)
-    log = read_log(pinned(p, "offpolicy.log", inputs), slate_size=c.slate_size)
-    table = read_table(pinned(p, "offpolicy.policy", inputs)) if c.table else None
-    run_ = read_parquet((runs or {})[c.system]) if c.system else None
-    reference = (read_log(pinned(p, "offpolicy.reference", inputs), slate_size=c.slate_size)
+    folder = inputs.pinned
+    log = read_log(pinned(p, "offpolicy.log", folder), slate_size=c.slate_size)
+    table = read_table(pinned(p, "offpolicy.policy", folder)) if c.table else None
+    run_ = read_parquet((inputs.runs or {})[c.system]) if c.system else None
+    reference = (read_log(pinned(p, "offpolicy.reference", folder), slate_size=c.slate_size)
                  if c.reference else None)
     doc, estimates, weights = estimate(c, log, seed=p.base.seed, table=table, run=run_,
                                        reference=reference)
@@ -65,18 +74,5 @@ def summary(doc: dict) -> str:
             + f"; ESS {d['ess']:,.0f} ({'passed' if d['passed'] else 'failed'})")
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--inputs", default=str(INPUT_DIR))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("offpolicy"))
-    args = ap.parse_args()
-    p = params_of(args)
-    result = run(p, Path(args.inputs), system_files(p, args.candidates, args.fused, "run"))
-    write_outputs(result, "offpolicy", args.out)
-    print(summary(result.report))
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)
+def line(p: Params, result: Outputs) -> str:
+    return summary(result.report)

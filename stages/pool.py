@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.split import queries_in
 from releval.judging.guidelines import load_guideline
@@ -31,18 +30,10 @@ from releval.judging.pooling import (
     label_studio_tasks,
     pool_id_of,
     to_judge,
-    write_csv,
     write_label_studio,
 )
 from releval.params import Params
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    system_seeds,
-    write_outputs,
-)
+from stages.common import written_with
 
 
 @dataclass(frozen=True)
@@ -53,16 +44,30 @@ class Outputs:
     pool: pd.DataFrame
     identity: dict
     judging: pd.DataFrame
-    tasks: list[dict]
+    tasks: list[dict] = written_with(write_label_studio)
     label_config: str
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], documents: pd.DataFrame,
-        queries: pd.DataFrame, split: pd.DataFrame, previous: pd.DataFrame | None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """runs, seeds: each candidate system's run and its training seeds' windows; previous:
+    the pool as the last run left it (None: none)."""
+
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="candidate")
+    documents: pd.DataFrame = reads("raw.documents")
+    queries: pd.DataFrame = reads("raw.queries")
+    split: pd.DataFrame = reads("split.split")
+    previous: pd.DataFrame | None = reads("pool.pool", dep=False)
+    seeds: dict[str, pd.DataFrame] = reads("candidates.seeds", each="candidate", optional=True)
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """The pool (incremental over ``previous`` when it is the same pool) and its export. In
     recommendation mode the log's future is the judge and the user-queries change with the
     protocol (cuts, horizon): the pool starts afresh every run."""
-    previous = None if p.recommendation else previous
+    documents, queries, split = inputs.documents, inputs.queries, inputs.split
+    previous = None if p.recommendation else inputs.previous
+    runs = pooled_runs(p, inputs.runs, inputs.seeds or {})
     guideline = load_guideline(p.pool.guideline)
     pool = (grow_pool(runs, documents, queries_in(split, p.pool.splits), p.pool.depth,
                       p.base.seed, previous) if runs else
@@ -87,39 +92,20 @@ def no_pool(documents: pd.DataFrame, depth: int, seed: int) -> Pool:
                  "note": "pool.systems is empty: nothing pooled, nothing to judge"})
 
 
-def pooled_runs(p: Params, candidates: Path) -> dict[str, pd.DataFrame]:
-    """Each ``pool.systems`` entry's run.parquet, and for a system trained with several seeds
-    each seed's window from its seeds.parquet as ``<system>@seed<k>``."""
-    seeds = system_seeds(p, candidates)
-    runs = {}
+def pooled_runs(p: Params, runs: dict[str, pd.DataFrame],
+                seeds: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each ``pool.systems`` entry's run, and for a system trained with several seeds each
+    seed's window from its seeds.parquet as ``<system>@seed<k>``."""
+    pooled = {}
     for system in p.pooled():
-        runs[system] = read_table(artifacts.within(candidates / system, "candidates.run"))
-        if system in seeds:
+        pooled[system] = runs[system]
+        if system in seeds and not seeds[system].empty:
             for k, window in seeds[system].groupby(S.SEED, sort=True):
-                runs[f"{system}@seed{k}"] = window.drop(columns=S.SEED)
-    return runs
+                pooled[f"{system}@seed{k}"] = window.drop(columns=S.SEED)
+    return pooled
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--out", default=artifacts.folder("pool"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, out = Path(args.raw), Path(args.out)
-    runs = pooled_runs(p, Path(args.candidates))
-    existing = artifacts.within(out, "pool.pool")
-    previous = read_table(existing) if existing.exists() else None
-    result = run(p, runs, read_table(artifacts.within(raw, "raw.documents")),
-                 read_table(artifacts.within(raw, "raw.queries")), read_table(args.split),
-                 previous)
-    write_outputs(result, "pool", out, judging=write_csv, tasks=write_label_studio)
+def line(p: Params, result: Outputs) -> str:
     rounds = result.pool[S.ROUND].value_counts().sort_index()
-    print(f"pool {result.identity[S.POOL_ID]}: {len(result.pool):,} pairs "
-          f"({json.dumps({int(k): int(v) for k, v in rounds.items()})} per round)")
-
-
-if __name__ == "__main__":
-    guarded(main)
+    return (f"pool {result.identity[S.POOL_ID]}: {len(result.pool):,} pairs "
+            f"({json.dumps({int(k): int(v) for k, v in rounds.items()})} per round)")

@@ -43,7 +43,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
 from releval.data import contracts as S
 from releval.data.adapters import (
     TIME,
@@ -64,8 +63,7 @@ from releval.demo.team_run import SEEDS, simulate_external_run, simulate_retrain
 from releval.errors import InputError
 from releval.offpolicy.log import read_log
 from releval.params import Params
-from releval.project.inputs import INPUT_DIR, in_users_words, pinned
-from stages.common import guarded, params_of, parser, write_outputs
+from releval.project.inputs import INPUT_DIR, pinned
 
 
 @dataclass(frozen=True)
@@ -198,11 +196,17 @@ SOURCES = {"demo": _demo, "beir": _real(read_beir, "BEIR"),
            "recsys_demo": _recsys_demo, "logged_feedback": _logged_feedback, "runs": _runs}
 
 
-def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """pinned: the folder of the pinned inputs (``releval.project.inputs``)."""
+
+    pinned: Path = INPUT_DIR
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """The prepared tables of ``prepare.source``, the judgments with their hard_negative
-    column, and source.json counting the rows; real data is read from its pinned copy under
-    ``inputs``."""
-    tables = SOURCES[p.prepare.source](p, inputs)
+    column, and source.json counting the rows; real data is read from its pinned copy."""
+    tables = SOURCES[p.prepare.source](p, inputs.pinned)
     judgments = S.checked_hard_negatives(tables.judgments, "judgments")
     return replace(tables, judgments=judgments, source=tables.source | {
         "documents": len(tables.documents), "queries": len(tables.queries),
@@ -210,7 +214,7 @@ def run(p: Params, inputs: Path = INPUT_DIR) -> Outputs:
         "must_not_return": len(tables.must_not_return)})
 
 
-def _summary(result: Outputs) -> str:
+def line(p: Params, result: Outputs) -> str:
     """The stage's one line: the tables' sizes (recommendation: users, items, and the
     queries of each cut) and the source."""
     source = result.source
@@ -232,15 +236,3 @@ def _summary(result: Outputs) -> str:
             + (f", {marks:,} of them hard negatives" if marks else "")
             + f" ({source['source']}){note}")
 
-
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--out", default=artifacts.folder("raw"))
-    args = ap.parse_args()
-    result = run(params_of(args))
-    write_outputs(result, "raw", args.out)
-    print(_summary(result))
-
-
-if __name__ == "__main__":
-    guarded(main, in_users_words)

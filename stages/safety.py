@@ -21,23 +21,14 @@ must_not_return pairs: a project of team runs without a corpus).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.decision.no_answer import refusals
 from releval.decision.safety import in_splits, summary, violations
 from releval.params import Params
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    system_runs,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -48,8 +39,18 @@ class Outputs:
     report: dict
 
 
-def run(p: Params, runs: dict[str, pd.DataFrame], queries: pd.DataFrame,
-        documents: pd.DataFrame, must_not_return: pd.DataFrame, split: pd.DataFrame) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    must_not_return: pd.DataFrame = reads("raw.must_not_return")
+    split: pd.DataFrame = reads("split.split")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
+    runs, queries, documents = inputs.runs, inputs.queries, inputs.documents
+    must_not_return, split = inputs.must_not_return, inputs.split
     found = in_splits(violations(runs, queries, documents, must_not_return,
                                  top_k=p.safety.top_k), split)
     windows = {name: p.windows(name) for name in runs}
@@ -72,26 +73,9 @@ NO_DOCUMENTS = ("no documents and no must_not_return pairs (prepare.source runs:
                 "a clean record")
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--split", default=artifacts.at("split.split"))
-    ap.add_argument("--candidates", default=artifacts.group_folder("candidates"))
-    ap.add_argument("--fused", default=artifacts.group_folder("fused"))
-    ap.add_argument("--out", default=artifacts.folder("safety"))
-    args = ap.parse_args()
-    p = params_of(args)
-    raw, out = Path(args.raw), Path(args.out)
-    runs = system_runs(p, args.candidates, args.fused)
-    result = run(p, runs, *(read_table(artifacts.within(raw, f"raw.{name}"))
-                            for name in ("queries", "documents", "must_not_return")),
-                 read_table(args.split))
-    write_outputs(result, "safety", out)
+def line(p: Params, result: Outputs) -> str:
     systems = result.report["systems"]
     worst = {name: s["violations"] for name, s in systems.items() if s["violations"]}
-    print(f"safety: {len(result.violations):,} violation(s) in {len(runs)} system window(s)"
-          + (f" ({', '.join(f'{n}: {v}' for n, v in worst.items())})" if worst else ""))
-
-
-if __name__ == "__main__":
-    guarded(main)
+    return (f"safety: {len(result.violations):,} violation(s) in {len(systems)} system "
+            "window(s)" + (f" ({', '.join(f'{n}: {v}' for n, v in worst.items())})"
+                           if worst else ""))

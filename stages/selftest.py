@@ -14,25 +14,16 @@ installed is reported as such (it needs the test extras), never counted as agree
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.params import Params
 from releval.selftest import selftest, totals
 from releval.selftest.cases import OWN, Subjects
 from releval.selftest.differential import differential
 from releval.selftest.relation import FAILED, UNREACHED
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    write_outputs,
-)
 
 AGREE, DIFFER = "agree", "differ"  # differential row statuses that compared cases
 
@@ -64,11 +55,24 @@ def oracle_totals(rows: pd.DataFrame) -> dict:
     return {"oracles": out, "ok": all(t["cases"] > 0 and t["differ"] == 0 for t in installed)}
 
 
-def run(p: Params, documents: pd.DataFrame, queries: pd.DataFrame, judgments: pd.DataFrame,
-        interactions: pd.DataFrame, subjects: Subjects = OWN) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """subjects: what the relations are checked on (the project's own systems; a test plants
+    others)."""
+
+    documents: pd.DataFrame = reads("raw.documents")
+    queries: pd.DataFrame = reads("raw.queries")
+    judgments: pd.DataFrame = reads("raw.judgments")
+    interactions: pd.DataFrame = reads("raw.interactions")
+    subjects: Subjects = OWN
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """Every relation of every configured system on prepare's tables (``interactions``: the
     log of the recommendation routes, empty for a retrieval source), and the engine against
     the oracles."""
+    documents, queries, judgments = inputs.documents, inputs.queries, inputs.judgments
+    interactions, subjects = inputs.interactions, inputs.subjects
     rows = selftest(p, documents, queries, judgments, interactions, subjects)
     diff = differential(seed=p.base.seed, n_cases=p.selftest.cases, oracles=p.selftest.oracles)
     both = totals(rows)
@@ -109,20 +113,10 @@ def summary(result: Outputs) -> list[str]:
     return lines
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--out", default=artifacts.folder("selftest"))
-    args = ap.parse_args()
-    raw, out = Path(args.raw), Path(args.out)
-    result = run(params_of(args), *(read_table(artifacts.within(raw, f"raw.{name}"))
-                                    for name in ("documents", "queries", "judgments",
-                                                 "interactions")))
-    write_outputs(result, "selftest", out)
-    print("\n".join(summary(result)))
-    if not result.totals["ok"]:
-        sys.exit(1)
+def line(p: Params, result: Outputs) -> str:
+    return "\n".join(summary(result))
 
 
-if __name__ == "__main__":
-    guarded(main)
+def exit_status(result: Outputs) -> int:
+    """1 when a relation or an oracle failed: the flow stops before the pool."""
+    return 0 if result.totals["ok"] else 1

@@ -14,24 +14,16 @@ also carries its minimum detectable effect at ``plan.power`` and the queries nee
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.decision.compare import canonical
 from releval.decision.planning import detectability
 from releval.decision.slices import slice_table, tested_summary
 from releval.decision.stats import clusters_of
 from releval.params import Params
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_table,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -42,9 +34,18 @@ class Outputs:
     summary: dict
 
 
-def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame,
-        queries: pd.DataFrame | None) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    """queries: the raw queries, read for ``compare.cluster`` only."""
+
+    per_query: pd.DataFrame = reads("evaluate.per_query")
+    labels: pd.DataFrame = reads("evaluate.labels")
+    queries: pd.DataFrame | None = reads("raw.queries", when="compare.cluster")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """The slice table and its summary (see the module docstring)."""
+    per_query, labels, queries = inputs.per_query, inputs.labels, inputs.queries
     c = p.compare
     measures, effect = canonical(p.compare.measures, p.compare.min_effect, p.evaluate.rel)
     systems = [str(s) for s in pd.unique(per_query[S.SYSTEM])] if S.SYSTEM in per_query else []
@@ -63,25 +64,8 @@ def run(p: Params, per_query: pd.DataFrame, labels: pd.DataFrame,
     return Outputs(table, summary)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--evaluate", default=artifacts.folder("evaluate"))
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--out", default=artifacts.folder("slices"))
-    args = ap.parse_args()
-    p = params_of(args)
-    evaluated, out = Path(args.evaluate), Path(args.out)
-    inputs = {name: artifacts.within(evaluated, f"evaluate.{name}")
-              for name in ("per_query", "labels")}
-    if p.compare.cluster:
-        inputs["queries"] = artifacts.within(args.raw, "raw.queries")
-    frames = {name: read_table(path) for name, path in inputs.items()}
-    result = run(p, frames["per_query"], frames["labels"], frames.get("queries"))
-    write_outputs(result, "slices", out)
+def line(p: Params, result: Outputs) -> str:
     report = result.summary
-    print(f"slices: {report['baseline']} vs {report['candidate']}: {report['tested']} tested, "
-          f"{report['too_small']} too small, {len(report['changed'])} changed after Holm")
-
-
-if __name__ == "__main__":
-    guarded(main)
+    return (f"slices: {report['baseline']} vs {report['candidate']}: {report['tested']} "
+            f"tested, {report['too_small']} too small, {len(report['changed'])} changed "
+            "after Holm")

@@ -13,11 +13,11 @@ nDCG@10 over the forward protocol (``releval.retrieval.leakage``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from releval import artifacts
+from releval.artifacts import reads
 from releval.data import contracts as S
 from releval.data.history import History
 from releval.data.interactions import no_positives
@@ -26,14 +26,6 @@ from releval.data.split import TEST, queries_in, require_evaluated, split_querie
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.leakage import random_split
-from stages.common import (
-    guarded,
-    params_of,
-    parser,
-    read_doc,
-    read_table,
-    write_outputs,
-)
 
 
 @dataclass(frozen=True)
@@ -44,8 +36,17 @@ class Outputs:
     report: dict
 
 
-def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd.DataFrame,
-        given: pd.DataFrame, source: dict, interactions: pd.DataFrame) -> Outputs:
+@dataclass(frozen=True)
+class Inputs:
+    queries: pd.DataFrame = reads("raw.queries")
+    documents: pd.DataFrame = reads("raw.documents")
+    judgments: pd.DataFrame = reads("raw.judgments")
+    given: pd.DataFrame = reads("raw.given_split")
+    source: dict = reads("raw.source")
+    interactions: pd.DataFrame = reads("raw.interactions")
+
+
+def run(p: Params, inputs: Inputs) -> Outputs:
     """Split the queries by ``split.method`` (the given split in recommendation mode);
     ``given`` is the dataset's own split (empty: none), ``source`` prepare's source.json,
     whose count of judgments pointing nowhere the report repeats, ``interactions`` prepare's
@@ -53,6 +54,8 @@ def run(p: Params, queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd
     ``evaluate.splits`` (``releval.data.query_set.describe``). Evaluated splits without a
     query, or in recommendation mode without a user who has a positive, are an InputError
     (``releval.data.split.require_evaluated``)."""
+    queries, documents, judgments = inputs.queries, inputs.documents, inputs.judgments
+    given, source, interactions = inputs.given, inputs.source, inputs.interactions
     c = p.split
     split = split_queries(queries, "given" if p.recommendation else c.method, cuts=c.cuts,
                           quantiles=c.quantiles, given=given if len(given) else None)
@@ -89,20 +92,6 @@ def _random_split(p: Params, table: pd.DataFrame, queries: pd.DataFrame,
                         history, p.recommend.horizon_days, p.base.seed)
 
 
-def main() -> None:
-    ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--raw", default=artifacts.folder("raw"))
-    ap.add_argument("--out", default=artifacts.folder("split"))
-    args = ap.parse_args()
-    raw, out = Path(args.raw), Path(args.out)
-    tables = (read_table(artifacts.within(raw, f"raw.{name}"))
-              for name in ("queries", "documents", "judgments", "given_split"))
-    result = run(params_of(args), *tables, read_doc(artifacts.within(raw, "raw.source")),
-                 read_table(artifacts.within(raw, "raw.interactions")))
-    write_outputs(result, "split", out)
-    print("split: " + ", ".join(f"{k} {v}"
-                                for k, v in result.split[S.SPLIT].value_counts().items()))
-
-
-if __name__ == "__main__":
-    guarded(main)
+def line(p: Params, result: Outputs) -> str:
+    return "split: " + ", ".join(f"{k} {v}"
+                                 for k, v in result.split[S.SPLIT].value_counts().items())

@@ -102,12 +102,12 @@ def read_health(doc: dict) -> Health:
     return Health.model_validate(doc)
 
 
-def _under(defaults: dict, doc: dict) -> dict:
+def under(defaults: dict, doc: dict) -> dict:
     """``doc`` with ``defaults``' keys it lacks (dicts merged key by key)."""
     out = dict(defaults)
     for key, value in doc.items():
         below = defaults.get(key)
-        out[key] = (_under(below, value) if isinstance(below, dict) and isinstance(value, dict)
+        out[key] = (under(below, value) if isinstance(below, dict) and isinstance(value, dict)
                     else value)
     return out
 
@@ -116,20 +116,20 @@ def whole(kind: str, doc: dict) -> dict:
     """A partial document a test wrote by hand, completed with the builders' defaults so it
     validates as its model (the values the test gave are kept)."""
     if kind == "summary":
-        systems = {s: {m: _under(entry(None), e) for m, e in ms.items()}
+        systems = {s: {m: under(entry(None), e) for m, e in ms.items()}
                    for s, ms in doc.get("systems", {}).items()}
-        return _under(summary({}), doc) | {"systems": systems}
+        return under(summary({}), doc) | {"systems": systems}
     if kind == "comparison":
-        return _under(comparison(), doc) | {"paired": [_under(paired(), r)
+        return under(comparison(), doc) | {"paired": [under(paired(), r)
                                                        for r in doc.get("paired", [])]}
     if kind == "decision":
-        rules = [_under({"rule": r["name"].split()[0], "applicable": True}, r)
+        rules = [under({"rule": r["name"].split()[0], "applicable": True}, r)
                  for r in doc.get("rules", [])]
-        return _under({"differences": [], "failed": [], "not_applicable": [], "note": None,
+        return under({"differences": [], "failed": [], "not_applicable": [], "note": None,
                        "rollback": []}, doc) | {"rules": rules}
     if kind == "run_stats":
-        return _under(run_stats(doc.get("system", "system"), route=doc.get("route", "bm25")),
+        return under(run_stats(doc.get("system", "system"), route=doc.get("route", "bm25")),
                       doc)
     if kind == "health":
-        return _under(health({}), doc)
+        return under(health({}), doc)
     raise ValueError(kind)

@@ -63,3 +63,18 @@ def write_looks_inputs(root, split="data/split/split.parquet",
     (root / looks).write_text('{"looks": [], "unrecorded": 0}\n')
     for path in runs:
         pd.DataFrame({S.QUERY_ID: ["q3"], S.DOC_ID: ["d1"]}).to_parquet(root / path)
+
+
+def split_report(query_set: dict | None = None) -> dict:
+    """A whole split_report.json (``releval.documents.split_report``) around ``query_set``,
+    completed with an empty set's defaults where the test gave only some keys."""
+    whole = None if query_set is None else {
+        "splits": ["test"], "queries": 0, "weight": None, "untagged": 0,
+        "source_given": False, "note": None, "sources": {}, "categories": {},
+        "undercovered": []} | query_set
+    return {"method": "given", "temporal": False, "rule": None, "cuts": None, "counts": {},
+            "counts_by_tag": {},
+            "leakage": {"shared_sources": {"count": 0, "test_queries_affected": 0,
+                                           "sources": []},
+                        "duplicate_texts": {"count": 0, "examples": []}},
+            "qrels_pointing_nowhere": None, "query_set": whole}

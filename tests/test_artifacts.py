@@ -1,6 +1,7 @@
 """The artifact catalog against dvc.yaml: every out and every path a command names is a
 catalog entry (or a folder of them), and every entry a stage writes is among its outs."""
 
+import re
 import shlex
 import subprocess
 import sys
@@ -56,10 +57,15 @@ def test_every_entry_a_stage_writes_is_among_its_outs(stages):
     assert missing == set()
 
 
-def test_every_path_a_command_names_is_in_the_catalog(stages):
-    named = {(name, token.replace(PLACEHOLDER, "*")) for name, stage in stages.items()
-             for token in shlex.split(stage["cmd"])
-             if token.startswith(("data/", "reports/"))}
+def test_every_data_dependency_is_in_the_catalog(stages):
+    """A command names no path (a stage reads its inputs by catalog name); each data
+    dependency is an entry, a folder of entries, or a foreach item's source
+    (``${item.lexical}``)."""
+    assert all(shlex.split(stage["cmd"])[:3] == ["python", "-m", "stages"]
+               for stage in stages.values())
+    named = {(name, re.sub(r"\$\{(key|item\.\w+)\}", "*", dep))
+             for name, stage in stages.items() for dep in stage["deps"]
+             if dep.startswith(("data/", "reports/"))}
     assert named and {(n, t) for n, t in named if not _entry_or_folder(t)} == set()
 
 

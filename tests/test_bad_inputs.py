@@ -128,7 +128,8 @@ def test_a_path_that_is_no_readable_file_is_one_line(clean, make, words, side):
 @pytest.mark.parametrize("qrels,words", [
     ("", ["nothing evaluated"]),
     ("q1 0 d1 nan\n", ["line 1", "grade must be an integer, got 'nan'"]),
-    ("q 1 0 d1 2\n", ["line 1", "grade must be an integer, got 'd1'"]),  # a space in an id
+    ("q 1 0 d1 2\n", ["line 1", "expected 4 fields (query_id iteration doc_id grade), got 5",
+                      "an id holding a space"]),  # a space in an id: the count, not 'd1'
     ("q1 0 d1\n", ["line 1", "expected 4 fields", "saw 3"]),
 ])
 def test_qrels_that_judge_nothing_or_hold_no_grade_are_refused(clean, qrels, words):

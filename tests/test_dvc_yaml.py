@@ -1,21 +1,19 @@
-"""dvc.yaml lists what every stage really uses: each repo module its command imports
-(transitively) is a dependency. (The params each stage reads are checked against dvc.yaml
-by running every stage with recorded params: tests/flows/test_pipeline.py.)"""
+"""dvc.yaml is generated from the stage table (``stages.table``) and lists what every stage
+really uses: each repo module its command imports (transitively) and each artifact its
+``Inputs`` reads. (The params each stage reads are checked against dvc.yaml by running every
+stage with recorded params: tests/flows/test_pipeline.py.)"""
 
-import shlex
+import dataclasses
+import importlib
 
 import pytest
 import yaml
 from dvc.repo import Repo
 
-from releval.project.closure import (
-    code_files,
-    command_module,
-    is_code,
-    rewrite_deps,
-    stage_files,
-)
-from tests.dag import ROOT, covered
+from releval import artifacts
+from releval.project.closure import code_files, command_module, is_code, stage_files
+from stages import table
+from tests.dag import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +36,48 @@ def test_every_stage_lists_exactly_the_modules_its_command_runs(stages):
     assert wrong == {}, f"dvc.yaml's code deps are not exact (run make dag): {wrong}"
 
 
-def test_the_check_fails_on_a_missing_and_on_an_unused_dep():
-    """The rewrite puts back a dropped module and removes one the stage does not run."""
+def test_dvc_yaml_is_what_the_stage_table_generates():
+    """A hand edit of dvc.yaml fails here: edit the table, a stage's Inputs or the catalog,
+    then ``make dag``."""
+    assert (ROOT / "dvc.yaml").read_text() == table.render()
+
+
+def test_a_hand_edit_is_caught():
     text = (ROOT / "dvc.yaml").read_text()
-    exact = rewrite_deps(text)
-    assert exact == text
-    dropped = text.replace("      - releval/params/rules.py\n", "", 1)
-    assert dropped != text and rewrite_deps(dropped) == text
-    unused = text.replace("      - stages/gate.py\n",
-                          "      - stages/gate.py\n      - releval/report/html.py\n", 1)
-    assert unused != text and rewrite_deps(unused) == text
+    for line in ("- releval/params/rules.py\n", "- data/slices/slices.parquet\n",
+                 "- slices.min_n\n"):
+        edited = text.replace(line, "", 1)
+        assert edited != text and edited != table.render()
+
+
+def test_every_stage_has_a_row_and_every_row_a_module():
+    writers = {a.stage for a in artifacts.CATALOG.values()} - {None}
+    assert writers == set(table.STAGE)
+    for stage in table.STAGES:
+        module = importlib.import_module(f"stages.{stage.name}")
+        assert dataclasses.is_dataclass(module.Inputs) and callable(module.run)
+
+
+def test_every_input_names_a_catalog_artifact():
+    reads = [(name, f.metadata["read"].artifact) for name in table.STAGE
+             for f in dataclasses.fields(importlib.import_module(f"stages.{name}").Inputs)
+             if "read" in f.metadata]
+    assert reads and all(artifact in artifacts.CATALOG for _, artifact in reads)
+
+
+def test_an_input_naming_an_unknown_artifact_fails_where_it_is_declared():
+    with pytest.raises(KeyError, match="no artifact 'compare.nope' in the catalog"):
+        @dataclasses.dataclass(frozen=True)
+        class Inputs:
+            nope: dict = artifacts.reads("compare.nope")
+
+
+def test_every_output_field_is_a_catalog_artifact_of_its_stage():
+    for stage in table.STAGES:
+        written = {a.name for a in artifacts.written_by(stage.name)}
+        group = next(iter(written)).split(".")[0]
+        outputs = importlib.import_module(f"stages.{stage.name}").Outputs
+        assert {f"{group}.{f.name}" for f in dataclasses.fields(outputs)} <= written, stage
 
 
 def test_a_gate_rule_and_a_route_are_code_of_their_stages_only(stages):
@@ -74,27 +104,6 @@ def test_the_import_closure_sees_lazy_and_package_imports():
         "releval.cli")  # imported inside the commands that use them
     assert code_files("stages.inputs") >= {"releval/project/inputs.py",
                                            "releval/params/__init__.py"}
-
-
-def test_every_path_a_command_reads_is_a_dependency(stages):
-    """Each ``--name path`` a stage's command passes (but its ``--out``) lies in its deps (a
-    folder: the files the stage reads in it are listed): else a changed input would leave the
-    stage's outputs silently stale. ``--receipt`` and ``--ledger`` are the exceptions: the
-    flow writes the receipt, and keeps it in the ledger, outside the DAG and re-renders the
-    report after it; the report shows a receipt only when it describes the very outputs it
-    renders (``releval.project.receipt.describes``)."""
-    unlisted = {}
-    for name, cmd, deps in stages:
-        argv = shlex.split(cmd)
-        read = [value for flag, value in zip(argv, argv[1:], strict=False)
-                if flag.startswith("--")
-                and flag not in ("--out", "--params", "--system", "--receipt", "--ledger")
-                and "/" in value]
-        missing = [path for path in read if not covered(path, deps)
-                   and not any(d.startswith(path.rstrip("/") + "/") for d in deps)]
-        if missing:
-            unlisted[name] = missing
-    assert unlisted == {}
 
 
 def test_every_input_slot_is_an_output_of_stage_inputs():

@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from releval import artifacts
+from releval.api.evaluation import evaluate
+from releval.api.inputs import Qrels, Run
 from releval.cli.family import families, names_of, print_families
 from releval.cli.output import AsJson, console, emit, fail
 from releval.cli.printers import PRINTERS, Format, note_counts
@@ -24,7 +26,7 @@ from releval.data.readers import read_qrels, read_run
 from releval.errors import InputError, reading
 from releval.metrics import compiled, trec_eval
 from releval.metrics.condensed import as_judged_only
-from releval.metrics.engine import DEFAULT_MEASURES, evaluate, resolve
+from releval.metrics.engine import DEFAULT_MEASURES, resolve
 from releval.metrics.measures import MEASURES
 from releval.metrics.ranking import truncated
 from releval.report.formats import (
@@ -144,8 +146,9 @@ def metrics(
                                         complete=not common_only, max_grade=max_grade,
                                         undefined_aware=undefined_aware, version=trec_version)
         else:
-            result = evaluate(run_frame, truth, measures, rel=rel, max_grade=max_grade,
-                              common_only=common_only)
+            result = evaluate(Qrels(truth, str(qrels)), {tag: Run(run_frame, tag, str(run))},
+                              measures, query_set="common" if common_only else "judged",
+                              rel=rel, max_grade=max_grade).evaluations[tag]
         if ties:
             from releval.metrics.ties import ties as tie_ranges
 
@@ -406,9 +409,9 @@ def compare(
     files (or --family): a leaderboard with the groups that cannot be told apart and every
     pair of the family with its correction. With runs and --qrels, the judged queries each
     run misses are counted and the query set is stated."""
+    from releval.api.comparison import paired
     from releval.cli.inputs import check_coverage, read_map, read_side
     from releval.decision.compare import MeasuresDiffer, QueriesDiffer
-    from releval.decision.compare import compare as run_compare
     from releval.decision.missing import MissingQueries
 
     if reproduction:
@@ -451,14 +454,14 @@ def compare(
                 if path:
                     maps[kind] = read_map(path, kind)
                     check_coverage(maps[kind], queries, kind)
-            result = run_compare(
-                *sides, measure, slices=maps.get("slice"), weights=maps.get("weight"),
+            result = paired(
+                dict(zip(names, sides, strict=True)), names[0], names[1],
+                answers=dict(zip(names, (r.answers for r in read), strict=True)),
+                judged=judged, measures=measure, query_set=query_set.value,
+                slices=maps.get("slice"), weights=maps.get("weight"),
                 clusters=maps.get("user_id"), allow_uncontrolled=allow_uncontrolled,
                 min_effect=min_effect, seed=seed, resamples=resamples,
-                common_measures=common_measures, query_set=query_set.value, judged=judged,
-                answers=dict(zip(names, (r.answers for r in read), strict=True)),
-                test=test.value, tie_band=tie_band)
-            result |= {"baseline": names[0], "candidate": names[1]}
+                common_measures=common_measures, test=test.value, tie_band=tie_band).doc
     except MeasuresDiffer as exc:  # the library's refusals, worded with this command's flags
         fail(f"{exc}; name the measures with -m, or pass --common-measures to compare "
              f"{', '.join(exc.common) or 'none'}")
@@ -575,14 +578,13 @@ def print_changed_slices(doc: dict, out: Console | None = None) -> None:
 DECISION = artifacts.path("gate.decision")
 
 
-def _gate_of(comparison: dict, rules_file: Path, source: str = "comparison") -> dict:
-    """The gate's rules of ``rules_file`` applied to a comparison alone
-    (``releval.decision.gate.on_files``); bad input ends in one line."""
-    from releval.decision.gate.on_files import gate_comparison, read_rules
-    from releval.project.params_file import parsers
+def _gate_of(comparison: dict | Path, rules_file: Path) -> dict:
+    """The gate's rules of ``rules_file`` applied to a comparison alone (a document, or its
+    JSON file: ``releval.api.gating.gate``); bad input ends in one line."""
+    from releval.api.gating import gate as gate_on
 
     try:
-        return gate_comparison(comparison, read_rules(rules_file, parsers()), source=source)
+        return gate_on(comparison, rules_file).doc
     except InputError as exc:
         fail(str(exc))
 
@@ -605,14 +607,7 @@ def gate(
     if (comparison is None) != (rules is None):
         fail("--comparison and --rules go together: the rules applied to the comparison")
     if comparison is not None:
-        if not comparison.is_file():
-            fail(f"{comparison}: file not found")
-        try:
-            with reading(str(comparison)):
-                found = json.loads(comparison.read_text())
-        except InputError as exc:
-            fail(str(exc))
-        doc = _gate_of(found, rules, str(comparison))
+        doc = _gate_of(comparison, rules)
     else:
         doc = _read_decision(decision)
     controlled = doc.get("controlled", True) is not False

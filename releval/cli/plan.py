@@ -58,8 +58,8 @@ def plan(
     the range that σ's (1 − α) interval gives; and a simulation that resamples the pilot's
     differences (for the "all" slice). Beside each: the pilot's n and its minimum detectable
     effect. Units are users where compare.cluster is set."""
+    from releval.api.planning import plan as plan_of
     from releval.decision.compare import canonical
-    from releval.decision.planning import plan_table
     from releval.decision.stats import clusters_of
     from releval.params import load_params
 
@@ -80,19 +80,16 @@ def plan(
         labels = frames["labels"]
         labels = labels[labels[S.DIMENSION].isin(p.slices.dimensions)]
         target = p.plan.power if power is None else power
-        table = plan_table(frames["per_query"], labels, c.baseline, c.candidate, measures,
-                           effects, alpha=c.alpha, target=target,
-                           clusters=clusters_of(frames.get("queries"), c.cluster),
-                           simulate_needed=[S.ALL], seed=p.base.seed)
+        planned = plan_of(frames["per_query"], c.baseline, c.candidate, measures,
+                          min_effect=effects, alpha=c.alpha, power=target, labels=labels,
+                          clusters=clusters_of(frames.get("queries"), c.cluster),
+                          rel=p.evaluate.rel, seed=p.base.seed)
     except InputError as exc:
         fail(str(exc))
-    head = {"pilot": source, "baseline": c.baseline, "candidate": c.candidate,
-            "alpha": c.alpha, "power": target}
     if as_json:
-        rows = table.astype(object).where(table.notna(), None).to_dict(orient="records")
-        emit({**head, "plans": [{k: int(v) if k.startswith("needed") and v is not None else v
-                                 for k, v in row.items()} for row in rows]})
+        emit({"pilot": source, **planned.to_dict()})
         return
+    table = planned.table
     out = console()
     unit = f"; resampled by {c.cluster} (σ per {c.cluster})" if c.cluster else ""
     out.print(f"plan: {c.candidate} against {c.baseline}, α {c.alpha}, power {target}{unit}; "

@@ -552,7 +552,9 @@ def _recommendation_tables(summary: dict, title: str, width: int) -> list[Table]
     beyond-accuracy), one row per system: each figure above its n and undefined, n/a (no
     number) where it does not apply; a group too wide for ``width`` is split over several
     tables."""
-    systems = summary["systems"]
+    from releval.documents.summary import Summary
+
+    systems = Summary.model_validate(summary).systems
     first = max(len("system"), *(len(s) for s in systems)) + PAD + 1
     tables = []
     for group, measures in rec.grouped(systems).items():
@@ -600,7 +602,10 @@ def _show_run(root: Path, title: str) -> None:
             if (path := artifacts.path(name, root)).exists():
                 show(json.loads(path.read_text()), out)
         if (path := artifacts.path("compare.comparison", root)).exists():
-            for line in rec.horizon_lines(json.loads(path.read_text()).get("horizons")):
+            from releval.documents.comparison import Horizons
+
+            block = json.loads(path.read_text()).get("horizons")
+            for line in rec.horizon_lines(Horizons.model_validate(block) if block else None):
                 out.print(f"by horizon: {line}", highlight=False)
     else:
         table = Table(title=f"{title} — {', '.join(summary['splits'])} split, "

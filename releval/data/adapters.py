@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.readers import existing, read_parquet, read_qrels, read_strings, text_of
+from releval.data.readers import (
+    existing,
+    json_lines,
+    read_parquet,
+    read_qrels,
+    read_strings,
+    text_of,
+)
 from releval.errors import InputError
 
 EPOCH = pd.Timestamp(0, tz="UTC")
@@ -77,25 +83,15 @@ def _constant(value, n: int, dtype: str = "str") -> pd.Series:
 def _read_jsonl(path: Path, fields: tuple[str, ...]) -> tuple[dict[str, list], np.ndarray]:
     """The ``_id`` and ``fields`` (None where absent) of each record of a JSON-lines file,
     and each record's line number; blank lines are skipped."""
-    existing(path)
     columns: dict[str, list] = {name: [] for name in ("_id", *fields)}
     lines = []
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", str(path), f"line {number}") from None
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", str(path), f"line {number}") from None
-            if not isinstance(record, dict) or record.get("_id") in (None, ""):
-                raise InputError("expected a JSON object with a non-empty _id", str(path),
-                                 f"line {number}")
-            for name, values in columns.items():
-                values.append(record.get(name))
-            lines.append(number)
+    for number, record in json_lines(path):
+        if not isinstance(record, dict) or record.get("_id") in (None, ""):
+            raise InputError("expected a JSON object with a non-empty _id", str(path),
+                             f"line {number}")
+        for name, values in columns.items():
+            values.append(record.get(name))
+        lines.append(number)
     ids = pd.Series(columns["_id"], dtype="str")
     lines = np.array(lines, dtype=int)
     _reject(ids.duplicated(), lambda i: f"duplicate _id {ids[i]!r}", path,
@@ -391,23 +387,13 @@ def _query_records(path: Path) -> pd.DataFrame:
     ``query_id`` or BEIR's ``_id``) or a table (CSV, TSV, parquet), indexed by line / row."""
     if path.suffix.lower() in (".jsonl", ".json"):
         rows, lines = [], []
-        with existing(path).open("rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON: {exc.msg}", str(path),
-                                     f"line {number}") from None
-                except UnicodeDecodeError:
-                    raise InputError("not UTF-8 text", str(path), f"line {number}") from None
-                if not isinstance(record, dict):
-                    raise InputError("expected a JSON object", str(path), f"line {number}")
-                if S.QUERY_ID not in record and "_id" in record:
-                    record[S.QUERY_ID] = record["_id"]
-                rows.append({k: record.get(k) for k in QUERY_FIELDS if k in record})
-                lines.append(number)
+        for number, record in json_lines(path):
+            if not isinstance(record, dict):
+                raise InputError("expected a JSON object", str(path), f"line {number}")
+            if S.QUERY_ID not in record and "_id" in record:
+                record[S.QUERY_ID] = record["_id"]
+            rows.append({k: record.get(k) for k in QUERY_FIELDS if k in record})
+            lines.append(number)
         frame = pd.DataFrame(rows, index=pd.Index(lines))
         frame.attrs.update(source=str(path), unit="line")
         return frame

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import re
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -57,23 +59,65 @@ def sha256_of(path: str | Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+def not_utf8(data: bytes, start: int, source: str, offset: int = 0,
+             line: int | None = None) -> InputError:
+    """The refusal of text whose byte ``start`` of ``data`` is not UTF-8: the byte, its offset
+    in the file (``offset``: where ``data`` starts) and its line (``line``: ``data``'s first
+    line), and a hint where the file looks UTF-16."""
+    line = (line or 1) + data.count(b"\n", 0, start)
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    return InputError(
+        f"not UTF-8 text: byte 0x{data[start]:02x} at offset {offset + start} (line {line}); "
+        "releval reads UTF-8"
+        + (" (this file looks UTF-16: convert it, e.g. `iconv -f UTF-16 -t UTF-8`)"
+           if utf16 else ""), source)
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """A JSON parse error as a whole sentence: the library's message ends mid-sentence
+    ("Invalid control character at"); the column (and the character, for a control
+    character) completes it."""
+    msg = exc.msg.removesuffix(" at")
+    char = (f" {exc.doc[exc.pos]!r}" if "control character" in msg
+            and exc.pos < len(exc.doc) else "")
+    return f"invalid JSON: {msg}{char} at column {exc.colno}"
+
+
+def json_lines(path: str | Path) -> Iterator[tuple[int, object]]:
+    """Each non-blank line of a JSON-lines file as (its line number, its value), read line by
+    line (a corpus may be large); a leading UTF-8 BOM dropped. A line that is not UTF-8 is
+    refused naming the byte, its offset in the file and its line (``not_utf8``); one that is
+    not JSON naming the line and column (``json_error``)."""
+    path = existing(path)
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            data = raw[3:] if number == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+            skipped = len(raw) - len(data)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise not_utf8(data, exc.start, str(path), offset + skipped, number) from None
+            offset += len(raw)
+            if not text.strip():
+                continue
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(json_error(exc), str(path), f"line {number}") from None
+
+
 def text_of(path: str | Path) -> str:
     """A text file's content as UTF-8 (a leading BOM dropped); InputError naming the byte
     offset and line of the first byte that is not UTF-8, or of a NUL byte."""
     path = existing(path)
     data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    data = data[bom:]
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line "
-            f"{line}); releval reads UTF-8"
-            + (" (this file looks UTF-16: convert it, e.g. `iconv -f UTF-16 -t UTF-8`)"
-               if utf16 else ""), str(path)) from None
+    except UnicodeDecodeError as exc:  # the offset is the file's, its BOM counted
+        raise not_utf8(data, exc.start, str(path), bom) from None
     nul = text.find("\0")
     if nul >= 0:
         raise InputError(f"a NUL byte at offset {nul} (line {text.count(chr(10), 0, nul) + 1}):"
@@ -132,7 +176,25 @@ def _read_trec(path: Path, names: tuple[str, ...], types: dict) -> pd.DataFrame:
     return _tag(frame, str(path), "line", 1)
 
 
-def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
+def _fields_of_line(path: str, line: int) -> int | None:
+    """How many whitespace-separated fields line ``line`` of the text file ``path`` holds
+    (None when it cannot be read back: standard input, a table)."""
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if number == line:
+                    return len(raw.split())
+    except OSError:
+        return None
+    return None
+
+
+def _numeric(frame: pd.DataFrame, column: str, *, integer: bool,
+             fields: tuple[str, ...] = ()) -> None:
+    """``column`` as numbers (integers with ``integer``); InputError at the first that is
+    not one. ``fields``: a TREC file's fields, for a line that holds more of them than the
+    format (an id with a space splits into more fields): the count is the error, not the
+    value that landed in ``column``."""
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
         values = raw  # already numbers (a parquet table, the fast TREC reader)
@@ -147,6 +209,13 @@ def _numeric(frame: pd.DataFrame, column: str, *, integer: bool) -> None:
     if bad.any():
         label = bad.idxmax()
         kind = "an integer" if integer else "a number"
+        seen = (_fields_of_line(frame.attrs["source"], int(label))
+                if fields and frame.attrs.get("unit") == "line" else None)
+        if seen is not None and seen > len(fields):
+            raise InputError(f"expected {len(fields)} fields ({' '.join(fields)}), got {seen}: "
+                             f"an id holding a space splits into more fields (read as "
+                             f"trec_eval reads it, {column} would be {raw[label]!r})",
+                             frame.attrs["source"], S.where(frame, label))
         raise InputError(f"{column} must be {kind}, got {raw[label]!r}",
                          frame.attrs["source"], S.where(frame, label))
     if integer and not pd.api.types.is_integer_dtype(values) and values.notna().all():
@@ -247,7 +316,7 @@ def read_qrels(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
     else:
         frame = _read_trec(path, TREC_QRELS, {S.QUERY_ID: str, S.DOC_ID: str, S.GRADE: pa.int64()})
     S.require_columns(frame, (S.QUERY_ID, S.DOC_ID, S.GRADE), "qrels")
-    _numeric(frame, S.GRADE, integer=True)
+    _numeric(frame, S.GRADE, integer=True, fields=() if is_table(path) else TREC_QRELS)
     return frame
 
 
@@ -300,7 +369,7 @@ def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
         frame = _read_trec(path, TREC_RUN, {S.QUERY_ID: str, S.DOC_ID: str,
                                             S.SCORE: pa.float64(), S.SYSTEM: CATEGORY})
     if S.SCORE in frame.columns:
-        _numeric(frame, S.SCORE, integer=False)
+        _numeric(frame, S.SCORE, integer=False, fields=() if is_table(path) else TREC_RUN)
     if S.RANK in frame.columns:
         _numeric(frame, S.RANK, integer=True)
     return frame

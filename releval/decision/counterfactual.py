@@ -119,6 +119,24 @@ def _covers(row, reference: dict | None) -> bool | None:
     return bool(row["ci_low"] <= reference["value"] <= row["ci_high"])
 
 
+def _same_items(reference: pd.DataFrame, actions: np.ndarray) -> None:
+    """A reference log must show the log's items: one that shows others logs another item
+    set (another campaign, another catalogue), whose value is no ground truth for the
+    candidate's estimate on this log. Refused, the rows and items counted, the first named."""
+    items = reference[S.ITEM_ID].astype(str)
+    other = ~items.isin(pd.Index(np.asarray(actions, dtype=str)))
+    if not other.any():
+        return
+    unknown = items[other].unique()
+    what = (f"none of its {len(unknown):,} items is" if other.all() else
+            f"{int(other.sum()):,} of its {len(items):,} rows ({len(unknown):,} items) show "
+            "items not")
+    raise InputError(f"{what} among the log's {len(actions):,} items (the first here: item "
+                     f"{unknown[0]!r}): a log over another item set is no ground truth for the "
+                     "candidate on this log", S.source_of(reference, "reference"),
+                     S.where(reference, reference.index[int(np.argmax(other.to_numpy()))]))
+
+
 def _number(value) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
@@ -158,6 +176,7 @@ def estimate(c: OffPolicy, log: pd.DataFrame, *, seed: int, table: pd.DataFrame 
         "estimator", key=lambda e: e.map(order), kind="stable", ignore_index=True)
     ref = None
     if reference is not None:
+        _same_items(reference, actions)
         ref = mean_reward(reference, _cluster(reference, c.cluster), c.resamples, c.alpha,
                           seed) | {"path": c.reference}
     estimates = estimates.assign(**{KIND: ESTIMATE})

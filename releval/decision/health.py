@@ -1,10 +1,14 @@
 """System health beside relevance (stage ``health``): per system, one row of the figures a
 release decision needs besides its relevance, each defined below (``DEFINITIONS``).
 
-The figures are over every query of the queries table the system searched (its whole window,
-every split: operations do not care which split a query is in). Undefined is NaN, never
-zero, and health.json says why (``UNDEFINED``): a latency nobody measured, a status nobody
-recorded, a cost nobody modelled.
+The per-query figures (queries, latency, statuses, candidates, empty share, near-duplicates,
+cost) are over the evaluated query set, the queries the evaluated splits hold
+(``evaluated_queries``): a team's run that answers the test queries only is not counted
+empty on the train queries it was never asked. Freshness reads every query's window (a
+document's first and last appearance over time). Without an evaluated set (``evaluated``
+None) every query of the queries table counts. Undefined is NaN, never zero, and
+health.json says why (``UNDEFINED``): a latency nobody measured, a status nobody recorded, a
+cost nobody modelled.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ COLUMNS = (S.SYSTEM, S.ROUTE, "n_queries", *PERCENTILES, "status_recorded", *RAT
            "embedding_cache_hit_rate", "cost_per_query", "cost_unit", *FRESHNESS)
 
 DEFINITIONS = {
-    "n_queries": "queries searched (the queries table)",
+    "n_queries": "queries of the evaluated set (the evaluated splits' queries; every query "
+                 "of the queries table without a split)",
     **{name: f"p{p} of the per-query latency in ms over the queries whose latency was "
              "measured (latency.parquet)" for name, p in PERCENTILES.items()},
     "status_recorded": "queries with a recorded status (latency.parquet's status column)",
@@ -214,26 +219,46 @@ def _undefined(row: dict, why: Mapping[str, str]) -> dict[str, str]:
             if isinstance(row.get(name), float) and np.isnan(row[name])}
 
 
+def evaluated_queries(split: pd.DataFrame | None, splits) -> set[str] | None:
+    """The query ids the evaluated ``splits`` hold (``split``: the split stage's table,
+    query_id and split); None without a split table (every query counts)."""
+    if split is None:
+        return None
+    return set(split.loc[split[S.SPLIT].isin(list(splits)), S.QUERY_ID].astype(str))
+
+
+def _within(frame: pd.DataFrame | None, ids: set[str] | None) -> pd.DataFrame | None:
+    """The rows of ``frame`` whose query is in ``ids`` (all of them for None)."""
+    if frame is None or ids is None:
+        return frame
+    return frame[frame[S.QUERY_ID].astype(str).isin(ids)]
+
+
 def health(runs: Mapping[str, pd.DataFrame], latencies: Mapping[str, pd.DataFrame | None],
            stats: Mapping[str, dict], documents: pd.DataFrame, queries: pd.DataFrame,
-           costs: Mapping, sources: Mapping[str, tuple[str, ...]]) -> tuple[pd.DataFrame, dict]:
+           costs: Mapping, sources: Mapping[str, tuple[str, ...]],
+           evaluated: set[str] | None = None) -> tuple[pd.DataFrame, dict]:
     """Every system's health: the table (``COLUMNS``, one row per system of ``runs``) and
     per system the same figures with ``undefined`` (figure -> why), ``status`` (queries per
     status), ``near_duplicates`` (the counts), ``cost_model`` and ``revisions``.
 
     ``latencies``: system -> latency.parquet (None: none); ``stats``: system ->
     run_stats.json; ``costs``: system -> ``params.Cost``; ``sources``: system -> the systems
-    it is fused from, lexical then dense (() for an unfused one)."""
+    it is fused from, lexical then dense (() for an unfused one); ``evaluated``: the query
+    ids of the evaluated set (``evaluated_queries``) the per-query figures are over (None:
+    every query of ``queries``); freshness reads every query's window."""
+    asked = _within(queries, evaluated)
+    windows = {name: _within(run, evaluated) for name, run in runs.items()}
     rows, records = [], {}
     for system, run in runs.items():
         own = stats.get(system) or {}
         fused = tuple(sources.get(system) or ())
-        cost, unit, cost_why = system_cost(system, costs, fused, runs, queries)
-        duplicates = near_duplicates(run, documents)
+        cost, unit, cost_why = system_cost(system, costs, fused, windows, asked)
+        duplicates = near_duplicates(windows[system], documents)
         row = {S.SYSTEM: system, S.ROUTE: own.get("route"),
-               **window_figures(run, queries),
-               **latency_figures(latencies.get(system), queries),
-               **status_figures(latencies.get(system), queries),
+               **window_figures(windows[system], asked),
+               **latency_figures(latencies.get(system), asked),
+               **status_figures(latencies.get(system), asked),
                "near_duplicate_ratio": duplicates.pop("near_duplicate_ratio"),
                "embedding_cache_hit_rate": cache_hit_rate(stats.get(fused[-1], {})
                                                           if fused else own),
@@ -243,7 +268,7 @@ def health(runs: Mapping[str, pd.DataFrame], latencies: Mapping[str, pd.DataFram
         records[system] = {
             **{name: _plain(value) for name, value in rows[-1].items()},
             "undefined": _undefined(row, {"cost_per_query": cost_why} if cost_why else {}),
-            "status": status_counts(status_of(latencies.get(system), queries)),
+            "status": status_counts(status_of(latencies.get(system), asked)),
             "near_duplicates": duplicates,
             "cost_model": {s: costs[s].model_dump() for s in (*fused, system) if s in costs},
             "revisions": revisions(own)}

@@ -171,6 +171,7 @@ class Plan:
     needed_low: int | None
     needed_high: int | None
     needed_simulated: int | None
+    undefined: str | None = None  # why the plan is undefined (None: it is defined)
 
     def queries(self, units: int | None) -> int | None:
         return None if units is None else math.ceil(units * self.queries_per_unit)
@@ -186,12 +187,25 @@ def _count(value: float) -> int | None:
     return None if math.isnan(value) else int(value)
 
 
+def undefined(p: Pilot) -> str | None:
+    """Why no plan can be made from pilot ``p`` (None: one can): σ needs two units whose
+    differences vary."""
+    units = p.unit if p.units == 1 else "queries" if p.unit == "query" else f"{p.unit}s"
+    if p.units < 2:
+        return (f"{p.units} {units} with a value in both systems: σ of the differences needs "
+                "at least 2; evaluate more queries")
+    if not p.sd > 0:
+        return (f"the {p.units} {units}' differences are all {p.mean_diff:.4g} (σ 0): "
+                "nothing varies to plan from; evaluate more queries")
+    return None
+
+
 def plans(pilots: list[Pilot], effects, alpha: float, target: float, *, sets: int = SETS,
           seed: int = 0, simulate_needed: bool = True) -> list[Plan]:
     """The plan of every pilot for its minimum effect at level α and power ``target`` (the
     analytic parts vectorised over pilots); NaN and None where a pilot has fewer than 2 units
-    or no variation. ``simulate_needed`` False leaves ``needed_simulated`` None (its bisection
-    over sizes is the slow part)."""
+    or no variation (``undefined`` says which). ``simulate_needed`` False leaves
+    ``needed_simulated`` None (its bisection over sizes is the slow part)."""
     g = np.array([p.units for p in pilots], dtype=float)
     sd = np.array([p.sd for p in pilots], dtype=float)
     defined = (g >= 2) & (sd > 0)
@@ -215,7 +229,8 @@ def plans(pilots: list[Pilot], effects, alpha: float, target: float, *, sets: in
             needed=analytic, needed_low=_count(units[1][i]), needed_high=_count(units[2][i]),
             needed_simulated=(simulated_needed(p.residuals, float(effects[i]), alpha, target,
                                                sets=sets, seed=seed, start=analytic)
-                              if simulate and simulate_needed else None)))
+                              if simulate and simulate_needed else None),
+            undefined=undefined(p)))
     return out
 
 

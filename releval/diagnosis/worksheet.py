@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.readers import text_of
 from releval.diagnosis.layers import KINDS, LAYERS
 from releval.errors import InputError
 
@@ -362,15 +364,15 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     lines; the header is line 1)."""
     if not path.exists():
         raise InputError("file not found", str(path))
+    text = text_of(path)  # not UTF-8: the byte, its offset and line named
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            records, start = [], 1
-            for record in reader:
-                records.append((start, record))
-                start = reader.line_num + 1
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"not a readable UTF-8 CSV file: {exc}", str(path)) from None
+        reader = csv.reader(io.StringIO(text, newline=""))
+        records, start = [], 1
+        for record in reader:
+            records.append((start, record))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV file: {exc}", str(path), f"line {start}") from None
     if not records:
         raise InputError("empty file: expected a header with worksheet_id and reviewer_layer",
                          str(path))

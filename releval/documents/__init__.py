@@ -1,13 +1,20 @@
-"""Typed JSON documents passed between stages (pydantic v2).
+"""Typed JSON documents passed between stages (pydantic v2): every JSON artifact of the
+catalog (``releval.artifacts``) names its model here.
 
-One module per document: ``comparison`` (compare.comparison), ``summary``
-(evaluate.summary), ``decision`` (gate.decision), ``run_stats`` (candidates.stats and
-fused.stats) and ``health`` (health.report). A document is validated where it is written
-(``Document.check``, by the stage's writer for every catalog entry with a document model);
-``Document.read`` loads one as its model. Fields whose keys are data
+One module per document: ``source`` (raw.source), ``split_report`` (split.report),
+``selftest`` (selftest.totals), ``run_stats`` (candidates.stats and fused.stats),
+``identity`` (pool.identity), ``tasks`` (pool.tasks, a JSON list), ``agreement``
+(judgments.agreement), ``ingest`` (judgments.ingest), ``fixture`` (fixture.summary),
+``metrics`` (evaluate.metrics, system -> measure -> value), ``summary`` (evaluate.summary),
+``agreement_auto`` (autojudge.report), ``comparison`` (compare.comparison),
+``slices_summary`` (slices.summary), ``safety`` (safety.report), ``health`` (health.report),
+``failures`` (failures.report), ``offpolicy`` (offpolicy.report), ``decision``
+(gate.decision), ``receipt`` (reports.receipt and reports.reproduced) and ``looks``
+(reports.looks). A document is validated where it is written (``check``, by the stage's
+writer for every catalog entry) and read as its model (``read``). Fields whose keys are data
 (measure names, system names) are dicts; the parts with a fixed shape are nested models, and
-a fixed shape forbids unknown keys, so a renamed key fails at load time naming the file.
-The writers keep writing the stage's dict, so the files' bytes do not depend on the models.
+a fixed shape forbids unknown keys, so a renamed key fails naming the file and the key. The
+writers keep writing the stage's dict, so the files' bytes do not depend on the models.
 """
 
 from __future__ import annotations
@@ -21,16 +28,16 @@ from releval.errors import InputError
 
 
 class Fixed(BaseModel):
-    """A part with a fixed shape: unknown keys are errors."""
+    """A part with a fixed shape: unknown keys are errors; read by attribute."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class Document(Fixed):
-    """A whole JSON document between stages."""
+class Checked:
+    """``check`` and ``read`` of a whole JSON document's model."""
 
     @classmethod
-    def check(cls, doc: dict[str, Any], source: str = "") -> dict[str, Any]:
+    def check(cls, doc: Any, source: str = "") -> Any:
         """``doc`` itself once it validates; InputError naming the first bad key otherwise."""
         try:
             cls.model_validate(doc)
@@ -50,6 +57,11 @@ class Document(Fixed):
             return cls.model_validate_json(text)
         except ValidationError as exc:
             raise _error(cls, exc, str(path)) from None
+
+
+class Document(Checked, Fixed):
+    """A whole JSON document between stages: a JSON object. A document that is a JSON list
+    or a map of data keys is a ``Checked`` ``pydantic.RootModel`` (``.root``)."""
 
 
 def _error(cls: type, exc: ValidationError, source: str) -> InputError:

@@ -20,6 +20,7 @@ class Rule(Fixed):
     threshold: Number
     reason: str
     applicable: bool = True
+    measures: list[str] = []  # the rule's measures, its primary first (absent: none named)
 
 
 class Rollback(Fixed):

@@ -37,3 +37,9 @@ class RunStats(Document):
     route: str
     depth: int
     shards: dict[str, Any] | None = None  # a sharded search's layout
+    # a route's own keys the report reads (others: ``model_extra``, e.g. ``ann_recall@k``)
+    ann_recall_sample: int | None = None  # an ANN search: the sampled queries
+    embeddings: dict[str, Any] | None = None  # an encoding route: documents encoded, cached
+    visibility: dict[str, Any] | None = None  # an unfiltered (external) run's forbidden pairs
+    fusion: dict[str, Any] | None = None  # a fused system: the chosen fusion
+    tuning: str | None = None  # a fused system: how it was tuned

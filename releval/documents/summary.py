@@ -44,6 +44,16 @@ class Answered(Fixed):
     not_judged: int
 
 
+class Horizon(Fixed):
+    """A further horizon (``recommend.horizons_days``): the users evaluated, those with a
+    positive in the horizon, those scored, and each system's entries at that horizon."""
+
+    users: int
+    users_with_positives_in_horizon: int
+    users_scored: int
+    systems: dict[str, dict[str, Entry]]  # system -> measure -> its entry
+
+
 class Summary(Document):
     splits: list[str]
     queries: int
@@ -58,4 +68,4 @@ class Summary(Document):
     answered: dict[str, Answered] = {}  # system -> its queries over the evaluated set
     recommendation: dict[str, Any] | None = None  # recommendation mode only
     # recommend.horizons_days: horizon -> users evaluated, with a positive, scored, systems
-    horizons: dict[str, dict[str, Any]] | None = None
+    horizons: dict[str, Horizon] | None = None

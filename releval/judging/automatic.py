@@ -131,6 +131,36 @@ def read_labels(path: str | Path, *, judge: str | None = None, model: str | None
     return out
 
 
+def unmatched(labels: pd.DataFrame, queries: pd.DataFrame,
+              documents: pd.DataFrame) -> dict:
+    """The labels that name nothing of the data: of a query the queries table lacks, of a
+    document the documents table lacks (None without documents: a project of runs only).
+    They label no pair the evaluation holds, so none is read; counted, with the first of
+    each (``query/doc``), for the stage's line and its document (``unmatched_note``)."""
+    q = ~labels[S.QUERY_ID].astype(str).isin(queries[S.QUERY_ID].astype(str))
+    d = (~labels[S.DOC_ID].astype(str).isin(documents[S.DOC_ID].astype(str))
+         if len(documents) else pd.Series(False, index=labels.index))
+    first = lambda mask: (f"{labels[S.QUERY_ID][mask].iloc[0]}/"  # noqa: E731
+                          f"{labels[S.DOC_ID][mask].iloc[0]}" if mask.any() else None)
+    return {"labels": int(len(labels)), "unknown_queries": int(q.sum()),
+            "unknown_documents": int(d.sum()) if len(documents) else None,
+            "first_unknown_query": first(q), "first_unknown_document": first(d)}
+
+
+def unmatched_note(counts: dict) -> str:
+    """``unmatched``'s counts in words ('' when every label names a known query and
+    document): 'of 120 labels, 3 name a query not in the data (first: x1/d4) and 2 a
+    document not in it (first: q1/zz): not read'."""
+    parts = [f"{n:,} {'name ' if not i else ''}a {what} not in the data"
+             f" (first: {counts[f'first_unknown_{what}']})"
+             for i, (what, n) in enumerate((w, n) for w, n in (
+                 ("query", counts.get("unknown_queries")),
+                 ("document", counts.get("unknown_documents"))) if n)]
+    if not parts:
+        return ""
+    return f"of {counts['labels']:,} labels, {' and '.join(parts)}: not read"
+
+
 # --- the built-in judge ----------------------------------------------------------------------
 
 

@@ -46,20 +46,23 @@ NOT_APPLICABLE = "n/a"
 TOL = 1e-12
 
 
+# why a receipt this releval cannot read is listed without its figures
+SET_ASIDE = ("set aside (its figures cannot be read, so no run is compared with it and "
+             "nothing is counted from it)")
 ENTRY = ("code.commit", "code.dirty", "work.queries_evaluated", "inputs")  # what a row reads
 BEFORE = ("inputs",)  # what ``over_time`` reads of the run before
 
 
 def kept(folder: Path) -> list[tuple[Path, dict | str]]:
     """The ledger's receipts oldest first (file names start with the finish time): (path,
-    document), or (path, why it cannot be listed: unreadable, edited, or a receipt of
-    another schema and the fields it lacks)."""
+    document), or (path, why it is set aside: ``SET_ASIDE``, then why it cannot be read:
+    unreadable, edited, or a receipt of another schema and the fields it lacks)."""
     out: list[tuple[Path, dict | str]] = []
     for path in sorted(folder.glob("*.json")):
         try:
             out.append((path, read(path, ENTRY)))
         except InputError as exc:
-            out.append((path, exc.rule))
+            out.append((path, f"{SET_ASIDE}: {exc.rule}"))
     return out
 
 

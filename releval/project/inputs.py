@@ -112,19 +112,32 @@ def pinned(p: Params, key: str, out: Path = INPUT_DIR) -> Path | None:
     return out / item.slot / Path(os.path.normpath(item.path)).name
 
 
+def _users_paths(text: str, copies: list[tuple[Path, str, Input]]) -> str:
+    """``text`` with every pinned copy it names (relative or absolute, or a file in it)
+    replaced by the path params give."""
+    for copy, shown, item in copies:
+        user = Path(os.path.normpath(item.path)).as_posix()
+        for form in dict.fromkeys((str(copy), shown, copy.as_posix())):
+            text = text.replace(form, user)
+    return text
+
+
 def in_users_words(exc: InputError, p: Params, out: Path = INPUT_DIR) -> InputError:
     """``exc`` as the user gave the input: an error on a pinned copy (``out/<slot>/<name>``
-    or a file in it) names the path params give instead, and the params key; any other
-    error as it is."""
-    source = Path(os.path.abspath(exc.source))
-    for item in inputs(p):
-        if not item.external:
-            continue
-        copy = Path(os.path.abspath(pinned(p, item.key, out)))
-        if source == copy or copy in source.parents:
+    or a file in it) names the path params give instead, and the params key; a pinned copy
+    the rule itself names (another input an error cites, as a policy table's error cites the
+    log's line) is named as the user gave it too; any other error as it is."""
+    copies = sorted(((Path(os.path.abspath(pinned(p, item.key, out))),
+                      str(pinned(p, item.key, out)), item)
+                     for item in inputs(p) if item.external),
+                    key=lambda c: -len(str(c[0])))  # the longest first: a copy inside another
+    rule = _users_paths(exc.rule, copies) if exc.source is not None else exc.rule
+    source = Path(os.path.abspath(exc.source)) if exc.source is not None else None
+    for copy, _, item in copies:
+        if source is not None and (source == copy or copy in source.parents):
             user = Path(os.path.normpath(item.path)) / source.relative_to(copy)
-            return InputError(f"{exc.rule} (params {item.key})", str(user), exc.where)
-    return exc
+            return InputError(f"{rule} (params {item.key})", str(user), exc.where)
+    return exc if rule == exc.rule else InputError(rule, exc.source, exc.where)
 
 
 def _files(root: Path) -> Iterator[Path]:

@@ -5,8 +5,9 @@ and why (no tags: no tag slices; no ACLs, tenants or statuses: no safety rule; â
 decision holds only rules the data can answer. Bounds that only the team knows (a latency
 SLO, costs) are not invented: the comment says where the measured values will be. Team runs
 judged by qrels without a corpus (``runs_only``) get only the runs as systems (no built-in
-route, nothing fused, no pool) and no rule that reads documents or latency, nor a judged
-bound on qrels that judge mostly relevant documents.
+route, nothing fused, no pool) and no rule that reads documents or latency. Neither kind
+gets a judged bound on qrels that judge only (or mostly) relevant documents: there
+Judged@k measures precision, not the judgments' coverage.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class _Text:
     def note(self, indent: int, text: str) -> None:
         """A comment, wrapped at 92 columns."""
         pad = f"{'  ' * indent}# "
-        self.current += textwrap.wrap(text, 92, initial_indent=pad,
+        self.current += textwrap.wrap(text, 92, initial_indent=pad, break_on_hyphens=False,
                                       subsequent_indent=pad + "  ")
 
     def item(self, indent: int, value: dict, why: str = "") -> None:
@@ -175,6 +176,16 @@ def _seed_rules(t: _Text, runs: dict[str, Run], compared: set[str]) -> list[str]
         t.item(2, {"rule": "seeds", "candidate": name, "measure": "nDCG@10",
                    "require": "mean"}, f"{name}'s gain must hold over its training seeds")
     return seeded
+
+
+def _no_judged(judgments: int, relevant: int, grades: int = 2) -> str:
+    """Why no judged rule is written: qrels that judge (mostly) relevant documents only make
+    Judged@10 a precision (it equals P@10 on positive-only qrels), which no absolute bound
+    on coverage fits, and no bound relative to the baseline is a rule the gate has."""
+    shape = (f"the qrels are positive-only: all {judgments:,} judgments give one grade"
+             if grades <= 1 else
+             f"the qrels judge {relevant:,} of {judgments:,} documents relevant")
+    return f"judged ({shape}: Judged@10 would measure precision, not the qrels' coverage)"
 
 
 def retrieval(data: Collection, c: Choices) -> str:
@@ -294,8 +305,9 @@ def retrieval(data: Collection, c: Choices) -> str:
     tag_slices = [f"tag={tag}" for tag, n in data.tags.items() if n >= MIN_PER_CATEGORY]
     if tag_slices:
         t.put(3, "slices", tag_slices, f"tags with â‰¥ {MIN_PER_CATEGORY} queries")
-    t.item(2, {"rule": "judged", "measure": "Judged@10", "min": JUDGED_MIN},
-           "the qrels must cover what the candidate retrieves")
+    if data.pooled:
+        t.item(2, {"rule": "judged", "measure": "Judged@10", "min": JUDGED_MIN},
+               "the qrels must cover what the candidate retrieves")
     if safety:
         t.item(2, {"rule": "safety", "max_violations": 0},
                "the data restricts documents: zero tolerance")
@@ -317,7 +329,8 @@ def retrieval(data: Collection, c: Choices) -> str:
         ("no_answer (no query tagged no_answer)", no_answer),
         ("coverage (no risk tags)", bool(minimums)),
         ("seeds (the candidate carries no seed tags)", bool(seeded)),
-        ("health deletion bound (no document deleted)", data.deleted)) if not present]
+        ("health deletion bound (no document deleted)", data.deleted),
+        (_no_judged(data.judgments, data.relevant, data.grades), data.pooled)) if not present]
     if left:
         t.note(1, f"left out: {'; '.join(left)}")
     t.note(1, "latency: no bound is written, your SLO is not in the data; the measured p95 of")
@@ -470,8 +483,7 @@ def runs_only(data: JudgedRuns, c: Choices) -> str:
     _guards(t, data.hard_negatives, latency=False)
     seeded = _seed_rules(t, c.runs, {candidate})
     left = [name for name, present in (
-        (f"judged (the qrels judge {data.relevant:,} of {data.judgments:,} documents "
-         "relevant: Judged@10 would measure precision, not the qrels' coverage)", data.pooled),
+        (_no_judged(data.judgments, data.relevant), data.pooled),
         ("no_answer (no query tagged no_answer)", no_answer),
         ("coverage (no tagged risk category reaches its minimum)" if thin else
          "coverage (no risk tags)", bool(minimums)),

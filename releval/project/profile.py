@@ -19,13 +19,14 @@ from pathlib import Path
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.data.adapters import EPOCH, read_beir, read_runs_only, read_tables
+from releval.data.adapters import EPOCH, dangling, read_beir, read_runs_only, read_tables
 from releval.data.feedback import as_interactions, users
 from releval.data.interactions import read_interactions
 from releval.data.query_set import RISK_CATEGORIES, memberships
 from releval.data.split import split_queries
 from releval.errors import InputError
 from releval.offpolicy.log import read_log, slate_size
+from releval.params import Prepare
 from releval.retrieval.external import read_team_run
 
 FORWARD = (0.7, 0.85)  # the forward split params_writer writes for timed queries
@@ -41,6 +42,9 @@ class Collection:
     documents: int
     queries: int
     judged_queries: int
+    judgments: int
+    relevant: int  # judgments with grade ≥ 1
+    grades: int  # distinct grades the qrels give (1: positive-only, as most BEIR sets)
     max_grade: int
     splits: dict[str, int]  # split -> queries the data puts there ({}: it defines none)
     query_times: bool  # the queries carry real issue times
@@ -57,6 +61,14 @@ class Collection:
     tags: dict[str, int]  # tag -> queries carrying it
     tagged: dict[str, int]  # risk category -> queries in it by their tags
     by_text: dict[str, int]  # risk category -> untagged queries recognised from the text
+    query_ids: frozenset[str] = frozenset()  # the queries a team's run must answer
+
+    @property
+    def pooled(self) -> bool:
+        """The qrels judge as many documents not relevant as relevant, as a pool does: a
+        judged share (Judged@k) measures their coverage; else (positive-only qrels, every
+        grade the same, or mostly relevant judgments) Judged@k measures precision."""
+        return self.grades > 1 and self.judgments - self.relevant >= self.relevant
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,7 @@ class Log:
     end: pd.Timestamp
     context: list[str]  # categorical columns beside the contract's (e.g. country)
     titles: bool  # items have titles (the content route embeds them)
+    user_ids: frozenset[str] = frozenset()  # the users a team's run must recommend to
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ class Run:
     statuses: bool = False
     queries: int = 0
     depth: int = 0  # the longest list it holds for a query
+    query_ids: frozenset[str] = frozenset()
 
 
 def _counts(frame: pd.DataFrame) -> dict[str, int]:
@@ -113,11 +127,15 @@ def of_collection(path: Path) -> Collection:
     if not len(qrels):
         raise InputError("no judgments: releval init needs the qrels the systems are "
                          "evaluated on", str(path))
+    # judgments of documents the corpus lacks: refused as prepare refuses them (at the
+    # default prepare.max_unknown_docs), before any file of the project is written
+    dangling(data, Prepare().max_unknown_docs, str(path))
     member, text = memberships(queries.reset_index(drop=True), RISK_CATEGORIES)
     tags = queries[S.TAGS].explode().dropna().astype(str)
     return Collection(
         source=source, documents=len(docs), queries=len(queries),
-        judged_queries=int(qrels[S.QUERY_ID].nunique()),
+        judged_queries=int(qrels[S.QUERY_ID].nunique()), judgments=len(qrels),
+        relevant=int((qrels[S.GRADE] >= 1).sum()), grades=int(qrels[S.GRADE].nunique()),
         max_grade=int(qrels[S.GRADE].max()),
         splits={str(k): int(v) for k, v in data.splits[S.SPLIT].value_counts().items()},
         query_times=bool(data.has_query_times),
@@ -131,7 +149,8 @@ def of_collection(path: Path) -> Collection:
         chunks=bool(docs[S.SOURCE_ID].duplicated().any()),
         users=bool(queries[S.USER_ID].duplicated().any()),
         tags={str(k): int(v) for k, v in tags.value_counts().items()},
-        tagged=_counts(member & ~text), by_text=_counts(text))
+        tagged=_counts(member & ~text), by_text=_counts(text),
+        query_ids=frozenset(queries[S.QUERY_ID].astype(str)))
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,7 @@ class JudgedRuns:
     tags: dict[str, int]  # over the evaluated queries (a forward split's test queries)
     tagged: dict[str, int]
     by_text: dict[str, int]
+    query_ids: frozenset[str] = frozenset()  # the queries file's, else the judged queries
 
     @property
     def pooled(self) -> bool:
@@ -182,7 +202,9 @@ def of_judged_runs(qrels: Path, queries: Path | None, runs: dict[str, Path]) -> 
         text=bool(data.queries[S.TEXT].astype(str).str.strip().ne("").any()),
         users=bool(data.queries[S.USER_ID].duplicated().any()),
         tags={str(k): int(v) for k, v in tags.value_counts().items()},
-        tagged=_counts(member & ~text), by_text=_counts(text))
+        tagged=_counts(member & ~text), by_text=_counts(text),
+        query_ids=frozenset((data.queries if queries is not None else judged)[S.QUERY_ID]
+                            .astype(str)))
 
 
 def of_log(path: Path) -> Log:
@@ -194,7 +216,8 @@ def of_log(path: Path) -> Log:
     return Log(interactions=len(log), users=int(log[S.USER_ID].nunique()), items=len(items),
                start=log[S.TIMESTAMP].min(), end=log[S.TIMESTAMP].max(), context=extra,
                titles=S.TITLE in items.columns and bool(items[S.TITLE].astype(str)
-                                                         .str.strip().ne("").any()))
+                                                         .str.strip().ne("").any()),
+               user_ids=frozenset(log[S.USER_ID].astype(str)))
 
 
 @dataclass(frozen=True)
@@ -217,7 +240,8 @@ def of_feedback(path: Path) -> Feedback:
     stamps = interactions[S.TIMESTAMP]
     return Feedback(Log(interactions=len(interactions),
                         users=int(interactions[S.USER_ID].nunique()), items=len(items),
-                        start=stamps.min(), end=stamps.max(), context=[], titles=False),
+                        start=stamps.min(), end=stamps.max(), context=[], titles=False,
+                        user_ids=frozenset(interactions[S.USER_ID].astype(str))),
                     positives=int(interactions[S.LABEL].sum()), slate=slate_size(log),
                     users_from=users(log)[1])
 
@@ -235,16 +259,31 @@ def of_run(name: str, path: Path) -> Run:
     tags = sorted(run[S.SYSTEM].astype(str).unique()) if S.SYSTEM in run.columns else []
     seeded = [m for m in map(SEED_TAG.match, tags) if m]
     statuses = S.RUN_STATUS in run.columns
-    queries = int(run[S.QUERY_ID].nunique())
+    ids = frozenset(run[S.QUERY_ID].astype(str))
+    queries = len(ids)
     keys = [S.QUERY_ID, *([S.SYSTEM] if S.SYSTEM in run.columns else [])]
     depth = int(run.groupby(keys, observed=True).size().max()) if len(run) else 0
     if seeded and len(seeded) == len(tags) and len({m["system"] for m in seeded}) == 1:
         system = seeded[0]["system"]
         return Run(str(path), None if system == name else system,
-                   sorted(int(m["seed"]) for m in seeded), statuses, queries, depth)
+                   sorted(int(m["seed"]) for m in seeded), statuses, queries, depth, ids)
     if len(tags) > 1:
         raise InputError(f"run {name!r} holds {len(tags)} systems ({', '.join(tags[:5])}); "
                          "give one file per system, or one system's seeds tagged "
                          "<system>@seed<k>", str(path))
-    return Run(str(path), None, [], statuses, queries, depth)
+    return Run(str(path), None, [], statuses, queries, depth, ids)
+
+
+def unmatched(run: Run, known: frozenset[str], what: str, users: bool = False) -> None:
+    """A team's run none of whose queries is one of the data's (``known``: query ids, or
+    with ``users`` user ids, a recommendation run's query ids being ``<user>@<split>``):
+    refused, naming the run file (``run.path``: as the user gave it). A run that answers
+    some of the data's queries is evaluated, its missing queries counted."""
+    ids = {q.rpartition("@")[0] or q for q in run.query_ids} if users else run.query_ids
+    if not known or not ids or ids & known:
+        return
+    first = sorted(run.query_ids)[0]
+    raise InputError(f"none of its {len(run.query_ids):,} queries is among the {what} "
+                     f"({len(known):,}; the run's first: {first!r}): a run of other data, or "
+                     "other ids for the same queries", run.path)
 

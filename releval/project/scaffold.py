@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -69,8 +70,15 @@ def _runs(runs: dict[str, Path], dest: Path) -> dict[str, profile.Run]:
     for name, path in runs.items():
         run = profile.of_run(name, path)
         out[name] = profile.Run(_relative(path, dest), run.system, run.seeds, run.statuses,
-                                run.queries, run.depth)
+                                run.queries, run.depth, run.query_ids)
     return out
+
+
+def _matched(runs: dict[str, Path], team: dict[str, profile.Run], known: frozenset[str],
+             what: str, users: bool = False) -> None:
+    """Each run answers some query of the data (``profile.unmatched``), named as given."""
+    for name, run in team.items():
+        profile.unmatched(replace(run, path=str(runs[name])), known, what, users)
 
 
 class DataChoice(InputError):
@@ -95,6 +103,8 @@ def _judged_runs(dest: Path, qrels: Path, queries: Path | None, runs: dict[str, 
         raise InputError(f"qrels without a corpus evaluate the team's runs against each "
                          f"other: give two or more runs (got {len(runs)})", str(qrels))
     data = profile.of_judged_runs(qrels, queries, runs)
+    _matched(runs, team, data.query_ids,
+             f"queries of {queries}" if queries is not None else f"queries {qrels} judges")
     choices = params_writer.Choices(
         _relative(qrels, dest), team, baseline, candidate,
         queries=None if queries is None else _relative(queries, dest))
@@ -119,16 +129,21 @@ def params_for(dest: Path, *, corpus: Path | None, interactions: Path | None,
     if qrels is not None:
         text = _judged_runs(dest, qrels, queries, runs, team, baseline, candidate)
     elif corpus is not None:
+        data = profile.of_collection(corpus)
+        _matched(runs, team, data.query_ids, f"queries of {corpus}")
         choices = params_writer.Choices(_relative(corpus, dest), team, baseline, candidate)
-        text = params_writer.retrieval(profile.of_collection(corpus), choices)
+        text = params_writer.retrieval(data, choices)
     elif interactions is not None:
+        log = profile.of_log(interactions)
+        _matched(runs, team, log.user_ids, f"users of {interactions}", users=True)
         choices = params_writer.Choices(_relative(interactions, dest), team, baseline,
                                         candidate)
-        text = params_writer.recommendation(profile.of_log(interactions), choices)
+        text = params_writer.recommendation(log, choices)
     else:
         if reference is not None:
             profile.of_feedback(reference)  # refused here, as prepare would
         fb = profile.of_feedback(feedback)
+        _matched(runs, team, fb.log.user_ids, f"users of {feedback}", users=True)
         choices = params_writer.Choices(
             _relative(feedback, dest), team, baseline, candidate,
             None if reference is None else _relative(reference, dest))

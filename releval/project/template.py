@@ -23,7 +23,6 @@ checkout keeps the full DAG.
 from __future__ import annotations
 
 import hashlib
-import re
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,7 +98,6 @@ def code_digests() -> dict:
 
 FUSE_STAGE = "fuse"
 FUSED = "data/fused"
-FUSED_ARG = re.compile(r"\s+--fused\s+data/fused(?=\s|$)")
 RUNS_ONLY_SLOTS = ("data/input/qrels", "data/input/queries")  # releval.project.inputs slots
 RUNS_ONLY_KEYS = ("prepare.qrels", "prepare.queries")  # the params keys naming them
 RUNS_SLOT = "data/input/runs"
@@ -121,8 +119,8 @@ def _reads_fused(path: str) -> bool:
 
 
 def fitted(graph: dict, params: Params) -> dict:
-    """The DAG ``graph`` for ``params`` (module docstring), in place: no fuse stage, no
-    ``data/fused`` dep and no ``--fused`` argument when ``fusion.systems`` is empty; the
+    """The DAG ``graph`` for ``params`` (module docstring), in place: no fuse stage and no
+    ``data/fused`` dep when ``fusion.systems`` is empty; the
     runs-only inputs when ``prepare.source`` is runs."""
     stages = graph["stages"]
     if not params.fusion.systems:
@@ -130,7 +128,6 @@ def fitted(graph: dict, params: Params) -> dict:
         for _, body in _stage_bodies(graph):
             if "deps" in body:
                 body["deps"] = [d for d in body["deps"] if not _reads_fused(d)]
-            body["cmd"] = FUSED_ARG.sub("", body["cmd"])
     if params.runs_only:
         outs = stages["inputs"]["outs"]
         named = {next(iter(o)) if isinstance(o, dict) else o for o in outs}

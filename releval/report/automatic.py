@@ -5,6 +5,8 @@ judge the pages' lines are left out and the section says none is configured."""
 
 from __future__ import annotations
 
+from releval.documents.agreement_auto import AgreementAuto
+from releval.documents.decision import Decision
 from releval.report.formats import interval, markdown_table, number
 
 NONE = "no automatic judge configured (judgments.automatic)"
@@ -12,83 +14,88 @@ NONE = "no automatic judge configured (judgments.automatic)"
 
 def figure(f: dict | None, spec: str = ".3f") -> str:
     """"0.412 [0.351, 0.470]" (value and CI), "undefined" when there is no value."""
-    if not f or f.get("value") is None:
+    if not f or f.get("value") is None:  # untyped
         return "undefined"
     undefined = f.get("undefined_resamples") or 0
-    return (f"{number(f['value'], spec)} {interval(f.get('ci_low'), f.get('ci_high'), spec)}"
+    low, high = f.get("ci_low"), f.get("ci_high")  # untyped
+    return (f"{number(f['value'], spec)} {interval(low, high, spec)}"  # untyped
             + (f" ({undefined:,} resamples undefined, left out)" if undefined else ""))
 
 
-def _judge(doc: dict) -> str:
-    j = doc["judge"]
-    kind = ", built-in" if j["kind"] == "built-in" else ""
-    return f"{j['name']} ({j.get('model') or 'model not named'}{kind})"
+def _judge(doc: AgreementAuto) -> str:
+    j = doc.judge
+    kind = ", built-in" if j["kind"] == "built-in" else ""  # untyped
+    return f"{j['name']} ({j.get('model') or 'model not named'}{kind})"  # untyped
 
 
-def configured(doc: dict | None) -> bool:
-    return bool(doc and doc.get("configured"))
+def configured(doc: AgreementAuto | None) -> bool:
+    return bool(doc and doc.configured)
 
 
-def headline(doc: dict) -> str:
+def headline(doc: AgreementAuto) -> str:
     """summary.md's line: the judge, κ and α on the held-out pairs, τ and τ_AP of the first
     measure's rankings."""
-    a, ranking = doc["agreement"], doc["ranking"]["measures"]
+    a, ranking = doc.agreement, doc.ranking["measures"]  # untyped
     first = next((m for m, x in ranking.items() if "tau" in x), None)
-    taus = (f"; {first} rankings of {ranking[first]['systems']} systems, human vs automatic "
-            f"labels: τ {figure(ranking[first]['tau'])}, τ_AP {figure(ranking[first]['tau_ap'])}"
+    x = ranking[first] if first else {}
+    taus = (f"; {first} rankings of {x['systems']} systems, human vs automatic "  # untyped
+            f"labels: τ {figure(x['tau'])}, τ_AP {figure(x['tau_ap'])}"  # untyped
             if first else "")
-    return (f"Automatic judgments: {_judge(doc)} on {a['pairs']:,} held-out pairs: quadratic κ "
-            f"{figure(a['kappa']['quadratic'])}, ordinal α {figure(a['alpha']['ordinal'])}"
-            f"{taus}; {doc['holes']['filled']:,} holes filled.")
+    kappa, alpha = a["kappa"]["quadratic"], a["alpha"]["ordinal"]  # untyped
+    return (f"Automatic judgments: {_judge(doc)} on {a['pairs']:,} held-out pairs: "  # untyped
+            f"quadratic κ {figure(kappa)}, ordinal α {figure(alpha)}"
+            f"{taus}; {doc.holes['filled']:,} holes filled.")  # untyped
 
 
-def decision_line(doc: dict, decision: dict) -> str:
+def decision_line(doc: AgreementAuto, decision: Decision) -> str:
     """decision.md's line: which labels the gate read."""
-    if decision.get("intervals"):
-        return f"Labels: {decision['intervals']}; every other figure reads human labels."
+    if decision.intervals:
+        return f"Labels: {decision.intervals}; every other figure reads human labels."
     return (f"Labels: the gate read human labels only (judgments.automatic.gate human); the "
             f"automatic judge {_judge(doc)} is validated in the report's judging section.")
 
 
-def _agreement(doc: dict) -> list[str]:
-    a = doc["agreement"]
-    rows = [["Cohen's κ, linear", figure(a["kappa"]["linear"])],
-            ["Cohen's κ, quadratic", figure(a["kappa"]["quadratic"])],
-            ["Krippendorff's α, ordinal", figure(a["alpha"]["ordinal"])],
-            ["Krippendorff's α, interval", figure(a["alpha"]["interval"])],
+def _agreement(doc: AgreementAuto) -> list[str]:
+    a = doc.agreement
+    rows = [["Cohen's κ, linear", figure(a["kappa"]["linear"])],  # untyped
+            ["Cohen's κ, quadratic", figure(a["kappa"]["quadratic"])],  # untyped
+            ["Krippendorff's α, ordinal", figure(a["alpha"]["ordinal"])],  # untyped
+            ["Krippendorff's α, interval", figure(a["alpha"]["interval"])],  # untyped
             ["exact agreement", number(a["exact"], ".3f")],
             ["mean grade difference (automatic − human)", number(a["mean_difference"], "+.3f")]]
-    c = a["confusion"]
-    confusion = [[f"human {g}", *map(str, row)] for g, row in zip(c["grades"], c["counts"],
-                                                                  strict=True)]
+    c = a["confusion"]  # untyped
+    grades, counts = c["grades"], c["counts"]  # untyped
+    confusion = [[f"human {g}", *map(str, row)] for g, row in zip(grades, counts, strict=True)]
     q = a["per_query"]
     quartiles = ", ".join(number(v, ".3f") for v in q["quartiles"]) or "none"
-    return ["", f"### Agreement with people ({a['on']}: {a['pairs']:,} pairs, "
-                f"{a['queries']:,} queries; {int(100 * (1 - a['ci_alpha']))}% bootstrap CIs "
+    return ["", f"### Agreement with people ({a['on']}: {a['pairs']:,} pairs, "  # untyped
+                f"{a['queries']:,} queries; "  # untyped
+                f"{int(100 * (1 - a['ci_alpha']))}% bootstrap CIs "  # untyped
                 "over queries)", "",
             *markdown_table(["figure", "value [CI]"], rows), "",
             "Confusion (rows: human grade, columns: automatic grade):", "",
-            *markdown_table(["", *(f"auto {g}" for g in c["grades"])], confusion), "",
-            f"Per query, {q['figure']}: quartiles {quartiles} ({q['undefined']} queries "
+            *markdown_table(["", *(f"auto {g}" for g in c["grades"])], confusion), "",  # untyped
+            f"Per query, {q['figure']}: quartiles {quartiles} ({q['undefined']} queries "  # untyped
             "undefined: one grade only)."]
 
 
-def _ranking(doc: dict) -> list[str]:
-    r, systems = doc["ranking"], doc["systems"]
+def _ranking(doc: AgreementAuto) -> list[str]:
+    r, systems = doc.ranking, doc.systems
     lines = ["", f"### The systems under human and automatic labels ({r['on']}, "
-                 f"{systems['queries']:,} queries)", ""]
-    rows = [[m, str(x["systems"]), figure(x.get("tau")), figure(x.get("tau_ap")),
+                 f"{systems['queries']:,} queries)", ""]  # untyped
+    rows = [[m, str(x["systems"]), figure(x.get("tau")), figure(x.get("tau_ap")),  # untyped
              str(len(x.get("flips", []))),
              _note(x)]
-            for m, x in r["measures"].items()]
+            for m, x in r["measures"].items()]  # untyped
     lines += markdown_table(["measure", "systems", "Kendall's τ [CI]", "τ_AP [CI]",
                              "flipped pairs", "note"], rows)
-    for measure, x in r["measures"].items():
+    for measure, x in r["measures"].items():  # untyped
         if "rankings" not in x:
             continue
-        table = [[row["system"], number(row["mean_human"], ".4f"), str(row["rank_human"]),
-                  number(row["mean_automatic"], ".4f"), str(row["rank_automatic"])]
-                 for row in x["rankings"]]
+        table = [[row["system"], number(row["mean_human"], ".4f"),  # untyped
+                  str(row["rank_human"]),  # untyped
+                  number(row["mean_automatic"], ".4f"), str(row["rank_automatic"])]  # untyped
+                 for row in x["rankings"]]  # untyped
         lines += ["", f"{measure}:", "", *markdown_table(
             ["system", "human labels", "rank", "automatic labels", "rank"], table)]
         lines += [f"- flip ({f['flip']}): {f['system_b']} − {f['system_a']}: human "
@@ -103,23 +110,24 @@ def _ranking(doc: dict) -> list[str]:
 def _note(ranking: dict) -> str:
     """Why a ranking is undefined, and the systems left out of it (undefined under a label
     set)."""
-    left = ", ".join(ranking.get("left_out", []))
-    return "; ".join(filter(None, [ranking.get("undefined"),
+    left = ", ".join(ranking.get("left_out", []))  # untyped
+    return "; ".join(filter(None, [ranking.get("undefined"),  # untyped
                                    left and f"left out (undefined): {left}"]))
 
 
-def _ppi(doc: dict) -> list[str]:
-    p = doc["ppi"]
+def _ppi(doc: AgreementAuto) -> list[str]:
+    p = doc.ppi
     rows = []
-    for measure, by_system in p["measures"].items():
+    for measure, by_system in p["measures"].items():  # untyped
         for system, f in by_system.items():
             if "undefined" in f:
-                rows.append([measure, system, f["undefined"], "—", "—",
+                rows.append([measure, system, f["undefined"], "—", "—",  # untyped
                              number(f["heldout_human"], ".4f"), "—"])
                 continue
-            rows.append([measure, system, _interval(f["human_only"]), _interval(f["ppi"]),
-                         _interval(f["automatic_only"]), number(f["heldout_human"], ".4f"),
-                         f"{f['n_labelled']} + {f['n_unlabelled']}"])
+            rows.append([measure, system, _interval(f["human_only"]),  # untyped
+                         _interval(f["ppi"]), _interval(f["automatic_only"]),  # untyped
+                         number(f["heldout_human"], ".4f"),  # untyped
+                         f"{f['n_labelled']} + {f['n_unlabelled']}"])  # untyped
     return ["", "### Prediction-powered intervals", "",
             f"PPI (λ = 1): {p['labelled']} correct the automatic labels' bias on "
             f"{p['unlabelled']}; human only: the same validation queries alone; automatic "
@@ -132,36 +140,38 @@ def _ppi(doc: dict) -> list[str]:
 def _interval(f: dict) -> str:
     """"0.4120 [0.3510, 0.4700]", marked where the interval was clipped to the measure's
     range."""
-    return (f"{number(f['estimate'], '.4f')} {interval(f['ci_low'], f['ci_high'], '.4f')}"
+    low, high = f["ci_low"], f["ci_high"]  # untyped
+    return (f"{number(f['estimate'], '.4f')} {interval(low, high, '.4f')}"  # untyped
             + (" (clipped to [{:g}, {:g}])".format(*f["bounds"]) if f.get("clipped") else ""))
 
 
-def _labels(doc: dict) -> list[str]:
-    j, s, labels = doc["judge"], doc["sample"], doc["labels"]
+def _labels(doc: AgreementAuto) -> list[str]:
+    j, s, labels = doc.judge, doc.sample, doc.labels
     rows = [[name, str(x["human"]), str(x["automatic"]), number(x["automatic_share"], ".1%"),
              x["describes"]] for name, x in labels.items()]
-    judged = doc["judged"]
+    judged = doc.judged
     sets = list(labels)
     jrows = [[system, *(number(v.get(name), ".3f") for name in sets)]
-             for system, v in judged["systems"].items()]
+             for system, v in judged["systems"].items()]  # untyped
     thresholds = (f" Grade thresholds on the similarity: "
                   f"{', '.join(number(t, '.3f') for t in j['thresholds'])}."
                   if j.get("thresholds") else "")
     return [f"Judge: {_judge(doc)}.{thresholds} " + (j.get("weak") or ""),
-            f"Validation sample: {s['validation']} of {s['judged']} judged queries "
-            f"(share {s['validation_share']:g}, seed {s['seed']}); held out: {s['heldout']} "
+            f"Validation sample: {s['validation']} of {s['judged']} judged queries "  # untyped
+            f"(share {s['validation_share']:g}, seed {s['seed']}); "  # untyped
+            f"held out: {s['heldout']} "  # untyped
             f"queries whose human labels are the ground truth only. Pairs: "
-            + ", ".join(f"{k} {v:,}" for k, v in s["pairs"].items()) + ".",
-            f"Holes filled: {doc['holes']['filled']:,} pooled pairs nobody judged, on "
-            f"{doc['holes']['queries']:,} queries ({doc['holes']['relevant']:,} labelled "
+            + ", ".join(f"{k} {v:,}" for k, v in s["pairs"].items()) + ".",  # untyped
+            f"Holes filled: {doc.holes['filled']:,} pooled pairs nobody judged, on "
+            f"{doc.holes['queries']:,} queries ({doc.holes['relevant']:,} labelled "  # untyped
             "relevant), counted apart: only the label set both reads them.", "",
             *markdown_table(["labels", "human pairs", "automatic pairs", "automatic share",
                              "what"], rows), "",
-            f"{judged['measure']} per system under each label set:", "",
+            f"{judged['measure']} per system under each label set:", "",  # untyped
             *markdown_table(["system", *sets], jrows)]
 
 
-def lines(doc: dict | None) -> list[str]:
+def lines(doc: AgreementAuto | None) -> list[str]:
     """The judging section's automatic part (markdown)."""
     if not configured(doc):
         return ["## Automatic judgments", "", f"{NONE[0].upper()}{NONE[1:]}."]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from releval.report.formats import interval, mark, markdown_table, number, significant
+from releval.documents.comparison import Comparison
+from releval.documents.health import Health
+from releval.report.formats import field, interval, mark, markdown_table, number, significant
 
 HEADERS = {"mean_diff": "Δ mean", "ci_low": "CI low", "ci_high": "CI high",
            "p_holm": "p (Holm)"}
@@ -41,72 +43,75 @@ def _table(records: list[dict]) -> Block:
     ``FORMATS``."""
     header = tuple(dict.fromkeys(k for r in records for k in r))
     return Block("table", header=tuple(HEADERS.get(h, h) for h in header),
-                 rows=tuple(tuple(number(r.get(h), FORMATS[h]) if h in FORMATS
+                 rows=tuple(tuple(number(r.get(h), FORMATS[h]) if h in FORMATS  # untyped
                                   else cell(r.get(h)) for h in header) for r in records))
 
 
-def _measured(found: dict, health: dict) -> list[dict]:
-    """An inspection's rows, or for one that names ``measured`` systems their latency
-    percentiles from health.json (— where not measured)."""
-    systems = health.get("systems") or {}
-    return found["rows"] or [
+def _measured(found: dict, health: Health | dict | None) -> list[dict]:
+    """An inspection's rows (an untyped part), or for one that names ``measured`` systems
+    their latency percentiles from health.json (— where not measured)."""
+    systems = (field(health, "systems") if health else None) or {}
+    return found["rows"] or [  # untyped
         {"system": s, **{f"{p} ms": (systems.get(s) or {}).get(f"latency_{p}_ms")
                          for p in ("p50", "p95", "p99")}} for s in found.get("measured", [])]
 
 
-def _change(c: dict, level: int, health: dict) -> list[Block]:
-    """The kind, what it holds fixed on both sides, and each inspection."""
-    ch = c.get("change") or {}
-    base, cand = c["baseline"], c["candidate"]
-    if not ch.get("kind"):
-        return [Block("p", f"Kind of change: {ch.get('label', 'not declared')}.")]
-    blocks = [Block("h", f"Change: {ch['kind']} ({ch['label']}), {cand} vs {base}", level),
+def _change(c: Comparison, level: int, health: Health | None) -> list[Block]:
+    """The kind, what it holds fixed on both sides (untyped rows), and each inspection
+    (untyped)."""
+    ch = c.change
+    base, cand = c.baseline, c.candidate
+    if not ch.kind:
+        return [Block("p", f"Kind of change: {ch.label}.")]
+    blocks = [Block("h", f"Change: {ch.kind} ({ch.label}), {cand} vs {base}", level),
               Block("p", "Held fixed for this kind of change, besides the general conditions:"),
               Block("table", header=("condition", "what", f"{base} (baseline)",
                                      f"{cand} (candidate)", "same"),
-                    rows=tuple((f["condition"], f["what"], cell(f["baseline"]),
-                                cell(f["candidate"]), mark(f["same"]))
-                               for f in ch["holds_fixed"]))]
-    for name, found in ch.get("inspections", {}).items():
-        blocks += [Block("h", name.replace("_", " "), level + 1), Block("p", found["definition"])]
+                    rows=tuple((f["condition"], f["what"], cell(f["baseline"]),  # untyped
+                                cell(f["candidate"]), mark(f["same"]))  # untyped
+                               for f in ch.holds_fixed))]
+    for name, found in ch.inspections.items():
+        blocks += [Block("h", name.replace("_", " "), level + 1),
+                   Block("p", found["definition"])]  # untyped
         rows = _measured(found, health)
         blocks.append(_table(rows) if rows else Block("p", "None."))
         if "delta" in found:
-            blocks.append(Block("p", f"Δ ({cand} − {base}): {number(found['delta'], '+.4g')}"))
+            delta = number(found["delta"], "+.4g")  # untyped
+            blocks.append(Block("p", f"Δ ({cand} − {base}): {delta}"))
     return blocks
 
 
-def _also(c: dict, level: int, health: dict) -> list[Block]:
+def _also(c: Comparison, level: int, health: Health | None) -> list[Block]:
     """One further comparison: heading, differences when uncontrolled, paired rows, change."""
-    state = "controlled" if c["controlled"] else "UNCONTROLLED"
-    kind = (c.get("change") or {}).get("kind") or "no kind declared"
-    blocks = [Block("h", f"{c['candidate']} vs {c['baseline']} ({kind}; {state})", level)]
-    if c["differences"]:
-        blocks.append(Block("ul", items=tuple(c["differences"])))
-    rows = tuple((r["measure"], cell(r["n"]), number(r["mean_diff"], "+.4f"),
-                  interval(r["ci_low"], r["ci_high"]), number(r["p_holm"]), r["verdict"])
-                 for r in c.get("paired", []))
+    state = "controlled" if c.controlled else "UNCONTROLLED"
+    kind = c.change.kind or "no kind declared"
+    blocks = [Block("h", f"{c.candidate} vs {c.baseline} ({kind}; {state})", level)]
+    if c.differences:
+        blocks.append(Block("ul", items=tuple(c.differences)))
+    rows = tuple((r.measure, cell(r.n), number(r.mean_diff, "+.4f"),
+                  interval(r.ci_low, r.ci_high), number(r.p_holm), r.verdict)
+                 for r in c.paired)
     blocks.append(Block("table", header=tuple(PAIRED_HEADER), rows=rows) if rows
                   else Block("p", "No paired rows."))
     return blocks + _change(c, level + 1, health)
 
 
-def blocks(comparison: dict, health: dict) -> list[Block]:
+def blocks(comparison: Comparison, health: Health | None) -> list[Block]:
     """The primary comparison's change, then every ``also`` comparison; ``health``:
     health.json, the measured latencies an inspection names."""
     out = _change(comparison, 2, health)
-    also = comparison.get("also") or []
+    also = comparison.also or []
     if also:
         out.append(Block("h", "Also compared", 2))
         out += [b for c in also for b in _also(c, 3, health)]
     return out
 
 
-def markdown(comparison: dict, health: dict | None = None) -> list[str]:
+def markdown(comparison: Comparison, health: Health | None = None) -> list[str]:
     """The section as markdown lines (cells' pipes escaped); ``health``: health.json (the
     measured latencies; none: shown as not measured)."""
     lines: list[str] = []
-    for b in blocks(comparison, health or {}):
+    for b in blocks(comparison, health):
         if b.kind == "h":
             lines += [*([""] if lines and lines[-1] else []), "#" * b.level + " " + b.text, ""]
         elif b.kind == "p":

@@ -43,9 +43,10 @@ def _per_query_delta(inputs: ReportInputs) -> pd.DataFrame:
 
 def _curve(inputs: ReportInputs, family: str) -> pd.DataFrame:
     c = inputs.curves
-    mine = c[(c["family"] == family) & c["system"].isin([inputs.baseline, inputs.candidate])]
+    compared = c["system"].isin([inputs.baseline, inputs.candidate])  # untyped
+    mine = c[(c["family"] == family) & compared]  # untyped
     wide = mine.pivot_table(index="k", columns="system", values=S.VALUE).reset_index()
-    return pd.DataFrame({"k": wide["k"],
+    return pd.DataFrame({"k": wide["k"],  # untyped
                          "baseline": wide.get(inputs.baseline, pd.Series(dtype=float)).round(6),
                          "candidate": wide.get(inputs.candidate,
                                                pd.Series(dtype=float)).round(6)})
@@ -57,20 +58,20 @@ def _slices(inputs: ReportInputs) -> pd.DataFrame:
     s = pd.concat([s[overall], s[~overall]])
     name = s[S.DIMENSION].where(~overall.loc[s.index], "") + "=" + s[S.SLICE]
     return pd.DataFrame({"slice": name.str.lstrip("=").to_numpy(),
-                         "delta": pd.to_numeric(s["mean_diff"]).round(6).to_numpy(),
-                         "ci_low": pd.to_numeric(s["ci_low"]).round(6).to_numpy(),
-                         "ci_high": pd.to_numeric(s["ci_high"]).round(6).to_numpy(),
-                         "verdict": s["verdict"].to_numpy()})
+                         "delta": pd.to_numeric(s["mean_diff"]).round(6).to_numpy(),  # untyped
+                         "ci_low": pd.to_numeric(s["ci_low"]).round(6).to_numpy(),  # untyped
+                         "ci_high": pd.to_numeric(s["ci_high"]).round(6).to_numpy(),  # untyped
+                         "verdict": s["verdict"].to_numpy()})  # untyped
 
 
 def _mean(row: dict, instrument: str, role: str, measure: str | None) -> float | None:
     found = history.figure(row, instrument, row.get(role), measure) if measure else None
-    return None if found is None else round(float(found["mean"]), 6)
+    return None if found is None else round(float(found["mean"]), 6)  # untyped
 
 
 def _history(rows: list[dict]) -> pd.DataFrame:
     measure = history.headline(rows)
-    return pd.DataFrame([[i, r.get("finished_at"), r["sha256"], r.get("decision"),
+    return pd.DataFrame([[i, r.get("finished_at"), r["sha256"], r.get("decision"),  # untyped
                           _mean(r, history.LIVE, "baseline", measure),
                           _mean(r, history.LIVE, "candidate", measure),
                           _mean(r, history.FIXTURE, "baseline", measure),
@@ -85,7 +86,7 @@ def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
         out["per_query_delta"] = _per_query_delta(inputs)
     if inputs.curves is not None:
         out |= {stem: _curve(inputs, family) for stem, family in CURVES.items()}
-    out["slices"] = _slices(inputs)
+    out["slices"] = _slices(inputs)  # untyped
     if inputs.history is not None:
         out["history"] = _history(inputs.history)
     return out

@@ -9,6 +9,12 @@ import math
 import re
 from collections.abc import Iterable
 
+from pydantic import BaseModel
+
+from releval.documents.comparison import Paired
+from releval.documents.decision import Rule
+from releval.documents.ingest import HardNegatives
+from releval.documents.summary import Entry
 from releval.numbers import formatted
 
 UNDEFINED = "—"
@@ -50,9 +56,18 @@ def interval(low, high, spec: str = "+.4f") -> str:
     return f"[{number(low, spec)}, {number(high, spec)}]"
 
 
-def wins_ties_losses(row: dict) -> str:
+def field(part: BaseModel | dict, name: str, default=None):
+    """A field of a document part, read alike from its model (the report) and from the JSON's
+    dict (the command line and the Python API, which share these formats): ``default`` where
+    a dict lacks it."""
+    if isinstance(part, BaseModel):
+        return getattr(part, name)
+    return part.get(name, default)
+
+
+def wins_ties_losses(row: Paired | dict) -> str:
     """A paired row's W/T/L: queries where the candidate won, tied, lost."""
-    return f"{row['wins']}/{row['ties']}/{row['losses']}"
+    return f"{field(row, 'wins')}/{field(row, 'ties')}/{field(row, 'losses')}"
 
 
 TIES_LEGEND = ("score ties = queries where documents with equal scores straddle the "
@@ -61,20 +76,20 @@ TIES_LEGEND = ("score ties = queries where documents with equal scores straddle 
                "documents")
 
 
-def tie_counts(entry: dict | None) -> str:
+def tie_counts(entry: Entry | None) -> str:
     """A measure's score ties (summary.json's ``ties`` and ``tie_range``): "3 queries · range
     [0.4100, 0.4500]"; the count only where it is non-zero, the range only where the tie order
     moves the mean; "" where neither (or nothing recorded)."""
     if not entry:
         return ""
-    ties, span = entry.get("ties"), entry.get("tie_range")
+    ties, span = entry.ties, entry.tie_range
     parts = [f"{ties} quer{'y' if ties == 1 else 'ies'}"] if ties else []
     if span is not None and span[0] != span[1]:
         parts.append(f"range {interval(span[0], span[1], '.4f')}")
     return " · ".join(parts)
 
 
-def tie_note(entry: dict | None) -> str:
+def tie_note(entry: Entry | None) -> str:
     """``tie_counts`` as the note beside a figure: "score ties 3 queries · …" ("" where none)."""
     counts = tie_counts(entry)
     return f"score ties {counts}" if counts else ""
@@ -84,7 +99,7 @@ def family_and_cutoff(measure: str) -> tuple[str | None, str | None]:
     """A measure name's family and cutoff as written: ``P(rel=2)@10`` → ("P", "10"), ``AP`` →
     ("AP", None); (None, None) for anything else."""
     m = _NAME.match(measure)
-    return (m["family"], m["cutoff"]) if m else (None, None)
+    return m.group("family", "cutoff") if m else (None, None)
 
 
 def beside_precision(measures: Iterable[str]) -> list[str]:
@@ -103,15 +118,15 @@ def beside_precision(measures: Iterable[str]) -> list[str]:
     return out
 
 
-def hard_negatives(counts: dict) -> str:
+def hard_negatives(counts: HardNegatives) -> str:
     """ingest.json's ``hard_negatives`` in words: how many the qrels mark, and what became of
     every marked pair."""
-    n = counts["kept"] + counts["added"]
+    n = counts.kept + counts.added
     return (f"Hard negatives: the qrels mark {n} judgment{'' if n == 1 else 's'} as hard "
             "negatives (judged not relevant, yet deliberately close to a relevant document); "
-            f"of {counts['marked']} marked pairs, {counts['kept']} kept the mark as judged, "
-            f"{counts['added']} were added as the dataset judged them (not pooled) and "
-            f"{counts['overruled']} lost it to a relevant grade.")
+            f"of {counts.marked} marked pairs, {counts.kept} kept the mark as judged, "
+            f"{counts.added} were added as the dataset judged them (not pooled) and "
+            f"{counts.overruled} lost it to a relevant grade.")
 
 
 def mark(passed: bool) -> str:
@@ -123,19 +138,19 @@ NOT_APPLICABLE = "n/a"  # a figure or a rule with nothing in the data to measure
 NOT_APPLICABLE_HEADING = "Not applicable (nothing in this data for them to check)"
 
 
-def applicable(outcome: dict) -> bool:
+def applicable(outcome: Rule | dict) -> bool:
     """Whether a gate outcome checked anything (``applicable`` absent: it did)."""
-    return outcome.get("applicable") is not False
+    return field(outcome, "applicable") is not False
 
 
-def split_applicable(outcomes: list[dict]) -> tuple[list[dict], list[dict]]:
+def split_applicable(outcomes: list) -> tuple[list, list]:
     """A decision's outcomes as (the checked ones, the n/a ones), each in rule order."""
     return ([o for o in outcomes if applicable(o)], [o for o in outcomes if not applicable(o)])
 
 
-def rule_mark(outcome: dict) -> str:
+def rule_mark(outcome: Rule | dict) -> str:
     """A gate outcome's mark: n/a where the data has nothing for it to check, else ``mark``."""
-    return mark(bool(outcome.get("passed"))) if applicable(outcome) else NOT_APPLICABLE
+    return mark(bool(field(outcome, "passed"))) if applicable(outcome) else NOT_APPLICABLE
 
 
 def verdict(passed: bool) -> str:

@@ -6,6 +6,9 @@ same lines, ``releval.report.html.markdown``).
 
 from __future__ import annotations
 
+from releval.documents.decision import Decision
+from releval.documents.health import Health
+from releval.documents.receipt import Receipt
 from releval.report.formats import UNDEFINED, mark, markdown_table, number, significant
 
 TITLE = "System health"
@@ -26,16 +29,23 @@ def _cost(entry: dict) -> str:
     return value if entry.get("cost_per_query") is None else f"{value} {entry['cost_unit']}"
 
 
-def _health_rows(health: dict) -> list[list[str]]:
-    return [[name, str(e.get("route")), *(number(e.get(k), ".2f") for k in (
+def _systems(health: Health | None) -> dict[str, dict]:
+    """system -> its health figures (an untyped part: figure names are keys); {} without a
+    health.json."""
+    return health.systems if health else {}
+
+
+def _health_rows(health: Health | None) -> list[list[str]]:
+    return [[name, str(e.get("route")), *(number(e.get(k), ".2f") for k in (  # untyped
         "latency_p50_ms", "latency_p95_ms", "latency_p99_ms")),
-        f"{e['status_recorded']} of {e['n_queries']}",
+        f"{e['status_recorded']} of {e['n_queries']}",  # untyped
         *(number(e.get(k), ".2%") for k in ("error_rate", "timeout_rate", "partial_rate",
                                             "fallback_rate")),
-        number(e.get("candidates_per_query"), ".1f"), number(e.get("empty_share"), ".1%"),
+        number(e.get("candidates_per_query"), ".1f"),  # untyped
+        number(e.get("empty_share"), ".1%"),
         number(e.get("near_duplicate_ratio"), ".1%"),
         number(e.get("embedding_cache_hit_rate"), ".1%"), _cost(e)]
-        for name, e in (health.get("systems") or {}).items()]
+        for name, e in _systems(health).items()]
 
 
 REVISIONS_HEADER = ["system", "index", "model", "analyzer", "run file", "qrels"]
@@ -46,26 +56,26 @@ def _short(digest: str | None) -> str:
     return digest[:DIGEST] if digest else UNDEFINED
 
 
-def _revision_rows(health: dict, receipt: dict | None) -> list[list[str]]:
+def _revision_rows(health: Health | None, receipt: Receipt | None) -> list[list[str]]:
     """Per system what it ran with: its index (the route's index settings, a fusion's
     method), its model with the receipt's model digest (where a receipt describes the run),
     its analyzer (a lexical route's stemmer and stopwords; a dense route's model tokenizer)
     and a team run's file digest; the qrels' digest is the same for all. Systems without
     recorded revisions are left out."""
-    routes = ((receipt or {}).get("receipt") or {}).get("routes") or {}
-    qrels = _short((health.get("qrels") or {}).get("sha256"))
+    routes = (receipt.receipt.routes if receipt else None) or {}
+    qrels = _short(health.qrels.sha256 if health else None)
     rows = []
-    for name, e in (health.get("systems") or {}).items():
+    for name, e in _systems(health).items():
         r = e.get("revisions")
         if r is None:  # recorded by the health stage for every system it measured
             continue
-        params, fusion = r.get("params") or {}, r.get("fusion") or {}
+        params, fusion = r.get("params") or {}, r.get("fusion") or {}  # untyped
         index = (", ".join(f"{k} {v}" for k, v in fusion.items()) if fusion
                  else r.get("index") or ", ".join(f"{k} {params[k]}" for k in ("method", "k1", "b")
                                                    if k in params) or UNDEFINED)
         digest = (routes.get(name) or {}).get("model_digest")
-        model = (f"{r['model']} ({_short(digest)})" if r.get("model") and digest
-                 else r.get("model") or UNDEFINED)
+        model = (f"{r['model']} ({_short(digest)})" if r.get("model") and digest  # untyped
+                 else r.get("model") or UNDEFINED)  # untyped
         analyzer = (f"stemmer {params.get('stemmer')}, stopwords {params.get('stopwords')}"
                     if "stemmer" in params else
                     f"the model's tokenizer, max {params['max_length']} tokens"
@@ -74,10 +84,10 @@ def _revision_rows(health: dict, receipt: dict | None) -> list[list[str]]:
     return rows
 
 
-def _freshness_rows(health: dict) -> list[list[str]]:
+def _freshness_rows(health: Health | None) -> list[list[str]]:
     """One row per system; none (no table) when no document could be observed being
     published or deleted (no dates, or no query times)."""
-    systems = (health.get("systems") or {}).items()
+    systems = _systems(health).items()
     if not any(e.get("freshness_eligible") or e.get("deleted_eligible") for _, e in systems):
         return []
     return [[name, str(e["freshness_eligible"]), str(e["freshness_appeared"]),
@@ -86,33 +96,32 @@ def _freshness_rows(health: dict) -> list[list[str]]:
              str(e["deleted_still_appearing"]),
              number(e.get("deletion_propagation_p95_days"), ".1f"),
              number(e.get("deletion_propagation_max_days"), ".1f")]
-            for name, e in (health.get("systems") or {}).items()]
+            for name, e in systems]
 
 
-def _rule_rows(decision: dict) -> list[list[str]]:
-    return [[mark(o["passed"]), o["name"], significant(o["value"]),
-             significant(o["threshold"]), o["reason"]]
-            for o in decision.get("rules") or [] if o.get("rule") == "health"]
+def _rule_rows(decision: Decision) -> list[list[str]]:
+    return [[mark(o.passed), o.name, significant(o.value), significant(o.threshold), o.reason]
+            for o in decision.rules if o.rule == "health"]
 
 
-def _rollback_rows(decision: dict) -> list[list[str]]:
-    return [[r["metric"], f"{SIGNS[r['bound']]} {significant(r['threshold'])}"
-             + (f" ({r['of']}'s)" if r.get("of") else ""),
-             significant(r["offline"]), number(r["headroom"], "+.4g")]
-            for r in decision.get("rollback") or []]
+def _rollback_rows(decision: Decision) -> list[list[str]]:
+    return [[r.metric, f"{SIGNS[r.bound]} {significant(r.threshold)}"
+             + (f" ({r.of}'s)" if r.of else ""),
+             significant(r.offline), number(r.headroom, "+.4g")]
+            for r in decision.rollback]
 
 
-def _undefined(health: dict) -> list[str]:
+def _undefined(health: Health | None) -> list[str]:
     """One line per system with undefined figures: "<system>: figure (why); …"."""
-    return [f"{name}: " + "; ".join(f"{k} ({why})" for k, why in e["undefined"].items())
-            for name, e in (health.get("systems") or {}).items() if e.get("undefined")]
+    return [f"{name}: " + "; ".join(f"{k} ({why})" for k, why in e["undefined"].items())  # untyped
+            for name, e in _systems(health).items() if e.get("undefined")]  # untyped
 
 
-def _parts(health: dict, decision: dict,
-           receipt: dict | None) -> list[tuple[str, str, list[str], list[list[str]]]]:
+def _parts(health: Health | None, decision: Decision,
+           receipt: Receipt | None) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(heading, note, header, rows) of each table the section shows, in order; a table
     without rows is left out."""
-    candidate = decision.get("candidate", "the candidate")
+    candidate = decision.candidate
     parts = [
         ("Per system", "Latency percentiles over the measured queries; status rates over the "
          "queries with a recorded status; near-duplicates: window entries whose document "
@@ -132,10 +141,12 @@ def _parts(health: dict, decision: dict,
     return [part for part in parts if part[3]]
 
 
-def markdown(health: dict, decision: dict, receipt: dict | None = None) -> list[str]:
+def markdown(health: Health | dict | None, decision: Decision,
+             receipt: Receipt | None = None) -> list[str]:
     """The "## System health" section's lines: each table with its heading and note (the
     revisions with the model digests of ``receipt``, the run's receipt.json, where given),
-    then what is undefined and why."""
+    then what is undefined and why; ``health`` None or {}: no health.json."""
+    health = health or None
     lines = ["", f"## {TITLE}"]
     for heading, note, header, rows in _parts(health, decision, receipt):
         lines += ["", f"### {heading}", "", note, "", *markdown_table(header, rows)]

@@ -20,6 +20,9 @@ lineages and runs the ledger holds. Every function below reads the rows it is gi
 
 Fewer than two readable runs: ``too_few`` (``ONE_RUN``, ``NO_RUN``) stands for the charts and
 the comparison. ``history_lines`` is the section in markdown (summary.md).
+
+The rows are ``entries``' plain dicts, not a document model: they are read by key (each such
+line marked ``# untyped``); the page's receipt is its model.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import pandas as pd
 
 from releval.decision.over_time import figure_of
+from releval.documents.receipt import Receipt
 from releval.project.history import lineage
 from releval.report.formats import interval, markdown_table, number
 
@@ -44,27 +48,29 @@ OVER_TIME_HEADER = ["system", "measure", "traffic-weighted before → after", "�
 
 def kept(rows: list[dict]) -> list[tuple[int, dict]]:
     """(run number, row) of every readable run, oldest first."""
-    return [(r.get("run", i), r) for i, r in enumerate(rows, start=1) if "problem" not in r]
+    return [(r.get("run", i), r)  # untyped
+            for i, r in enumerate(rows, start=1) if "problem" not in r]
 
 
-def own(rows: list[dict], receipt: dict | None) -> tuple[list[dict], str]:
+def own(rows: list[dict], receipt: Receipt | None) -> tuple[list[dict], str]:
     """The rows of the page's lineage and one line on what else the ledger holds. The page's
     lineage: its run's row in the ledger (by ``receipt``'s sha256), else the lineage of
     ``receipt`` where it records params, else the newest readable run's (the line says so)."""
     found = kept(rows)
     if not found:
         return rows, ""
-    sha = str((receipt or {}).get("sha256", ""))[:12]
-    mine = next((r["lineage"] for _, r in found if sha and r["sha256"] == sha), None)
+    sha = (receipt.sha256 if receipt else "")[:12]
+    mine = next((r["lineage"] for _, r in found if sha and r["sha256"] == sha), None)  # untyped
     whose = ""
-    if mine is None and receipt and receipt.get("receipt", {}).get("params"):
-        mine = lineage(receipt)
+    if mine is None and receipt and receipt.receipt.params:
+        mine = lineage(receipt.model_dump(by_alias=True, exclude_unset=True))
     if mine is None:
         mine, whose = found[-1][1]["lineage"], " (this run is not in the ledger: the newest run's)"
     same = [r for _, r in found if r["lineage"]["key"] == mine["key"]]
     others = {r["lineage"]["key"] for _, r in found} - {mine["key"]}
-    line = (f"Lineage{whose}: {mine['mode']} · data {mine['data']} · "
-            f"{len(mine['measures'])} measure(s): {number(len(same), 'd')} of the ledger's "
+    line = (f"Lineage{whose}: {mine['mode']} · data {mine['data']} · "  # untyped
+            f"{len(mine['measures'])} measure(s): "  # untyped
+            f"{number(len(same), 'd')} of the ledger's "
             f"{number(len(rows), 'd')} run(s).")
     rest = len(found) - len(same)
     if others:
@@ -80,15 +86,16 @@ def own(rows: list[dict], receipt: dict | None) -> tuple[list[dict], str]:
 
 def headline(rows: list[dict]) -> str | None:
     """The newest run's headline measure (None: no run names one)."""
-    return next((r["measure"] for _, r in reversed(kept(rows)) if r.get("measure")), None)
+    return next((r["measure"]  # untyped
+                 for _, r in reversed(kept(rows)) if r.get("measure")), None)  # untyped
 
 
 def measures(rows: list[dict]) -> list[str]:
     """The measures the section charts: the headline measure, then the others of the newest
     run with figures (its candidate's, in their order)."""
     head = headline(rows)
-    last = next((r for _, r in reversed(kept(rows)) if r.get("figures")), {})
-    found = (last.get("figures", {}).get("systems") or {}).get(last.get("candidate"), {})
+    last = next((r for _, r in reversed(kept(rows)) if r.get("figures")), {})  # untyped
+    found = (last.get("figures", {}).get("systems") or {}).get(last.get("candidate"), {})  # untyped
     return list(dict.fromkeys([*([head] if head else []), *found]))
 
 
@@ -96,11 +103,12 @@ def figure(row: dict, instrument: str, system: str | None, measure: str) -> dict
     """The run's figure of ``system`` and ``measure`` ({mean, ci_low, ci_high}; None where it
     has none): the live window's (a run without figures: its headline value, no CI) or the
     pinned fixture's."""
-    block = row.get("figures") if instrument == LIVE else row.get("fixture")
+    block = row.get("figures") if instrument == LIVE else row.get("fixture")  # untyped
     found = figure_of(block, system, measure)
-    if found.get("mean") is not None:
+    if found.get("mean") is not None:  # untyped
         return found
-    if instrument == LIVE and not row.get("figures") and measure == row.get("measure") and \
+    headline_only = not row.get("figures") and measure == row.get("measure")  # untyped
+    if instrument == LIVE and headline_only and \
             row.get("values", {}).get(system) is not None:
         return {"mean": row["values"][system], "ci_low": None, "ci_high": None}
     return None
@@ -110,28 +118,28 @@ def _cell(row: dict, instrument: str, system: str | None, measure: str) -> str:
     found = figure(row, instrument, system, measure)
     if found is None:
         return "—"
-    ci = found.get("ci_low") is not None and found.get("ci_high") is not None
-    return number(found["mean"]) + (f" {interval(found['ci_low'], found['ci_high'], '.4f')}"
-                                    if ci else "")
+    low, high = found.get("ci_low"), found.get("ci_high")  # untyped
+    ci = low is not None and high is not None
+    return number(found["mean"]) + (f" {interval(low, high, '.4f')}" if ci else "")  # untyped
 
 
 def finished(row: dict) -> str:
     """The finish time as "YYYY-MM-DD HH:MM" (UTC), ? where unknown."""
-    return str(row.get("finished_at") or "?")[:16].replace("T", " ")
+    return str(row.get("finished_at") or "?")[:16].replace("T", " ")  # untyped
 
 
 def window(row: dict) -> str:
     """A scheduled run's window (params key=value), else —."""
-    schedule = row.get("schedule") or {}
-    shown = ", ".join(f"{k}={v}" for k, v in (schedule.get("window") or {}).items())
+    schedule = row.get("schedule") or {}  # untyped
+    shown = ", ".join(f"{k}={v}" for k, v in (schedule.get("window") or {}).items())  # untyped
     return shown or ("scheduled" if schedule else "—")
 
 
 def decision(row: dict) -> str:
     """PASS or FAIL, the failed rules, and UNCONTROLLED where the run's comparison was."""
-    text = (row.get("decision") or "?") + (f": {'; '.join(row['failed'])}"
-                                          if row.get("failed") else "")
-    return text + ("" if row.get("controlled", True) else f" ({UNCONTROLLED})")
+    text = (row.get("decision") or "?") + (f": {'; '.join(row['failed'])}"  # untyped
+                                          if row.get("failed") else "")  # untyped
+    return text + ("" if row.get("controlled", True) else f" ({UNCONTROLLED})")  # untyped
 
 
 def intro(rows: list[dict]) -> str:
@@ -146,12 +154,13 @@ def run_rows(rows: list[dict]) -> list[list[str]]:
     out = []
     for i, r in enumerate(rows, start=1):
         if "problem" in r:
-            out.append([str(r.get("run", i)), "?", "—", r["file"], "—", "—", "—", r["problem"]])
+            out.append([str(r.get("run", i)), "?", "—", r["file"],  # untyped
+                        "—", "—", "—", r["problem"]])  # untyped
             continue
-        out.append([str(r.get("run", i)), finished(r), window(r), r["sha256"],
-                    f"{r['baseline']} {_cell(r, LIVE, r['baseline'], measure)}",
-                    f"{r['candidate']} {_cell(r, LIVE, r['candidate'], measure)}",
-                    _cell(r, FIXTURE, r["candidate"], measure), decision(r)])
+        out.append([str(r.get("run", i)), finished(r), window(r), r["sha256"],  # untyped
+                    f"{r['baseline']} {_cell(r, LIVE, r['baseline'], measure)}",  # untyped
+                    f"{r['candidate']} {_cell(r, LIVE, r['candidate'], measure)}",  # untyped
+                    _cell(r, FIXTURE, r["candidate"], measure), decision(r)])  # untyped
     return out
 
 
@@ -170,38 +179,41 @@ def newest(rows: list[dict]) -> dict | None:
 
 def over_time_note(row: dict) -> str:
     """What the newest run is set against, and why it is uncontrolled or not comparable."""
-    moved = row.get("over_time")
+    moved = row.get("over_time")  # untyped
     if not moved:
-        return f"The newest run ({row['sha256']}) keeps no over-time comparison in its receipt."
+        return (f"The newest run ({row['sha256']}) keeps no over-time "  # untyped
+                "comparison in its receipt.")
     before = moved.get("previous")
-    against = f"The newest run ({row['sha256']})" + (
-        f" against the one before it ({before.get('sha256', '?')}, finished "
+    against = f"The newest run ({row['sha256']})" + (  # untyped
+        f" against the one before it ({before.get('sha256', '?')}, finished "  # untyped
         f"{finished(before)})" if before else "")
     if not moved.get("comparable"):
         return f"{against}: not comparable: {moved.get('why', '?')}."
-    return (f"{against}, {UNCONTROLLED}: {moved.get('note', 'different query samples')}; "
-            f"slices by {moved.get('dimension')}.")
+    note = moved.get("note", "different query samples")  # untyped
+    return (f"{against}, {UNCONTROLLED}: {note}; "
+            f"slices by {moved.get('dimension')}.")  # untyped
 
 
 def over_time_rows(row: dict) -> list[list[str]]:
     """Per system and measure of the newest run's comparison (``OVER_TIME_HEADER``): the
     decomposition, the composition flag and the attribution; [] where the runs are not
     comparable (``over_time_note`` says why)."""
-    moved = row.get("over_time") or {}
+    moved = row.get("over_time") or {}  # untyped
     if not moved.get("comparable"):
         return []
     why = moved.get("attribution") or {}
     out = []
-    for system, by in moved["systems"].items():
+    for system, by in moved["systems"].items():  # untyped
         for measure, d in by.items():
             said = why.get(system, {}).get(measure)
             out.append([
                 system, measure, f"{number(d['before'])} → {number(d['after'])}",
-                f"Δ {number(d['delta'], '+.4f')} = rate {number(d['rate'], '+.4f')} + mix "
+                f"Δ {number(d['delta'], '+.4f')} = "  # untyped
+                f"rate {number(d['rate'], '+.4f')} + mix "  # untyped
                 f"{number(d['mix'], '+.4f')}",
                 f"{number(d['equal_slice_before'])} → {number(d['equal_slice_after'])}",
                 f"COMPOSITION: {COMPOSITION}" if d.get("mix_shift") else "—",
-                f"{said['verdict']}: {said['why']}" if said else "—"])
+                f"{said['verdict']}: {said['why']}" if said else "—"])  # untyped
     return out
 
 
@@ -217,8 +229,9 @@ def points(rows: list[dict], measure: str) -> pd.DataFrame:
                     out.append({"run": i, "system": r[role], "role": role,
                                 "instrument": instrument,
                                 "series": f"{r[role]} ({role}), {instrument}",
-                                "mean": float(found["mean"]), "ci_low": found.get("ci_low"),
-                                "ci_high": found.get("ci_high"),
+                                "mean": float(found["mean"]),  # untyped
+                                "ci_low": found.get("ci_low"),  # untyped
+                                "ci_high": found.get("ci_high"),  # untyped
                                 "decision": r.get("decision") or "?"})
     return pd.DataFrame(out, columns=["run", "system", "role", "instrument", "series", "mean",
                                       "ci_low", "ci_high", "decision"])
@@ -226,7 +239,7 @@ def points(rows: list[dict], measure: str) -> pd.DataFrame:
 
 def without_figures(rows: list[dict]) -> int:
     """How many readable runs kept no figures (their headline value stands alone)."""
-    return sum(not r.get("figures") for _, r in kept(rows))
+    return sum(not r.get("figures") for _, r in kept(rows))  # untyped
 
 
 def caption(rows: list[dict], measure: str) -> str:
@@ -245,7 +258,7 @@ def caption(rows: list[dict], measure: str) -> str:
     return text
 
 
-def history_lines(rows: list[dict] | None, receipt: dict | None = None) -> list[str]:
+def history_lines(rows: list[dict] | None, receipt: Receipt | None = None) -> list[str]:
     """The section in markdown (without its heading), like the page's: the line on the
     lineages (``own``), then the page's lineage alone: the runs table and the newest run's
     over-time comparison (``too_few``: its sentence instead)."""

@@ -41,6 +41,10 @@ import pandas as pd
 
 from releval.data import contracts as S
 from releval.diagnosis import worksheet
+from releval.documents.comparison import Comparison, Paired
+from releval.documents.decision import Rule
+from releval.documents.receipt import Receipt
+from releval.documents.summary import Entry
 from releval.errors import InputError
 from releval.metrics.curves import FAMILY, K
 from releval.metrics.measures import MEASURES
@@ -156,9 +160,9 @@ def markdown(lines: list[str]) -> Raw:
 # --- the decision -----------------------------------------------------------------------
 
 
-def _receipt(receipt: dict | None) -> Raw:
-    if receipt and receipt.get("sha256"):
-        return Raw(f'<p class="receipt">Run receipt <code>{esc(receipt["sha256"][:12])}</code>'
+def _receipt(receipt: Receipt | None) -> Raw:
+    if receipt and receipt.sha256:
+        return Raw(f'<p class="receipt">Run receipt <code>{esc(receipt.sha256[:12])}</code>'
                    f" (reports/receipt.json): reproduce this run with <code>{esc(REPRODUCE)}"
                    "</code>.</p>")
     return Raw('<p class="receipt">No receipt describes these outputs yet: '
@@ -166,25 +170,23 @@ def _receipt(receipt: dict | None) -> Raw:
                f"with <code>{esc(REPRODUCE)}</code>.</p>")
 
 
-def _conditions(c: dict) -> Raw:
+def _conditions(c: Comparison) -> Raw:
     """What was held fixed: each condition of the baseline and the candidate, side by side."""
-    base, cand = c["baseline"], c["candidate"]
-    conditions = c.get("conditions", {})
-    b, k = conditions.get(base, {}), conditions.get(cand, {})
+    base, cand = c.baseline, c.candidate
+    b, k = c.conditions.get(base, {}), c.conditions.get(cand, {})
     rows = [[key, b.get(key, "—"), k.get(key, "—"),
              Raw(f'<td class="mark">{esc(mark(b.get(key) == k.get(key)))}</td>')]
             for key in dict.fromkeys([*b, *k])]
-    title = "Held fixed" if c.get("controlled") else "Conditions (they differ: UNCONTROLLED)"
+    title = "Held fixed" if c.controlled else "Conditions (they differ: UNCONTROLLED)"
     return Raw(f"<h3>{esc(title)}</h3>"
                + _table(["condition", f"{base} (baseline)", f"{cand} (candidate)", "same"],
                         rows))
 
 
-def held_line(c: dict) -> str:
+def held_line(c: Comparison) -> str:
     """What was held fixed, in one line: the conditions the baseline and the candidate share,
     then those that differ with both values."""
-    conditions = c.get("conditions", {})
-    b, k = conditions.get(c["baseline"], {}), conditions.get(c["candidate"], {})
+    b, k = c.conditions.get(c.baseline, {}), c.conditions.get(c.candidate, {})
     keys = list(dict.fromkeys([*b, *k]))
     if not keys:
         return "Held fixed: no conditions recorded in the comparison."
@@ -195,52 +197,52 @@ def held_line(c: dict) -> str:
             + (f"; they differ in {', '.join(differ)}" if differ else "") + ".")
 
 
-def _paired(c: dict) -> Raw:
-    rows = [[r["measure"], _count(r["n"]), number(r["mean_baseline"]),
-             number(r["mean_candidate"]), number(r["mean_diff"], "+.4f"),
-             interval(r["ci_low"], r["ci_high"]), wins_ties_losses(r), number(r["p_value"]),
-             number(r["p_holm"]), number(r["min_effect"], ".3f"), r["verdict"]]
-            for r in c.get("paired", [])]
+def _paired(c: Comparison) -> Raw:
+    rows = [[r.measure, _count(r.n), number(r.mean_baseline),
+             number(r.mean_candidate), number(r.mean_diff, "+.4f"),
+             interval(r.ci_low, r.ci_high), wins_ties_losses(r), number(r.p_value),
+             number(r.p_holm), number(r.min_effect, ".3f"), r.verdict]
+            for r in c.paired]
     if not rows:
         return Raw("")
-    r = c["paired"][0]
-    unit = c.get("unit") or "query"
-    note = (f"Paired by query; bootstrap ({_count(r.get('resamples'))} resamples, seed "
-            f"{esc(r.get('seed'))}) and sign-flip test over {_count(r.get('units'))} "
+    r = c.paired[0]
+    unit = c.unit or "query"
+    note = (f"Paired by query; bootstrap ({_count(r.resamples)} resamples, seed "
+            f"{esc(r.seed)}) and sign-flip test over {_count(r.units)} "
             f"{esc(unit)}(s); Holm over the measures.")
     return Raw("<h3>Paired comparison</h3>" + _table(
-        ["measure", "n", c["baseline"], c["candidate"], "Δ mean", "95% CI", "W/T/L", "p",
+        ["measure", "n", c.baseline, c.candidate, "Δ mean", "95% CI", "W/T/L", "p",
          "p (Holm)", "min effect", "verdict"], rows) + f'<p class="note">{note}</p>')
 
 
-def _horizons(c: dict) -> Raw:
+def _horizons(c: Comparison) -> Raw:
     """The primary pair at each further horizon (recommend.horizons_days) and the novelty
     flag per measure; nothing without them."""
-    block = c.get("horizons")
+    block = c.horizons
     if not block:
         return Raw("")
-    rows = [[r["measure"], f"{r['horizon_days']} days", _count(r["n"]), number(r["baseline"]),
-             number(r["candidate"]), number(r["delta"], "+.4f"),
-             interval(r["ci_low"], r["ci_high"]), r["verdict"]] for r in block["rows"]]
-    notes = "".join(f"<p>{esc(f['measure'])}: {esc(rec.novelty_text(f))}</p>"
-                    for f in block["novelty"])
+    rows = [[r.measure, f"{r.horizon_days} days", _count(r.n), number(r.baseline),
+             number(r.candidate), number(r.delta, "+.4f"),
+             interval(r.ci_low, r.ci_high), r.verdict] for r in block.rows]
+    notes = "".join(f"<p>{esc(f.measure)}: {esc(rec.novelty_text(f))}</p>"
+                    for f in block.novelty)
     return Raw("<h3>By horizon</h3>" + _table(
-        ["measure", "horizon", "users", c["baseline"], c["candidate"], "Δ mean", "95% CI",
+        ["measure", "horizon", "users", c.baseline, c.candidate, "Δ mean", "95% CI",
          "verdict"], rows) + notes + '<p class="note">The positives of each horizon are the '
         "purchases within it; the candidates are the same (they see only the history before "
         "the cut); the figures above are those of recommend.horizon_days.</p>")
 
 
-def _detectable(r: dict) -> str:
+def _detectable(r: Paired) -> str:
     """The smallest effect the comparison could detect (MDE at ``plan.power``), and, for an
     inconclusive verdict whose MDE exceeds ``min_effect``, the queries it would need."""
-    if r.get("mde") is None:
+    if r.mde is None:
         return number(None)
-    needed = r.get("needed_queries")
-    more = (f" (> {number(r['min_effect'], 'g')}: ~{needed:,} queries needed)"
-            if r["verdict"] == "inconclusive" and r["mde"] > r["min_effect"]
+    needed = r.needed_queries
+    more = (f" (> {number(r.min_effect, 'g')}: ~{needed:,} queries needed)"
+            if r.verdict == "inconclusive" and r.mde > r.min_effect
             and needed is not None else "")
-    return f"{number(r['mde'], '.3f')}{more}"
+    return f"{number(r.mde, '.3f')}{more}"
 
 
 def _headline(inputs: ReportInputs) -> Raw:
@@ -249,21 +251,21 @@ def _headline(inputs: ReportInputs) -> Raw:
     rows = []
     for measure in inputs.gate_measures():
         r = inputs.paired(measure)
-        rows.append([measure, f"{number(r['mean_baseline'])} → {number(r['mean_candidate'])}",
-                     Raw(f'<td class="delta">{esc(number(r["mean_diff"], "+.4f"))}</td>'),
-                     interval(r["ci_low"], r["ci_high"]),
-                     Raw(f'<td class="v-{esc(r["verdict"].split()[0])}">'
-                         f'{esc(r["verdict"])}</td>'), _detectable(r)])
+        rows.append([measure, f"{number(r.mean_baseline)} → {number(r.mean_candidate)}",
+                     Raw(f'<td class="delta">{esc(number(r.mean_diff, "+.4f"))}</td>'),
+                     interval(r.ci_low, r.ci_high),
+                     Raw(f'<td class="v-{esc(r.verdict.split()[0])}">'
+                         f'{esc(r.verdict)}</td>'), _detectable(r)])
     if not rows:
         return Raw('<p class="absent">No paired comparison of a gate measure.</p>')
     return _table(["gate measure", f"{inputs.baseline} → {inputs.candidate}", "Δ", "95% CI",
                    "verdict", "MDE"], rows, class_="headline")
 
 
-def _rule_rows(outcomes: list[dict]) -> list[list]:
-    return [[Raw(f'<td class="mark {"ok" if o["passed"] else "bad"}">'
-                 f'{esc(mark(o["passed"]))}</td>'), o["name"], significant(o["value"]),
-             significant(o["threshold"]), o["reason"]] for o in outcomes]
+def _rule_rows(outcomes: list[Rule]) -> list[list]:
+    return [[Raw(f'<td class="mark {"ok" if o.passed else "bad"}">'
+                 f'{esc(mark(o.passed))}</td>'), o.name, significant(o.value),
+             significant(o.threshold), o.reason] for o in outcomes]
 
 
 def decision_section(inputs: ReportInputs) -> Raw:
@@ -272,31 +274,31 @@ def decision_section(inputs: ReportInputs) -> Raw:
     folded (a count, expandable), what was held fixed in one line and a link to the
     comparison in full (``comparison_section``)."""
     gate, c = inputs.gate, inputs.comparison
-    passed = bool(gate["passed"])
-    controlled = bool(gate.get("controlled", c.get("controlled", True)))
-    block = c.get("query_set") or {}
-    incomplete = not block.get("complete", True)
+    passed = bool(gate.passed)
+    controlled = bool(gate.controlled)
+    block = c.query_set or {}
+    incomplete = not block.get("complete", True)  # untyped
     status = (Raw('<span class="badge warn">UNCONTROLLED</span>') if not controlled
               else Raw('<span class="badge warn">MISSING QUERIES</span>') if incomplete
               else Raw('<span class="badge ok">controlled</span>'))
     parts = [Raw(f'<div class="first"><div class="verdict {"pass" if passed else "fail"}">'
                  f"{esc(verdict(passed))}</div>{_headline(inputs)}</div>"),
-             Raw(f'<p class="lead"><strong>{esc(gate["candidate"])}</strong> (candidate) '
-                 f'against <strong>{esc(gate["baseline"])}</strong> (baseline) · {status}'
+             Raw(f'<p class="lead"><strong>{esc(gate.candidate)}</strong> (candidate) '
+                 f'against <strong>{esc(gate.baseline)}</strong> (baseline) · {status}'
                  "</p>")]
     if reuse(gate):
         parts.append(_tag("p", reuse(gate), class_="note"))
     if block:
-        parts.append(_tag("p", f"Query set ({block['choice']}): {block['label']}",
+        parts.append(_tag("p", f"Query set ({block['choice']}): {block['label']}",  # untyped
                           class_="warn" if incomplete else "note"))
-    differences = gate.get("differences") or c.get("differences") or []
+    differences = gate.differences or c.differences or []
     if not controlled:
         parts.append(Raw('<p class="warn">UNCONTROLLED: the conditions differ; read every '
                          "number as indicative only.</p><ul>"
                          + "".join(f"<li>{esc(d)}</li>" for d in differences) + "</ul>"))
-    checked, apart = split_applicable(gate.get("rules", []))
-    failed = [o for o in checked if not o["passed"]]
-    ok = [o for o in checked if o["passed"]]
+    checked, apart = split_applicable(gate.rules)
+    failed = [o for o in checked if not o.passed]
+    ok = [o for o in checked if o.passed]
     header = ["", "rule", "value", "threshold", "reason"]
     if not checked:
         parts.append(Raw("<p>No rules configured.</p>"))
@@ -315,11 +317,11 @@ def decision_section(inputs: ReportInputs) -> Raw:
     if apart:
         parts.append(Raw(f"<details><summary>{_count(len(apart))} rule(s) "
                          f"{esc(NOT_APPLICABLE_HEADING.lower())}</summary><ul class=\"na\">"
-                         + "".join(f"<li>{esc(o['name'])}: {esc(o['reason'])}</li>"
+                         + "".join(f"<li>{esc(o.name)}: {esc(o.reason)}</li>"
                                    for o in apart) + "</ul></details>"))
     parts.append(_tag("p", held_line(c), class_="held"))
-    if gate.get("note"):
-        parts.append(_tag("p", gate["note"], class_="note"))
+    if gate.note:
+        parts.append(_tag("p", gate.note, class_="note"))
     parts.append(Raw('<p class="note">The comparison in full (every paired measure, the '
                      "conditions, the kind of change, seeds, health, rollback, receipt): "
                      '<a href="#comparison">below</a>.</p>'))
@@ -333,10 +335,10 @@ def comparison_section(inputs: ReportInputs) -> Raw:
     c = inputs.comparison
     return Raw("".join([
         _conditions(c), _paired(c), _horizons(c),
-        *([markdown(family_lines(c["family"])), _figures(inputs, "family")]
-          if c.get("family") else []),
+        *([markdown(family_lines(c.family)), _figures(inputs, "family")]
+          if c.family else []),
         markdown([*change.markdown(c, inputs.health), *training.markdown(c)]),
-        markdown(health.markdown(inputs.health or {}, inputs.gate, inputs.receipt)),
+        markdown(health.markdown(inputs.health, inputs.gate, inputs.receipt)),
         _receipt(inputs.receipt)]))
 
 
@@ -375,10 +377,10 @@ def _judged(inputs: ReportInputs) -> dict[tuple[str, int], float]:
         j = c[c[FAMILY] == "Judged"]
         out = dict(zip(zip(j[S.SYSTEM], j[K].astype(int), strict=True),
                        j[S.VALUE].astype(float), strict=True))
-    for system, measures in inputs.summary.get("systems", {}).items():
+    for system, measures in inputs.summary.systems.items():
         for name, entry in measures.items():
-            if name.startswith("Judged@") and entry.get("value") is not None:
-                out[(system, _cutoff(name, None))] = entry["value"]
+            if name.startswith("Judged@") and entry.value is not None:
+                out[(system, _cutoff(name, None))] = entry.value
     return out
 
 
@@ -388,7 +390,7 @@ def _ties_legend(systems: dict) -> str:
     return f" {esc(TIES_LEGEND[0].upper() + TIES_LEGEND[1:])}." if shown else ""
 
 
-def _rec_cell(entry: dict | None, level: bool) -> Raw:
+def _rec_cell(entry: Entry | None, level: bool) -> Raw:
     """A recommendation measure's figure with n and undefined; n/a (no number) where it does
     not apply."""
     if entry is None:
@@ -405,10 +407,10 @@ def _rec_cell(entry: dict | None, level: bool) -> Raw:
 def _rec_metrics(inputs: ReportInputs) -> Raw:
     """The protocol in words, then per group one row per system, one column per measure."""
     s = inputs.summary
-    systems = s.get("systems", {})
+    systems = s.systems
     level = set(rec.system_level(systems))
     parts = [Raw("<h3>Protocol</h3>"), Raw("".join(
-        f"<p>{esc(line)}</p>" for line in rec.protocol(s["recommendation"])))]
+        f"<p>{esc(line)}</p>" for line in rec.protocol(s.recommendation)))]
     for name, measures in rec.grouped(systems).items():
         rows = [[Raw(f"<td><strong>{esc(system)}</strong></td>"),
                  *(_rec_cell(by.get(m), m in level) for m in measures)]
@@ -417,12 +419,12 @@ def _rec_metrics(inputs: ReportInputs) -> Raw:
                   _tag("p", rec.GROUPS[name], class_="note"),
                   _table(["system", *measures], rows, class_="metrics")]
     parts.append(Raw(
-        f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
-        f"({_count(s.get('queries'))} user-queries); every system gets at most "
-        f"{esc(s.get('depth'))} candidates per user. {esc(rec.LEGEND)}"
+        f'<p class="note">Evaluated split(s): {esc(", ".join(s.splits))} '
+        f"({_count(s.queries)} user-queries); every system gets at most "
+        f"{esc(s.depth)} candidates per user. {esc(rec.LEGEND)}"
         f"{_ties_legend(systems)}</p>"))
-    if s.get("skipped"):
-        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
+    if s.skipped:
+        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s.skipped),
                           class_="note"))
     return Raw("".join(parts))
 
@@ -434,10 +436,10 @@ def metrics_section(inputs: ReportInputs) -> Raw:
     if inputs.mode == RECOMMENDATION:
         return _rec_metrics(inputs)
     s = inputs.summary
-    systems = s.get("systems", {})
+    systems = s.systems
     measures = beside_precision(dict.fromkeys(m for by in systems.values() for m in by))
     judged = _judged(inputs)
-    depth = s.get("depth")
+    depth = s.depth
     rows = []
     for system, by in systems.items():
         row = [Raw(f"<td><strong>{esc(system)}</strong></td>")]
@@ -452,12 +454,12 @@ def metrics_section(inputs: ReportInputs) -> Raw:
                                "</span></td>"))
                 continue
             k = _cutoff(m, depth)
-            meta = [f"n {_count(e['n'])} · undef. {_count(e['undefined'])}"]
+            meta = [f"n {_count(e.n)} · undef. {_count(e.undefined)}"]
             if not m.startswith("Judged") and (system, k) in judged:
                 meta.append(f"Judged@{k} {number(judged[(system, k)], '.3f')}")
             if note := tie_note(e):
                 meta.append(note)
-            row.append(Raw(f'<td><span class="fig">{esc(number(e["value"]))}</span>'
+            row.append(Raw(f'<td><span class="fig">{esc(number(e.value))}</span>'
                            + "".join(f'<span class="meta">{esc(x)}</span>' for x in meta)
                            + "</td>"))
         rows.append(row)
@@ -468,14 +470,14 @@ def metrics_section(inputs: ReportInputs) -> Raw:
         (HARD_NEGATIVES_LEGEND, any(family_and_cutoff(m)[0] == HARD_NEGATIVES
                                     for m in measures))) if shown]
     parts.append(Raw(
-        f'<p class="note">Evaluated split(s): {esc(", ".join(s.get("splits", [])))} '
-        f"({_count(s.get('queries'))} queries); every system gets at most {esc(depth)} "
+        f'<p class="note">Evaluated split(s): {esc(", ".join(s.splits))} '
+        f"({_count(s.queries)} queries); every system gets at most {esc(depth)} "
         "candidates per query. n = queries averaged; undef. = queries with no relevant "
         "judgment visible to the user (excluded, never scored); Judged@k = the share of "
         "the top k with a judgment, at the figure's own cutoff (the depth for a measure "
         f"without one).{''.join(f' {esc(x)}.' for x in legends)}{_ties_legend(systems)}</p>"))
-    if s.get("skipped"):
-        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s["skipped"]),
+    if s.skipped:
+        parts.append(_tag("p", "Skipped (empty run): " + ", ".join(s.skipped),
                           class_="note"))
     return Raw("".join(parts))
 
@@ -513,12 +515,12 @@ def history_section(inputs: ReportInputs) -> Raw:
     if few:
         return Raw(parts[0] + _tag("p", few, class_="absent") + "".join(parts[1:]))
     last = history.newest(rows)
-    moved = last.get("over_time") or {}
-    badge = (Raw(' <span class="badge warn">UNCONTROLLED</span>') if moved.get("comparable")
-             else Raw(""))
+    moved = last.get("over_time") or {}  # untyped
+    uncontrolled = moved.get("comparable")  # untyped
+    badge = Raw(' <span class="badge warn">UNCONTROLLED</span>' if uncontrolled else "")
     parts += [Raw(f"<h3>The newest run against the one before it{badge}</h3>"),
               _tag("p", history.over_time_note(last),
-                   class_="warn" if moved.get("comparable") else "note")]
+                   class_="warn" if uncontrolled else "note")]
     found = history.over_time_rows(last)
     if found:
         parts.append(_table(history.OVER_TIME_HEADER, found, class_="over-time"))
@@ -550,7 +552,7 @@ def offpolicy_section(inputs: ReportInputs) -> Raw:
     """The off-policy evaluation (``releval.report.offpolicy``) with its plots; one line
     without a log."""
     text = offpolicy.lines(inputs.offpolicy)[2:]
-    if not (inputs.offpolicy or {}).get("applicable"):
+    if not (inputs.offpolicy and inputs.offpolicy.applicable):
         return Raw(f'<p class="absent">{esc(text[0])}</p>')
     return Raw(markdown(text) + _figures(inputs, "offpolicy"))
 
@@ -563,14 +565,15 @@ def _layers_by_query(inputs: ReportInputs) -> dict[str, pd.Series]:
     f = inputs.failure_rows
     if f is None or f.empty:
         return {}
-    order = {layer: i for i, layer in enumerate(inputs.failures.get("layers", []))}
+    order = {layer: i for i, layer in enumerate(inputs.failures.layers)}
     counts = (f.groupby([S.SYSTEM, S.QUERY_ID, worksheet.LAYER], sort=True).size()
               .rename("n").reset_index())
     counts["order"] = counts[worksheet.LAYER].map(order).fillna(len(order))
     counts = counts.sort_values([S.SYSTEM, S.QUERY_ID, "order", worksheet.LAYER], kind="stable")
-    counts["text"] = counts[worksheet.LAYER].astype(str) + np.where(
-        counts["n"] > 1, "×" + counts["n"].astype(str), "")
-    joined = counts.groupby([S.SYSTEM, S.QUERY_ID], sort=True)["text"].agg(", ".join)
+    many = counts["n"] > 1  # untyped
+    counts["text"] = counts[worksheet.LAYER].astype(str) + np.where(  # untyped
+        many, "×" + counts["n"].astype(str), "")  # untyped
+    joined = counts.groupby([S.SYSTEM, S.QUERY_ID], sort=True)["text"].agg(", ".join)  # untyped
     return {str(system): part.droplevel(0) for system, part in joined.groupby(level=0)}
 
 
@@ -761,11 +764,11 @@ def render_html(inputs: ReportInputs) -> str:
                        markdown(automatic.lines(inputs.automatic))))
     nav = " ".join(f'<a href="#{key}">{esc(title)}</a>' for key, title, _ in blocks)
     body = "\n".join(f'<section id="{key}">{content}</section>' for key, _, content in blocks)
-    name = f"releval report: {c['candidate']} vs {c['baseline']}"
+    name = f"releval report: {c.candidate} vs {c.baseline}"
     header = (f"<header><h1>{esc(name)}</h1><p class=\"sub\">Data: "
-              f"{esc(inputs.source.get('source', '?'))} · qrels: {esc(s.get('qrels', '?'))} · "
-              f"evaluated split(s): {esc(', '.join(s.get('splits', [])))} "
-              f"({_count(s.get('queries'))} queries) · gate measure: {esc(inputs.measure)}</p>"
+              f"{esc(inputs.source.source)} · qrels: {esc(s.qrels)} · "
+              f"evaluated split(s): {esc(', '.join(s.splits))} "
+              f"({_count(s.queries)} queries) · gate measure: {esc(inputs.measure)}</p>"
               f"<nav>{nav}</nav></header>")
     footer = ("<footer>Written by the report stage from the pipeline's outputs (data/…); the "
               "same facts as reports/summary.md and reports/decision.md.</footer>")

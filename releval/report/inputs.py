@@ -1,107 +1,118 @@
-"""What the HTML report (``releval.report.html``) and its plots (``releval.report.plots``) are
-drawn from: the report stage's inputs in one value."""
+"""What the HTML report (``releval.report.html``), its plots (``releval.report.plots``) and the
+markdown pages are drawn from: the report stage's inputs in one value, read as models."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
+
+from releval.artifacts import reads
+from releval.documents.agreement import Agreement
+from releval.documents.agreement_auto import AgreementAuto
+from releval.documents.comparison import Comparison, Paired
+from releval.documents.decision import Decision
+from releval.documents.failures import Failures
+from releval.documents.health import Health
+from releval.documents.ingest import Ingest
+from releval.documents.offpolicy import OffPolicyDoc
+from releval.documents.receipt import Receipt
+from releval.documents.run_stats import RunStats
+from releval.documents.safety import Safety
+from releval.documents.selftest import SelfTest
+from releval.documents.source import Source
+from releval.documents.split_report import SplitReport
+from releval.documents.summary import Summary
+from releval.project.history import entries
+from releval.project.receipt import describes
 
 RETRIEVAL, RECOMMENDATION = "retrieval", "recommendation"
 MODES = (RETRIEVAL, RECOMMENDATION)
 
 
+def this_runs_receipt(path: Path) -> Receipt | None:
+    """The receipt at ``path`` when it describes the outputs now in the project
+    (``releval.project.receipt.describes``), else None: one left by an earlier run is not
+    this page's."""
+    receipt = Receipt.read(path)
+    return receipt if describes(receipt.model_dump(by_alias=True, exclude_unset=True)) else None
+
+
 @dataclass(frozen=True, eq=False)
 class ReportInputs:
-    """Every document and table the page shows. The documents are the stages' JSON outputs
-    as read: ``summary`` (evaluate/summary.json), ``stats`` (system -> run_stats.json),
-    ``comparison`` (compare/comparison.json), ``safety`` (safety/safety.json), ``failures``
-    (failures/failures.json), ``gate`` (gate/decision.json), ``split_report``, ``source``
-    (raw/source.json), ``ingest`` and ``agreement`` (judgments/). ``measure``: the gate's
-    measure (``gate_measure``); ``min_n``: the slice size below which a slice is too small
-    to test.
+    """The report stage's ``Inputs``: every document and table the page shows, each field
+    an artifact of the catalog (``releval.artifacts.reads``), a JSON document as its model.
+    ``measure``: the gate's measure (``gate_measure``) and ``min_n``: the slice size below
+    which a slice is too small to test, both from params.
 
-    Optional (None: the plot or column that needs it is left out, and says so):
-    ``per_query_diff`` (compare/per_query_diff.parquet), ``curves``
-    (evaluate/curves.parquet), ``violations`` (safety/violations.parquet), ``failure_rows``
-    (failures/failures.parquet), ``queries`` (raw/queries.parquet: the tags and texts of the
-    per-query table), ``reliability`` (evaluate/reliability.parquet: the reliability
-    diagram's bins), ``receipt`` (reports/receipt.json of the run) and the self-test's
-    ``selftest`` (selftest/selftest.json), ``selftest_rows`` (selftest.parquet),
-    ``differential`` (differential.parquet) and ``history`` (the runs kept in the ledger,
-    reports/runs/, oldest first: ``releval.project.history.entries`` rows) and ``health``
-    (health/health.json: each system's health and freshness), ``automatic``
-    (autojudge/agreement_auto.json: the automatic judge validated against people) and
-    the off-policy evaluation: ``offpolicy`` (offpolicy/offpolicy.json),
-    ``offpolicy_estimates`` (estimates.parquet) and ``offpolicy_weights`` (weights.parquet)."""
+    None where not read: the plot, column or section that needs it is left out and says so
+    (``reliability``: recommendation mode only; ``automatic``: ``judgments.automatic`` only;
+    ``receipt``: none describes these outputs yet; ``history``: the ledger's runs, oldest
+    first, ``releval.project.history.entries`` rows)."""
 
-    summary: dict
-    stats: dict[str, dict]
-    comparison: dict
-    slices: pd.DataFrame
-    safety: dict
-    failures: dict
-    sheet: pd.DataFrame
-    gate: dict
-    split_report: dict
-    source: dict
-    ingest: dict
-    agreement: dict
-    measure: str
-    min_n: int
-    per_query_diff: pd.DataFrame | None = None
-    curves: pd.DataFrame | None = None
-    violations: pd.DataFrame | None = None
-    failure_rows: pd.DataFrame | None = None
-    queries: pd.DataFrame | None = None
-    reliability: pd.DataFrame | None = None
-    receipt: dict | None = None
-    selftest: dict | None = None
-    selftest_rows: pd.DataFrame | None = None
-    differential: pd.DataFrame | None = None
-    history: list[dict] | None = None
-    health: dict | None = None
-    automatic: dict | None = None
-    offpolicy: dict | None = None
-    offpolicy_estimates: pd.DataFrame | None = None
-    offpolicy_weights: pd.DataFrame | None = None
+    summary: Summary = reads("evaluate.summary")
+    split_report: SplitReport = reads("split.report")
+    source: Source = reads("raw.source")
+    stats: dict[str, RunStats] = reads("candidates.stats", each="system")
+    ingest: Ingest = reads("judgments.ingest")
+    agreement: Agreement = reads("judgments.agreement")
+    comparison: Comparison = reads("compare.comparison")
+    slices: pd.DataFrame = reads("slices.table")
+    safety: Safety = reads("safety.report")
+    failures: Failures = reads("failures.report")
+    sheet: pd.DataFrame = reads("failures.worksheet")
+    gate: Decision = reads("gate.decision")
+    per_query_diff: pd.DataFrame | None = reads("compare.diff")
+    curves: pd.DataFrame | None = reads("evaluate.curves")
+    violations: pd.DataFrame | None = reads("safety.violations")
+    failure_rows: pd.DataFrame | None = reads("failures.failures")
+    queries: pd.DataFrame | None = reads("raw.queries")
+    reliability: pd.DataFrame | None = reads("evaluate.reliability", when="recommendation")
+    receipt: Receipt | None = reads("reports.receipt", dep=False, reader=this_runs_receipt)
+    selftest: SelfTest | None = reads("selftest.totals")
+    selftest_rows: pd.DataFrame | None = reads("selftest.rows")
+    differential: pd.DataFrame | None = reads("selftest.differential")
+    history: list[dict] | None = reads("reports.ledger", dep=False, reader=entries)
+    health: Health | None = reads("health.report")
+    automatic: AgreementAuto | None = reads("autojudge.report", when="judgments.automatic")
+    offpolicy: OffPolicyDoc | None = reads("offpolicy.report")
+    offpolicy_estimates: pd.DataFrame | None = reads("offpolicy.estimates")
+    offpolicy_weights: pd.DataFrame | None = reads("offpolicy.weights")
+    measure: str | None = None
+    min_n: int | None = None
 
     @property
     def mode(self) -> str:
         """recommendation when the evaluation has a "recommendation" block, else retrieval."""
-        return RECOMMENDATION if self.summary.get("recommendation") else RETRIEVAL
+        return RECOMMENDATION if self.summary.recommendation else RETRIEVAL
 
     @property
     def baseline(self) -> str:
-        return self.comparison["baseline"]
+        return self.comparison.baseline
 
     @property
     def candidate(self) -> str:
-        return self.comparison["candidate"]
+        return self.comparison.candidate
 
     @property
     def systems(self) -> list[str]:
         """Every evaluated system, in the evaluation's order, then any other with stats."""
-        return list(dict.fromkeys([*self.summary.get("systems", {}), *self.stats]))
+        return list(dict.fromkeys([*self.summary.systems, *self.stats]))
 
     def gate_measures(self) -> list[str]:
         """The compared measures the gate decides on: the gate's measure, then each applicable
-        rule's primary measure (the first compared measure its name names before a guard's
-        ``↔``), in the rules' order; only measures with a paired comparison."""
-        paired = {r["measure"] for r in self.comparison.get("paired", [])}
-        found = [self.measure]
-        for o in self.gate.get("rules", []):
-            if o.get("applicable", True):
-                words = o["name"].split("↔")[0].split()[1:]
-                found.append(next((w for w in words if w in paired), None))
+        rule's measures (``Rule.measures``, the primary first) in the rules' order; only
+        measures with a paired comparison."""
+        paired = {r.measure for r in self.comparison.paired}
+        found = [self.measure, *(o.measures[0] for o in self.gate.rules
+                                 if o.applicable and o.measures)]
         return [m for m in dict.fromkeys(found) if m in paired]
 
-    def paired(self, measure: str | None = None) -> dict | None:
+    def paired(self, measure: str | None = None) -> Paired | None:
         """The comparison's paired row of ``measure`` (default: the gate's), or None."""
-        measure = self.measure if measure is None else measure
-        return next((r for r in self.comparison.get("paired", []) if r["measure"] == measure),
-                    None)
+        return self.comparison.row(self.measure if measure is None else measure)
 
 
 def gate_measure(rules: Iterable, measures: list[str]) -> str:

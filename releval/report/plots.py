@@ -128,19 +128,19 @@ def _one(value: float, name: str = "x") -> pd.DataFrame:
       "No MDE in the comparison (compare/comparison.json from an older compare stage).")
 def power_curve(inputs: ReportInputs) -> Chart | None:
     rows = [r for r in (inputs.paired(m) for m in inputs.gate_measures())
-            if r and r.get("sd") and r.get("mde") is not None and r["units"] >= 2]
+            if r and r.sd and r.mde is not None and r.units >= 2]
     if not rows:
         return None
-    top = max(4 * r["n"] for r in rows) + max(
-        (r.get("needed_queries") or 0) * 1.5 for r in rows)
-    queries = np.unique(np.geomspace(max(2, min(r["n"] for r in rows) // 8), top, 60).round())
+    top = max(4 * r.n for r in rows) + max(
+        (r.needed_queries or 0) * 1.5 for r in rows)
+    queries = np.unique(np.geomspace(max(2, min(r.n for r in rows) // 8), top, 60).round())
     curves = pd.concat([pd.DataFrame({
-        S.MEASURE: r[S.MEASURE], "queries": queries,
-        "MDE": planning.curve(r["sd"], r["n"] / r["units"], r["alpha"], r["power"], queries)})
+        S.MEASURE: r.measure, "queries": queries,
+        "MDE": planning.curve(r.sd, r.n / r.units, r.alpha, r.power, queries)})
         for r in rows])
-    here = pd.DataFrame([{S.MEASURE: r[S.MEASURE], "queries": r["n"], "MDE": r["mde"]}
+    here = pd.DataFrame([{S.MEASURE: r.measure, "queries": r.n, "MDE": r.mde}
                          for r in rows])
-    effect = pd.DataFrame({"min_effect": sorted({float(r["min_effect"]) for r in rows})})
+    effect = pd.DataFrame({"min_effect": sorted({float(r.min_effect) for r in rows})})
     color = alt.Color(f"{S.MEASURE}:N", title="measure")
     x = alt.X("queries:Q", scale=alt.Scale(type="log"), title="queries")
     line = alt.Chart(curves).mark_line().encode(x, alt.Y("MDE:Q", title="detectable Δ"), color)
@@ -149,7 +149,7 @@ def power_curve(inputs: ReportInputs) -> Chart | None:
         tooltip=[S.MEASURE, "queries", alt.Tooltip("MDE:Q", format=".3f")])
     rule = alt.Chart(effect).mark_rule(strokeDash=[4, 3], color=GREY).encode(y="min_effect:Q")
     title = _title("Minimum detectable effect against queries",
-                   f"power {number(rows[0]['power'], 'g')}, α {number(rows[0]['alpha'], 'g')}")
+                   f"power {number(rows[0].power, 'g')}, α {number(rows[0].alpha, 'g')}")
     return _finish((line + dots + rule).properties(width=WIDTH, height=240, title=title))
 
 
@@ -175,8 +175,8 @@ def diff_distribution(inputs: ReportInputs) -> Chart | None:
     bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "queries": counts,
                          "zero": np.zeros(len(counts))})
     paired = inputs.paired()
-    mean = paired["mean_diff"] if paired else float(diff.mean())
-    low, high = (paired["ci_low"], paired["ci_high"]) if paired else (None, None)
+    mean = paired.mean_diff if paired else float(diff.mean())
+    low, high = (paired.ci_low, paired.ci_high) if paired else (None, None)
     color = PALETTE[1]
     bars = alt.Chart(bins).mark_bar(color=PALETTE[0], opacity=0.85).encode(
         x=alt.X("start:Q", title=f"{inputs.measure}: {inputs.candidate} − {inputs.baseline}"),
@@ -211,24 +211,24 @@ def forest(inputs: ReportInputs) -> Chart | None:
         return None
     name = np.where(s[S.DIMENSION] == S.ALL, S.ALL,
                     s[S.DIMENSION].astype(str) + "=" + s[S.SLICE].astype(str))
-    small = s["too_small"].astype(bool).to_numpy()
+    small = s["too_small"].astype(bool).to_numpy()  # untyped
     rows = pd.DataFrame({
-        "label": name + " (n=" + s["n"].astype(int).astype(str) + ")",
-        "mean_diff": s["mean_diff"].astype(float).to_numpy(),
-        "ci_low": s["ci_low"].astype(float).to_numpy(),
-        "ci_high": s["ci_high"].astype(float).to_numpy(),
-        "verdict": np.where(small, "too small", s["verdict"].astype(str)),
+        "label": name + " (n=" + s["n"].astype(int).astype(str) + ")",  # untyped
+        "mean_diff": s["mean_diff"].astype(float).to_numpy(),  # untyped
+        "ci_low": s["ci_low"].astype(float).to_numpy(),  # untyped
+        "ci_high": s["ci_high"].astype(float).to_numpy(),  # untyped
+        "verdict": np.where(small, "too small", s["verdict"].astype(str)),  # untyped
         "small": small})
-    order = rows["label"].tolist()
-    tested, untested = rows[~small & rows["mean_diff"].notna()], rows[small]
-    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))
+    order = rows["label"].tolist()  # untyped
+    tested, untested = rows[~small & rows["mean_diff"].notna()], rows[small]  # untyped
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # untyped
     colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
-    grey_labels = json.dumps(untested["label"].tolist())
+    grey_labels = json.dumps(untested["label"].tolist())  # untyped
     y = alt.Y("label:N", sort=order, title=None,
               axis=alt.Axis(labelColor=alt.ExprRef(
                   f"indexof({grey_labels}, datum.value) >= 0 ? '{LIGHT}' : '#333333'")))
-    effect = float(s["min_effect"].dropna().iloc[0]) if "min_effect" in s and \
-        s["min_effect"].notna().any() else None
+    effects = s["min_effect"].dropna() if "min_effect" in s else []  # untyped
+    effect = float(effects.iloc[0]) if len(effects) else None
     layers = [alt.Chart(_one(0.0)).mark_rule(color=GREY).encode(x="x:Q")]
     if effect:
         layers.append(alt.Chart(pd.DataFrame({"x": [-effect, effect]})).mark_rule(
@@ -260,27 +260,27 @@ def forest(inputs: ReportInputs) -> Chart | None:
       "be told apart at α after the family's correction.",
       "No family of systems (compare.systems).", section="family")
 def family(inputs: ReportInputs) -> Chart | None:
-    block = (inputs.comparison or {}).get("family")
-    if not block or not block["measures"]:
+    block = inputs.comparison.family if inputs.comparison else None
+    if not block or not block.measures:
         return None
-    f = next((m for m in block["measures"] if m["measure"] == inputs.measure),
-             block["measures"][0])
-    rows = pd.DataFrame([{"system": r["system"], "mean": r["mean"], "ci_low": r["ci_low"],
-                          "ci_high": r["ci_high"], "group": r["group"],
-                          "label": f"{r['system']} ({r['group']})"}
-                         for r in f["leaderboard"]])
-    order = rows["label"].tolist()
+    f = next((m for m in block.measures if m.measure == inputs.measure),
+             block.measures[0])
+    rows = pd.DataFrame([{"system": r.system, "mean": r.mean, "ci_low": r.ci_low,
+                          "ci_high": r.ci_high, "group": r.group,
+                          "label": f"{r.system} ({r.group})"}
+                         for r in f.leaderboard])
+    order = rows["label"].tolist()  # untyped
     y = alt.Y("label:N", sort=order, title=None)
     color = alt.Color("group:N", title="group", scale=alt.Scale(range=list(PALETTE)))
     chart = alt.layer(
         alt.Chart(rows).mark_rule(strokeWidth=2).encode(
-            x=alt.X("ci_low:Q", title=f"{f['measure']} (mean, 95% CI)"), x2="ci_high:Q", y=y,
+            x=alt.X("ci_low:Q", title=f"{f.measure} (mean, 95% CI)"), x2="ci_high:Q", y=y,
             color=color),
         alt.Chart(rows).mark_point(filled=True, size=70, opacity=1).encode(
             x="mean:Q", y=y, color=color)).properties(
         width=WIDTH - 160, height=ROW * len(rows),
-        title=_title(f"{f['measure']}: {len(rows)} systems over {f['n']} queries",
-                     f"{f['family']}, {f['test']}, {f['correction']}"))
+        title=_title(f"{f.measure}: {len(rows)} systems over {f.n} queries",
+                     f"{f.family}, {f.test}, {f.correction}"))
     return _finish(chart)
 
 
@@ -316,7 +316,7 @@ def _curve_chart(inputs: ReportInputs, families: tuple[str, ...], title: str,
       "No curves (evaluate/curves.parquet).")
 def recall_ndcg_curves(inputs: ReportInputs) -> Chart | None:
     return _curve_chart(inputs, ("R", "nDCG"), "R@k and nDCG@k",
-                        f"every system; k up to the budget of {inputs.summary.get('depth')}")
+                        f"every system; k up to the budget of {inputs.summary.depth}")
 
 
 @plot("judged", "Judged@k by depth",
@@ -336,9 +336,9 @@ def judged_curves(inputs: ReportInputs) -> Chart | None:
       "No automatic judge configured (judgments.automatic).", modes=(RETRIEVAL,))
 def automatic_rankings(inputs: ReportInputs) -> Chart | None:
     doc = inputs.automatic
-    if not doc or not doc.get("configured"):
+    if not doc or not doc.configured:
         return None
-    measures = doc["ranking"]["measures"]
+    measures = doc.ranking["measures"]  # untyped
     panels = []
     for measure, x in measures.items():
         frame = pd.DataFrame(x.get("rankings", []))
@@ -351,9 +351,9 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
                     scale=alt.Scale(zero=False)),
             y=alt.Y("mean_automatic:Q", title=f"{measure}, automatic labels",
                     scale=alt.Scale(zero=False)))
+        shown = list(frame["system"])  # untyped
         points = base.mark_point(filled=True, size=70).encode(
-            color=alt.Color("system:N", scale=_system_scale(inputs, list(frame["system"])),
-                            title="system"),
+            color=alt.Color("system:N", scale=_system_scale(inputs, shown), title="system"),
             tooltip=["system", "mean_human", "mean_automatic", "rank_human", "rank_automatic"])
         labels = base.mark_text(align="left", dx=6, fontSize=10).encode(text="system:N")
         panels.append((points + labels).properties(
@@ -362,7 +362,7 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
         return None
     return _finish(alt.hconcat(*panels).properties(
         title=_title("Systems under human and automatic labels",
-                     f"{doc['systems']['queries']} held-out queries; labels: human (x) vs "
+                     f"{doc.systems['queries']} held-out queries; labels: human (x) vs "  # untyped
                      "automatic (y)")))
 
 
@@ -372,16 +372,16 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
       "No failure counts (failures/failures.json).")
 def failures_by_layer(inputs: ReportInputs) -> Chart | None:
     f = inputs.failures
-    by_layer = (f or {}).get("by_layer") or []
+    by_layer = f.by_layer if f else []
     if not by_layer:
         return None
-    base, cand = f["baseline"], f["candidate"]
-    layers = [r["layer"] for r in by_layer]
-    rows = pd.DataFrame([(r["layer"], system, int(r[role]))
+    base, cand = f.baseline, f.candidate
+    layers = [r.layer for r in by_layer]
+    rows = pd.DataFrame([(r.layer, system, int(getattr(r, role)))
                          for r in by_layer for system, role in ((base, "baseline"),
                                                                 (cand, "candidate"))],
                         columns=["layer", S.SYSTEM, "failures"])
-    rows["label"] = rows["failures"].map(lambda n: number(n, "d"))
+    rows["label"] = rows["failures"].map(lambda n: number(n, "d"))  # untyped
     y = alt.Y("layer:N", sort=layers, title=None)
     color = alt.Color(f"{S.SYSTEM}:N", scale=_system_scale(inputs, [base, cand]),
                       title="system", sort=[base, cand])
@@ -394,8 +394,8 @@ def failures_by_layer(inputs: ReportInputs) -> Chart | None:
     chart = alt.layer(bars, text).properties(
         width=WIDTH - 140, height=2 * ROW * len(layers),
         title=_title(f"Failures by layer: {base} (baseline) vs {cand} (candidate)",
-                     f"relevant documents outside the top {f.get('k')}, "
-                     f"{number(f.get('queries'), 'd')} queries"))
+                     f"relevant documents outside the top {f.k}, "
+                     f"{number(f.queries, 'd')} queries"))
     return _finish(chart)
 
 
@@ -415,21 +415,21 @@ def safety_violations(inputs: ReportInputs) -> Chart | None:
     v = inputs.violations
     if v is None or v.empty:
         return None
-    top_k = int(inputs.safety.get("top_k", 10))
+    top_k = int(inputs.safety.top_k)
     names, band = rank_bands(v[S.RANK], top_k)
     counts = (pd.DataFrame({S.SYSTEM: v[S.SYSTEM].astype(str).to_numpy(),
                             "rule": v[S.REASON].astype(str).to_numpy(),
                             "band": np.asarray(names, dtype=object)[band]})
               .groupby([S.SYSTEM, "rule", "band"], sort=True).size()
               .rename("violations").reset_index())
-    rules = counts.groupby("rule")["violations"].sum().sort_values(
+    rules = counts.groupby("rule")["violations"].sum().sort_values(  # untyped
         ascending=False, kind="stable").index.tolist()
     systems = [s for s in inputs.systems if s in set(counts[S.SYSTEM])] + sorted(
         set(counts[S.SYSTEM]) - set(inputs.systems))
     reds = dict(zip(names, ["#7f0000", "#c62828", "#ef6c00", "#f9a825", "#fdd835"],
                     strict=False))
     names = [n for n in names if n in set(counts["band"])]
-    clean = [s for s in inputs.safety.get("systems", {}) if s not in set(counts[S.SYSTEM])]
+    clean = [s for s in inputs.safety.systems if s not in set(counts[S.SYSTEM])]
     chart = alt.Chart(counts).mark_bar().encode(
         x=alt.X("sum(violations):Q", title="violations"),
         y=alt.Y("rule:N", sort=rules, title=None),
@@ -453,17 +453,16 @@ def safety_violations(inputs: ReportInputs) -> Chart | None:
       "serial bound of its routes and the fusion.",
       "No latency figures in the systems' run stats.")
 def latency(inputs: ReportInputs) -> Chart | None:
-    rows = [(f"{s} ({stats.get('route', '?')})", pct, float(ms))
+    rows = [(f"{s} ({stats.route})", pct, float(ms))
             for s, stats in inputs.stats.items()
-            for pct, ms in (stats.get("latency_ms") or {}).items()
-            if pct in ("p50", "p95", "p99") and ms is not None]
+            for pct, ms in stats.latency_ms.model_dump().items() if ms is not None]
     if not rows:
         return None
     frame = pd.DataFrame(rows, columns=["system", "percentile", "ms"])
     without = [s for s, stats in inputs.stats.items()
-               if not any(v is not None for v in (stats.get("latency_ms") or {}).values())]
-    frame["label"] = frame["ms"].map(lambda x: number(x, ".2f"))
-    order = list(dict.fromkeys(frame["system"]))
+               if not any(v is not None for v in stats.latency_ms.model_dump().values())]
+    frame["label"] = frame["ms"].map(lambda x: number(x, ".2f"))  # untyped
+    order = list(dict.fromkeys(frame["system"]))  # untyped
     pcts = [p for p in ("p50", "p95", "p99") if p in set(frame["percentile"])]
     y = alt.Y("system:N", sort=order, title=None)
     offset = alt.YOffset("percentile:N", sort=pcts)
@@ -487,15 +486,15 @@ def latency(inputs: ReportInputs) -> Chart | None:
       "returns nothing for.",
       "No no-answer figures (safety/safety.json).", modes=(RETRIEVAL,))
 def no_answer(inputs: ReportInputs) -> Chart | None:
-    na = (inputs.safety or {}).get("no_answer") or {}
+    na = inputs.safety.no_answer if inputs.safety else {}
     kinds = ("correct refusals (no-answer queries)", "no result (answerable queries)")
     rows = [(s, kind, float(rate), f"{number(rate, '.1%')} ({number(hit, 'd')}/"
                                    f"{number(total, 'd')})")
             for s, a in na.items()
             for kind, rate, hit, total in (
-                (kinds[0], a["correct_refusal_rate"], a["correct_refusals"],
-                 a["no_answer_queries"]),
-                (kinds[1], a["no_result_rate"], a["no_result"], a["answerable_queries"]))
+                (kinds[0], a.correct_refusal_rate, a.correct_refusals,
+                 a.no_answer_queries),
+                (kinds[1], a.no_result_rate, a.no_result, a.answerable_queries))
             if rate is not None]
     if not rows:
         return None
@@ -515,7 +514,7 @@ def no_answer(inputs: ReportInputs) -> Chart | None:
     chart = alt.layer(bars, text).properties(
         width=WIDTH - 200, height=2 * ROW * len(order),
         title=_title("No-answer refusal rates per system",
-                     f"{number(next(iter(na.values()))['no_answer_queries'], 'd')} "
+                     f"{number(next(iter(na.values())).no_answer_queries, 'd')} "
                      "no-answer queries, outside the relevance means"))
     return _finish(chart)
 
@@ -535,7 +534,7 @@ def reliability(inputs: ReportInputs) -> Chart | None:
     r = inputs.reliability
     if r is None or r.empty:
         return None
-    r = r[(r["n"] > 0) & r["mean_predicted"].notna() & r["observed"].notna()]
+    r = r[(r["n"] > 0) & r["mean_predicted"].notna() & r["observed"].notna()]  # untyped
     if r.empty:
         return None
     rows = r.assign(**{S.SYSTEM: r[S.SYSTEM].astype(str)})[
@@ -560,7 +559,7 @@ def reliability(inputs: ReportInputs) -> Chart | None:
             width=(WIDTH - 160) // 2, height=(WIDTH - 160) // 2, title=title))
     if not charts:
         return None
-    without = [s for s in inputs.summary.get("systems", {}) if s not in shown]
+    without = [s for s in inputs.summary.systems if s not in shown]
     chart = alt.hconcat(*charts).properties(title=_title(
         "Reliability: predicted probability against observed share",
         f"{number(len(shown), 'd')} system(s) with probabilities"
@@ -576,17 +575,17 @@ def reliability(inputs: ReportInputs) -> Chart | None:
       "as a novelty effect.",
       "No further horizons (recommend.horizons_days).", modes=(RECOMMENDATION,))
 def horizons(inputs: ReportInputs) -> Chart | None:
-    block = inputs.comparison.get("horizons")
-    if not block or not block["rows"]:
+    block = inputs.comparison.horizons
+    if not block or not block.rows:
         return None
-    rows = pd.DataFrame(block["rows"]).dropna(subset=["delta"])
+    rows = pd.DataFrame([r.model_dump() for r in block.rows]).dropna(subset=["delta"])
     if rows.empty:
         return None
-    rows = rows.assign(days=rows["horizon_days"].astype(str) + " days",
+    rows = rows.assign(days=rows["horizon_days"].astype(str) + " days",  # untyped
                        label=[f"{number(d, '+.4f')} {interval(lo, hi)}" for d, lo, hi in zip(
-                           rows["delta"], rows["ci_low"], rows["ci_high"], strict=True)])
-    order = [f"{d} days" for d in block["days"]]
-    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))
+                           rows["delta"], rows["ci_low"], rows["ci_high"], strict=True)])  # untyped
+    order = [f"{d} days" for d in block.days]
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # untyped
     colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
     x = alt.X("days:N", sort=order, title="horizon", axis=alt.Axis(labelAngle=0))
     color = alt.Color("verdict:N", scale=colors, title="verdict (Holm)")
@@ -598,9 +597,9 @@ def horizons(inputs: ReportInputs) -> Chart | None:
                                            "95% CI"), y2="ci_high:Q", color=color),
         base.mark_point(filled=True, size=70, opacity=1).encode(x=x, y="delta:Q", color=color,
                                                                 tooltip=["label:N"]))
-    flagged = [f["measure"] for f in block["novelty"] if f["novelty"]]
+    flagged = [f.measure for f in block.novelty if f.novelty]
     chart = layer.properties(width=160, height=200).facet(
-        column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),
+        column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),  # untyped
                           header=alt.Header(title=None, labelFontSize=12)),
         title=_title("The candidate's gain by horizon",
                      "novelty effect: " + (", ".join(flagged) if flagged else "none"))
@@ -620,11 +619,11 @@ def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
     e = inputs.offpolicy_estimates
     if e is None or e.empty:
         return None
-    points = e[(e["kind"] == "estimate") & (e["position"] == "all")]
-    lines = e[e["kind"] != "estimate"].assign(
-        line=lambda f: f["kind"].map({"on_policy": "on-policy (logged)",
+    points = e[(e["kind"] == "estimate") & (e["position"] == "all")]  # untyped
+    lines = e[e["kind"] != "estimate"].assign(  # untyped
+        line=lambda f: f["kind"].map({"on_policy": "on-policy (logged)",  # untyped
                                       "reference": "reference (deployed)"}))
-    order = points["estimator"].tolist()
+    order = points["estimator"].tolist()  # untyped
     y = alt.Y("estimator:N", sort=order, title=None)
     x = alt.X("value:Q", title="policy value (mean reward per impression)",
               scale=alt.Scale(zero=False))
@@ -641,7 +640,7 @@ def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
     chart = alt.layer(bars, dots, rules).properties(
         width=WIDTH - 180, height=ROW * 2 * len(order),
         title=_title("The candidate policy's estimated value",
-                     ", ".join(f"{r['line']} {number(r['value'], '.4f')}"
+                     ", ".join(f"{r['line']} {number(r['value'], '.4f')}"  # untyped
                                for _, r in lines.iterrows())))
     return _finish(chart)
 
@@ -664,7 +663,7 @@ def offpolicy_weights(inputs: ReportInputs) -> Chart | None:
                  "rows"]).properties(
         width=WIDTH - 100, height=200,
         title=_title("Importance weights of the logged rows",
-                     f"{number(int(w['rows'].sum()), ',d')} rows; weight 0: "
+                     f"{number(int(w['rows'].sum()), ',d')} rows; weight 0: "  # untyped
                      f"{number(zero, ',d')}"))
     return _finish(chart)
 
@@ -680,7 +679,7 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
     data = history.points(rows, measure)
     if history.too_few(rows) or data.empty:
         return None
-    runs = sorted({int(r) for r in data["run"]})
+    runs = sorted({int(r) for r in data["run"]})  # untyped
     times = json.dumps({str(i): history.finished(r)[5:] for i, r in history.kept(rows)
                         if i in runs})  # MM-DD HH:MM
     x = alt.X("run:O", scale=alt.Scale(domain=runs), sort=runs,
@@ -689,7 +688,7 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
                             labelExpr=f"['#' + datum.value, {times}[datum.value]]"))
     y = alt.Y("mean:Q", scale=alt.Scale(zero=False), title=f"{measure}, mean")
     color = alt.Color("system:N", title="system",
-                      scale=_system_scale(inputs, list(dict.fromkeys(data["system"]))),
+                      scale=_system_scale(inputs, list(dict.fromkeys(data["system"]))),  # untyped
                       legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
                                         symbolOpacity=1))
     dash = alt.StrokeDash("instrument:N", title=None, scale=alt.Scale(
@@ -715,5 +714,5 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
         width=WIDTH - 140, height=220,
         title=_title(f"{measure} over the kept runs",
                      f"{number(len(runs), 'd')} runs; newest: baseline "
-                     f"{last['baseline']}, candidate {last['candidate']}"))
+                     f"{last['baseline']}, candidate {last['candidate']}"))  # untyped
     return _finish(chart)

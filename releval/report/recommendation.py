@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+from releval.documents.comparison import Horizons, Novelty
+from releval.documents.split_report import SplitReport
+from releval.documents.summary import Entry, Summary
 from releval.report.formats import NOT_APPLICABLE, interval, number
 
 RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
@@ -46,7 +49,7 @@ def group(measure: str) -> str:
     return next((g for g, families in FAMILIES.items() if family in families), RANKING)
 
 
-def grouped(systems: dict[str, dict]) -> dict[str, list[str]]:
+def grouped(systems: dict[str, dict[str, Entry]]) -> dict[str, list[str]]:
     """group -> its measures in the summary's order (every system's), groups in ``GROUPS``
     order; a group with no measure is left out."""
     measures = list(dict.fromkeys(m for by in systems.values() for m in by))
@@ -54,40 +57,41 @@ def grouped(systems: dict[str, dict]) -> dict[str, list[str]]:
     return {g: ms for g, ms in found.items() if ms}
 
 
-def applicable(entry: dict) -> bool:
-    """False only where the summary says so (older summaries say nothing: applicable)."""
-    return entry.get("applicable", True) is not False
+def applicable(entry: Entry) -> bool:
+    """False only where the summary says so."""
+    return entry.applicable
 
 
-def value_text(entry: dict | None) -> str:
+def value_text(entry: Entry | None) -> str:
     """A measure's figure: n/a where not applicable, — where undefined or not evaluated."""
     if entry is not None and not applicable(entry):
         return NOT_APPLICABLE
-    return number(None if entry is None else entry.get("value"))
+    return number(None if entry is None else entry.value)
 
 
-def counts_text(entry: dict | None) -> str:
+def counts_text(entry: Entry | None) -> str:
     """n and undefined beside a figure ("" for n/a or not evaluated: no number there)."""
     if entry is None or not applicable(entry):
         return ""
-    return f"n {entry['n']} · undef. {entry['undefined']}"
+    return f"n {entry.n} · undef. {entry.undefined}"
 
 
-def note_text(entry: dict | None) -> str:
+def note_text(entry: Entry | None) -> str:
     """What is written under a figure: its counts, or "not applicable" for n/a."""
     return NOT_APPLICABLE_NOTE if entry is not None and not applicable(entry) else \
         counts_text(entry)
 
 
-def system_level(systems: dict[str, dict]) -> list[str]:
+def system_level(systems: dict[str, dict[str, Entry]]) -> list[str]:
     """The measures with one value per system (level "system"), in the summary's order."""
     return list(dict.fromkeys(m for by in systems.values() for m, e in by.items()
-                              if e.get("level") == SYSTEM_LEVEL))
+                              if e.level == SYSTEM_LEVEL))
 
 
 def protocol(block: dict) -> list[str]:
-    """The recommendation protocol of summary.json's "recommendation" block, in sentences."""
-    days = block["horizon_days"]
+    """The recommendation protocol of summary.json's "recommendation" block (untyped: a dict,
+    from the report's model and the console's JSON alike), in sentences."""
+    days = block["horizon_days"]  # untyped
     lines = [f"Users as queries: at each cut t, every user with an interaction before t or in "
              f"the {days} days after it is one query issued at t; its positives are the items "
              f"the user bought in [t, t + {days} days)."]
@@ -112,8 +116,10 @@ def users_line(block: dict) -> str:
     horizon, those scored (a positive visible at the cut) and why the two differ, and those
     undefined."""
     undefined, only = block["undefined_users"], block["users_only_unpublished_positives"]
-    return (f"Users evaluated: {block['users']}; {block['users_with_positives_in_horizon']} "
-            f"bought in the horizon, of whom {block['users_scored']} are scored (a positive "
+    users, positive = block["users"], block["users_with_positives_in_horizon"]  # untyped
+    scored = block["users_scored"]  # untyped
+    return (f"Users evaluated: {users}; {positive} "
+            f"bought in the horizon, of whom {scored} are scored (a positive "
             f"visible at the cut)" + (f" and {only} bought only items first seen after the "
                                       "cut, which no route can return" if only else "")
             + f"; {undefined} undefined (no positive visible at the cut: counted, never "
@@ -122,12 +128,13 @@ def users_line(block: dict) -> str:
 
 def protocol_line(block: dict) -> str:
     """The protocol in one line (the console's)."""
-    parts = [f"horizon {block['horizon_days']} days",
+    parts = [f"horizon {block['horizon_days']} days",  # untyped
              "seen items excluded" if block["exclude_seen"] else "seen items kept",
              f"AUC negatives: {block['n_negatives']} sampled" if block["negatives"] == "sample"
              else "AUC negatives: the window"]
     if "users" in block:
-        parts.append(f"{block['users']} users ({block.get('undefined_users', 0)} undefined)")
+        parts.append(f"{block['users']} users ({block.get('undefined_users', 0)} "  # untyped
+                     "undefined)")
     if block.get("held_out_users"):
         parts.append(f"{block['held_out_users']} held out")
     return " · ".join(parts)
@@ -136,59 +143,59 @@ def protocol_line(block: dict) -> str:
 SPLIT_HEADER = ["system", "measure", "forward", "random", "inflation", "ratio"]
 
 
-def random_split(split_report: dict) -> tuple[str, list[list[str]]] | None:
+def random_split(split_report: SplitReport) -> tuple[str, list[list[str]]] | None:
     """The forward-in-time against random split comparison of split_report.json: its
     protocol and one row per (system, measure); None when the report has none."""
-    r = split_report.get("random_split")
+    r = split_report.random_split
     if not r:
         return None
     rows = [[system, measure, number(v["forward"].get(measure)),
              number(v["random"].get(measure)), number(v["inflation"].get(measure), "+.4f"),
              number(v["ratio"].get(measure), ".2f")]
-            for system, v in (r.get("systems") or {}).items()
+            for system, v in (r.get("systems") or {}).items()  # untyped
             for measure in v["forward"] if measure != "n"]
     return str(r.get("protocol", "")), rows
 
 
-def novelty_text(flag: dict) -> str:
+def novelty_text(flag: Novelty) -> str:
     """A measure's novelty flag in words (``releval.decision.horizons.novelty``)."""
-    if flag["novelty"] is None:
+    if flag.novelty is None:
         return "novelty undefined (no Δ at one of the horizons)"
-    shrink = (f"the gain shrinks by {number(flag['shrink'], '.4f')}" if flag["shrink"] > 0
-              else f"the gain grows by {number(-flag['shrink'], '.4f')}" if flag["shrink"] < 0
+    shrink = (f"the gain shrinks by {number(flag.shrink, '.4f')}" if flag.shrink > 0
+              else f"the gain grows by {number(-flag.shrink, '.4f')}" if flag.shrink < 0
               else "the gain holds")
-    days = f"from {flag['short_days']} to {flag['long_days']} days"
-    if flag["novelty"]:
-        return f"NOVELTY: {shrink} {days}, more than min_effect {flag['min_effect']:g}"
-    return f"no novelty effect: {shrink} {days} (min_effect {flag['min_effect']:g})"
+    days = f"from {flag.short_days} to {flag.long_days} days"
+    if flag.novelty:
+        return f"NOVELTY: {shrink} {days}, more than min_effect {flag.min_effect:g}"
+    return f"no novelty effect: {shrink} {days} (min_effect {flag.min_effect:g})"
 
 
-def horizon_lines(block: dict | None) -> list[str]:
+def horizon_lines(block: Horizons | None) -> list[str]:
     """One line per compared measure of comparison.json's ``horizons``: the candidate's Δ
     with its CI and verdict at each horizon, then the novelty flag; none without it."""
     if not block:
         return []
-    flags = {f["measure"]: f for f in block["novelty"]}
+    flags = {f.measure: f for f in block.novelty}
     lines = []
-    for measure in dict.fromkeys(r["measure"] for r in block["rows"]):
-        at = [f"{r['horizon_days']} days {number(r['delta'], '+.4f')} "
-              f"{interval(r['ci_low'], r['ci_high'])} over {r['n']:,} users ({r['verdict']})"
-              for r in block["rows"] if r["measure"] == measure]
+    for measure in dict.fromkeys(r.measure for r in block.rows):
+        at = [f"{r.horizon_days} days {number(r.delta, '+.4f')} "
+              f"{interval(r.ci_low, r.ci_high)} over {r.n:,} users ({r.verdict})"
+              for r in block.rows if r.measure == measure]
         flag = flags.get(measure)
         lines.append(f"{measure} Δ at " + ", at ".join(at)
                      + (f"; {novelty_text(flag)}" if flag else ""))
     return lines
 
 
-def horizon_summary_lines(summary: dict) -> list[str]:
+def horizon_summary_lines(summary: Summary) -> list[str]:
     """evaluate/summary.json's ``horizons`` in lines: per further horizon the users scored and
     the first measure's figure per system; none without them."""
     lines = []
-    for days, block in (summary.get("horizons") or {}).items():
-        systems = block["systems"]
+    for days, block in (summary.horizons or {}).items():
+        systems = block.systems
         measure = next((m for by in systems.values() for m in by), None)
         figures = ", ".join(f"{system} {value_text(by.get(measure))}"
                             for system, by in systems.items())
-        lines.append(f"At {days} days: {block['users_scored']:,} of {block['users']:,} users "
+        lines.append(f"At {days} days: {block.users_scored:,} of {block.users:,} users "
                      f"scored; {measure}: {figures}")
     return lines

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from releval.documents.selftest import SelfTest
+
 STATUS = {"passed": "✓ passed", "failed": "✗ FAILED", "unreached": "✗ unreached",
           "not_applicable": "n/a"}
 COMPARED = ("agree", "differ")
@@ -16,11 +18,11 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _headline(totals: dict) -> str:
-    verdict = "all passed" if totals.get("ok") else f"{totals.get('not_passed', 0)} not passed"
-    na = totals.get("not_applicable") or 0
-    return (f"{totals.get('relations', 0)} relations × {totals.get('trials', 0):,} trials: "
-            f"{totals.get('reached', 0):,} reached their branch, {totals.get('passed', 0):,} "
+def _headline(totals: SelfTest) -> str:
+    verdict = "all passed" if totals.ok else f"{totals.not_passed} not passed"
+    na = totals.not_applicable
+    return (f"{totals.relations} relations × {totals.trials:,} trials: "
+            f"{totals.reached:,} reached their branch, {totals.passed:,} "
             f"passed — **{verdict}**" + (f" ({na} not applicable)" if na else "") + ".")
 
 
@@ -36,8 +38,8 @@ def _relations(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _differential(totals: dict, diff: pd.DataFrame | None) -> list[str]:
-    oracles = (totals.get("differential") or {}).get("oracles") or {}
+def _differential(totals: SelfTest, diff: pd.DataFrame | None) -> list[str]:
+    oracles = totals.differential.oracles
     if not oracles:
         return []
     lines = ["", "Differential parity: the metrics engine against each oracle on generated "
@@ -46,13 +48,13 @@ def _differential(totals: dict, diff: pd.DataFrame | None) -> list[str]:
              "rows differ |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for name, o in oracles.items():
-        if o.get("version") is None:
+        if o.version is None:
             lines.append(f"| {name} | not installed (the test extras) | — | — | — | — | — |")
         else:
-            lines.append(f"| {name} | {o['version']} | {o['cases']:,} | {o['measures']} | "
-                         f"{o['paths']} | {o['agree']} | {o['differ']} |")
+            lines.append(f"| {name} | {o.version} | {o.cases:,} | {o.measures} | "
+                         f"{o.paths} | {o.agree} | {o.differ} |")
     if diff is not None and len(diff):
-        compared = diff[diff["status"].isin(COMPARED)]
+        compared = diff[diff["status"].isin(COMPARED)]  # untyped
         if len(compared):
             cases = compared.pivot_table(index="path", columns="oracle", values="cases",
                                          aggfunc="sum", fill_value=0)
@@ -64,7 +66,7 @@ def _differential(totals: dict, diff: pd.DataFrame | None) -> list[str]:
     return lines
 
 
-def selftest_lines(totals: dict | None, rows: pd.DataFrame | None,
+def selftest_lines(totals: SelfTest | None, rows: pd.DataFrame | None,
                    diff: pd.DataFrame | None = None) -> list[str]:
     """The section's markdown lines (without its heading); [] when the run has no
     self-test outputs."""

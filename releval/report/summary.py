@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import json
 
+from releval.documents.agreement import Agreement
+from releval.documents.ingest import Ingest
+from releval.documents.receipt import Receipt
+from releval.documents.run_stats import RunStats
+from releval.documents.source import Source
+from releval.documents.split_report import QuerySet, SplitReport
+from releval.documents.summary import Answered, Entry, Summary
 from releval.report import recommendation as rec
 from releval.report.formats import (
     HARD_NEGATIVES,
@@ -28,14 +35,16 @@ from releval.report.history import history_lines
 SHOWN = ("nDCG@10", "R@100", "RR@10", "P@10", "HardNeg@10", "Judged@10")
 
 
-def _cell(entry: dict | None, n: int) -> str:
+def _cell(entry: Entry | None, n: int) -> str:
     """A headline figure, with its own n where it is not the row's."""
     text = rec.value_text(entry)
-    own = (entry or {}).get("n", n)
-    return text if own == n or (entry or {}).get("applicable") is False else f"{text} (n {own})"
+    own = n if entry is None else entry.n
+    return text if own == n or (entry is not None and not entry.applicable) \
+        else f"{text} (n {own})"
 
 
-def _headline(systems: dict, answered: dict | None = None) -> list[str]:
+def _headline(systems: dict[str, dict[str, Entry]],
+              answered: dict[str, Answered] | None = None) -> list[str]:
     """One row per system: the headline measures (n/a where one does not apply; a figure
     over other queries than the first one's with its own n), n and undefined (of the first
     one) and the judged queries its run misses (scored 0); what HardNeg@k means, where it is
@@ -44,12 +53,12 @@ def _headline(systems: dict, answered: dict | None = None) -> list[str]:
     lines = ["| system | " + " | ".join(shown) + " | n | undefined | missing |",
              "|---" * (len(shown) + 4) + "|"]
     for name, measures in systems.items():
-        first = measures[shown[0]] if shown else {"n": 0, "undefined": 0}
-        gone = (answered or {}).get(name, {}).get("missing")
-        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m), first["n"])
-                                                  for m in shown)
-                     + f" | {first['n']} | {first['undefined']} | "
-                     + ("?" if gone is None else str(gone)) + " |")
+        first = measures[shown[0]] if shown else None
+        n, undefined = (first.n, first.undefined) if first else (0, 0)
+        mine = (answered or {}).get(name)
+        gone = None if mine is None else mine.missing
+        lines.append(f"| {name} | " + " | ".join(_cell(measures.get(m), n) for m in shown)
+                     + f" | {n} | {undefined} | " + ("?" if gone is None else str(gone)) + " |")
     lines += ["", "n, undefined: the first figure's (undefined: no relevant judgment, left out "
               "of the mean); missing: judged queries the run does not answer, scored 0."]
     if any(family_and_cutoff(m)[0] == HARD_NEGATIVES for m in shown):
@@ -57,16 +66,16 @@ def _headline(systems: dict, answered: dict | None = None) -> list[str]:
     return lines
 
 
-def _rec_cell(entry: dict | None) -> str:
+def _rec_cell(entry: Entry | None) -> str:
     counts = rec.counts_text(entry)
     return rec.value_text(entry) + (f" ({counts})" if counts else "")
 
 
-def _groups(summary: dict) -> list[str]:
+def _groups(summary: Summary) -> list[str]:
     """The protocol in words, then per group one row per system: each measure's figure with
     its n and undefined (n/a: not applicable)."""
-    systems = summary["systems"]
-    lines = [*rec.protocol(summary["recommendation"])]
+    systems = summary.systems
+    lines = [*rec.protocol(summary.recommendation)]
     for name, measures in rec.grouped(systems).items():
         lines += ["", f"**{name}**: {rec.GROUPS[name]}", "", *markdown_table(
             ["system", *measures],
@@ -78,7 +87,7 @@ def _groups(summary: dict) -> list[str]:
     return lines
 
 
-def _ties_lines(systems: dict) -> list[str]:
+def _ties_lines(systems: dict[str, dict[str, Entry]]) -> list[str]:
     """One line per system whose figures a score tie could move (none: no line)."""
     notes = {name: [f"{m} {tie_counts(e)}" for m, e in by.items() if tie_counts(e)]
              for name, by in systems.items()}
@@ -89,44 +98,44 @@ def _ties_lines(systems: dict) -> list[str]:
             *(f"- {name}: " + "; ".join(found) for name, found in notes.items())]
 
 
-def _systems_section(summary: dict, source: dict) -> list[str]:
+def _systems_section(summary: Summary, source: Source) -> list[str]:
     """The headline table (recommendation: the protocol and the grouped measures)."""
-    recommendation = bool(summary.get("recommendation"))
+    recommendation = bool(summary.recommendation)
     lines = ["# releval summary", "",
-             f"Data: {source['source']} · qrels: {summary['qrels']} · evaluated split(s): "
-             f"{', '.join(summary['splits'])} ({summary['queries']} queries)", "",
+             f"Data: {source.source} · qrels: {summary.qrels} · evaluated split(s): "
+             f"{', '.join(summary.splits)} ({summary.queries} queries)", "",
              *(_groups(summary) if recommendation
-               else _headline(summary["systems"], summary.get("answered")))]
-    lines += _ties_lines(summary["systems"])
-    if summary.get("horizons"):
+               else _headline(summary.systems, summary.answered))]
+    lines += _ties_lines(summary.systems)
+    if summary.horizons:
         lines += ["", *(f"- {line}" for line in rec.horizon_summary_lines(summary))]
-    if summary.get("skipped"):
-        lines += ["", f"Skipped (empty run): {', '.join(summary['skipped'])}"]
-    lines += ["", f"Candidate budget: every system gets at most {summary['depth']} candidates "
+    if summary.skipped:
+        lines += ["", f"Skipped (empty run): {', '.join(summary.skipped)}"]
+    lines += ["", f"Candidate budget: every system gets at most {summary.depth} candidates "
               "per query."]
-    j = summary["judgments"]
+    j = summary.judgments
     return lines + [
         "", rec.LEGEND if recommendation else "n = queries averaged; undefined = queries "
         "with no relevant judgment visible to the user (excluded, never scored).",
         f"Judgments of documents the user may not see were left out: "
-        f"{j['invisible_left_out']} ({j['relevant_invisible_left_out']} relevant)."]
+        f"{j.invisible_left_out} ({j.relevant_invisible_left_out} relevant)."]
 
 
-def _notes(stats: dict) -> str:
+def _notes(stats: RunStats) -> str:
     """Route-specific facts worth a glance: ANN recall, fusion, cache use, and for a run that
     is not filtered (an external run) the returned pairs the access/time rule forbids."""
     notes = [f"{k} {number(v, '.3f')}" if v is not None
              else f"{k} n/a (no query with an exact window)"
-             for k, v in stats.items() if k.startswith("ann_recall@")]
-    if "ann_recall_sample" in stats:
-        notes.append(f"over {stats['ann_recall_sample']} sampled queries")
-    if "fusion" in stats:
-        notes.append(f"{json.dumps(stats['fusion'])} ({stats['tuning']})")
-    emb = stats.get("embeddings")
+             for k, v in (stats.model_extra or {}).items() if k.startswith("ann_recall@")]
+    if stats.ann_recall_sample is not None:
+        notes.append(f"over {stats.ann_recall_sample} sampled queries")
+    if stats.fusion is not None:
+        notes.append(f"{json.dumps(stats.fusion)} ({stats.tuning})")
+    emb = stats.embeddings
     if emb:
         notes.append(f"encoded {emb['documents_encoded']} docs, {emb['documents_cached']} "
                      "from cache")
-    vis = stats.get("visibility")
+    vis = stats.visibility
     if vis:
         notes.append(f"not filtered: {vis['forbidden']} returned (query, document) pairs the "
                      "query may not see (access/time rule; the safety violations add "
@@ -134,34 +143,35 @@ def _notes(stats: dict) -> str:
     return "; ".join(notes)
 
 
-def _candidates_section(stats: dict[str, dict]) -> list[str]:
+def _candidates_section(stats: dict[str, RunStats]) -> list[str]:
     """Each system's route, depth, candidates per query, empty windows and latency."""
-    rows = [[name, s["route"], s["depth"], number(s["candidates_per_query"]["mean"], ".1f"),
-             s["candidates_per_query"]["empty"],
-             *(number(s["latency_ms"][p], ".2f") for p in ("p50", "p95", "p99")), _notes(s)]
+    rows = [[name, s.route, s.depth, number(s.candidates_per_query.mean, ".1f"),
+             s.candidates_per_query.empty,
+             *(number(getattr(s.latency_ms, p), ".2f") for p in ("p50", "p95", "p99")),
+             _notes(s)]
             for name, s in stats.items()]
     return ["## Candidates", "", *markdown_table(
         ["system", "route", "depth", "candidates/query", "empty windows", "p50 ms", "p95 ms",
          "p99 ms", "notes"], rows)]
 
 
-def _judgments_section(ingest: dict, agreement: dict, unjudged) -> list[str]:
+def _judgments_section(ingest: Ingest, agreement: Agreement, unjudged) -> list[str]:
     """Where the qrels came from, how many rows were quarantined, and judge agreement."""
-    lines = ["## Judgments", "", f"Qrels: {ingest['qrels']}.",
-             f"Rows in {ingest['rows_in']} = accepted {ingest['accepted_new']} + already "
-             f"accepted {ingest['already_accepted']} + quarantined {ingest['quarantined']}"
-             + (" (" + ", ".join(f"{reason}: {n}" for reason, n in ingest["by_reason"].items()
-                                 if n) + ")" if ingest["quarantined"] else "")
+    lines = ["## Judgments", "", f"Qrels: {ingest.qrels}.",
+             f"Rows in {ingest.rows_in} = accepted {ingest.accepted_new} + already "
+             f"accepted {ingest.already_accepted} + quarantined {ingest.quarantined}"
+             + (" (" + ", ".join(f"{reason}: {n}" for reason, n in ingest.by_reason.items()
+                                 if n) + ")" if ingest.quarantined else "")
              + "."]
-    if "hard_negatives" in ingest:
-        lines.append(hard_negatives(ingest["hard_negatives"]))
-    overall = {k: v for k, v in agreement.items() if not isinstance(v, dict | list)}
+    lines.append(hard_negatives(ingest.hard_negatives))
+    overall = {k: v for k, v in agreement.model_dump(exclude_unset=True).items()
+               if not isinstance(v, dict | list)}
     if overall:
         lines.append("Agreement: " + ", ".join(
             f"{k} {number(v, '.3f')}" if isinstance(v, float) else f"{k} {v}"
             for k, v in overall.items()))
-    for pair in agreement.get("low_agreement", []):
-        lines.append(f"Low agreement: {json.dumps(pair)}")
+    for pair in agreement.low_agreement:
+        lines.append(f"Low agreement: {json.dumps(pair.model_dump())}")
     if unjudged:
         lines.append(f"Unjudged top-k candidates kept for the next pooling round: {unjudged}.")
     return lines
@@ -186,74 +196,73 @@ RISK_LEFT_OUT = ("Risk categories: left out: they classify search queries (tags,
                  "a recommendation evaluation's user-queries do not have.")
 
 
-def _query_set_lines(q: dict, recommendation: bool = False) -> list[str]:
+def _query_set_lines(q: QuerySet, recommendation: bool = False) -> list[str]:
     """The evaluated query set (``releval.data.query_set.describe``): per sampling source its
     queries and weight, then per risk category count, share, weight share, minimum, whether
     covered and the gate rules it underwrites; the under-covered categories last. For a
     recommendation evaluation the risk categories are left out (``RISK_LEFT_OUT``)."""
-    head = f"Query set evaluated ({', '.join(q['splits'])}): {q['queries']} queries, weight " \
-           f"{number(q['weight'], '.1f')}"
-    if q["untagged"]:
-        head += f"; {q['untagged']} untagged, their categories recognised from the text"
-    lines = ["", head + ".", *([f"Note: {q['note']}."] if q.get("note") else []), ""]
+    head = f"Query set evaluated ({', '.join(q.splits)}): {q.queries} queries, weight " \
+           f"{number(q.weight, '.1f')}"
+    if q.untagged:
+        head += f"; {q.untagged} untagged, their categories recognised from the text"
+    lines = ["", head + ".", *([f"Note: {q.note}."] if q.note else []), ""]
     lines += markdown_table(["source", "queries", "share", "weight", "weight share"], [
-        [name, s["count"], _share(s["share"]), number(s["weight"], ".1f"),
-         _share(s["weight_share"])]
-        for name, s in q["sources"].items()])
+        [name, s.count, _share(s.share), number(s.weight, ".1f"), _share(s.weight_share)]
+        for name, s in q.sources.items()])
     if recommendation:
         return [*lines, "", RISK_LEFT_OUT]
     covered = {True: "yes", False: "**no**", None: UNDEFINED}
-    rows = [[name, str(c["count"]) + (f" ({c['from_text']} from text)" if c["from_text"] else ""),
-             _share(c["share"]), _share(c["weight_share"]),
-             UNDEFINED if c["minimum"] is None else c["minimum"], covered[c["covered"]],
-             ", ".join(c["underwrites"]) or UNDEFINED] for name, c in q["categories"].items()]
+    rows = [[name, str(c.count) + (f" ({c.from_text} from text)" if c.from_text else ""),
+             _share(c.share), _share(c.weight_share),
+             UNDEFINED if c.minimum is None else c.minimum, covered[c.covered],
+             ", ".join(c.underwrites) or UNDEFINED] for name, c in q.categories.items()]
     lines += ["", "Risk categories (minimum: query_set.min_per_category, checked by the gate "
               "rule coverage; underwrites: the gate rules whose figures rest on them):", "",
               *(["Minimums: auto, derived at the gate from the comparison's power plan (the "
-                 "coverage rule's reasons state them).", ""] if q.get("minimums") == "auto"
+                 "coverage rule's reasons state them).", ""] if q.minimums == "auto"
                 else []),
               *markdown_table(["category", "count", "share", "weight share", "minimum",
                                "covered", "underwrites"], rows)]
-    if q["undercovered"]:
-        lines += ["", f"Under-covered: {', '.join(q['undercovered'])}."]
+    if q.undercovered:
+        lines += ["", f"Under-covered: {', '.join(q.undercovered)}."]
     return lines
 
 
-def query_set_section(split_report: dict, recommendation: bool = False) -> list[str]:
+def query_set_section(split_report: SplitReport, recommendation: bool = False) -> list[str]:
     """decision.md's "## Query set" section: the evaluated query set and its coverage (the
     split section's table; ``recommendation``: without the risk categories); none when the
     split report does not describe it."""
-    q = split_report.get("query_set")
+    q = split_report.query_set
     return ["", "## Query set", *_query_set_lines(q, recommendation)] if q else []
 
 
-def _split_section(r: dict, recommendation: bool = False) -> list[str]:
+def _split_section(r: SplitReport, recommendation: bool = False) -> list[str]:
     """Cut points, counts per split and tag, the leakage findings and the evaluated query set
     (where the report describes it; ``recommendation``: without the risk categories)."""
-    cuts = " → ".join(r["cuts"]) if r.get("cuts") else "none"
-    lines = ["## Split", "", f"Method: {r['method']} · cuts: {cuts}"]
-    if r.get("rule"):
-        lines.append(f"Rule: {r['rule']}")
-    if r.get("note"):
-        lines.append(f"Note: {r['note']}")
-    splits = list(r["counts"])
-    tags = sorted({t for by_tag in r.get("counts_by_tag", {}).values() for t in by_tag})
+    cuts = " → ".join(r.cuts) if r.cuts else "none"
+    lines = ["## Split", "", f"Method: {r.method} · cuts: {cuts}"]
+    if r.rule:
+        lines.append(f"Rule: {r.rule}")
+    if r.note:
+        lines.append(f"Note: {r.note}")
+    splits = list(r.counts)
+    tags = sorted({t for by_tag in r.counts_by_tag.values() for t in by_tag})
     lines += ["", "| | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|",
-              "| queries | " + " | ".join(str(r["counts"][s]) for s in splits) + " |"]
+              "| queries | " + " | ".join(str(r.counts[s]) for s in splits) + " |"]
     for tag in tags:
         lines.append(f"| {tag} | " + " | ".join(
-            str(r["counts_by_tag"].get(s, {}).get(tag, 0)) for s in splits) + " |")
-    shared, dupes = r["leakage"]["shared_sources"], r["leakage"]["duplicate_texts"]
+            str(r.counts_by_tag.get(s, {}).get(tag, 0)) for s in splits) + " |")
+    shared, dupes = r.leakage.shared_sources, r.leakage.duplicate_texts
     lines += ["", "Leakage:",
-              f"- {shared['count']} source(s) relevant in both train and test, affecting "
-              f"{shared['test_queries_affected']} test queries"
-              + (": " + ", ".join(x["source_id"] for x in shared["sources"][:5])
-                 + (" …" if shared["count"] > 5 else "") if shared["count"] else ""),
-              f"- {dupes['count']} test queries repeat a train query's normalised text"
-              + (": " + ", ".join(x["query_id"] for x in dupes["examples"][:5])
-                 if dupes["count"] else "")]
-    if r.get("query_set"):
-        lines += _query_set_lines(r["query_set"], recommendation)
+              f"- {shared.count} source(s) relevant in both train and test, affecting "
+              f"{shared.test_queries_affected} test queries"
+              + (": " + ", ".join(x.source_id for x in shared.sources[:5])
+                 + (" …" if shared.count > 5 else "") if shared.count else ""),
+              f"- {dupes.count} test queries repeat a train query's normalised text"
+              + (": " + ", ".join(x.query_id for x in dupes.examples[:5])
+                 if dupes.count else "")]
+    if r.query_set:
+        lines += _query_set_lines(r.query_set, recommendation)
     random = rec.random_split(r)
     if random:
         protocol, rows = random
@@ -264,30 +273,31 @@ def _split_section(r: dict, recommendation: bool = False) -> list[str]:
     return lines
 
 
-def sections(summary: dict, split_report: dict, stats: dict[str, dict], ingest: dict,
-             agreement: dict) -> dict[str, list[str]]:
+def sections(summary: Summary, split_report: SplitReport, stats: dict[str, RunStats],
+             ingest: Ingest, agreement: Agreement) -> dict[str, list[str]]:
     """The summary page's sections after the headline table, each as its markdown lines:
     candidates, judgments (pooling and agreement), route hits and split (with leakage); the
     HTML report shows the same facts."""
     return {"candidates": _candidates_section(stats),
-            "judgments": _judgments_section(ingest, agreement, summary.get("unjudged")),
-            "route_hits": _route_hits_section(summary.get("route_hits", {})),
-            "split": _split_section(split_report, bool(summary.get("recommendation")))}
+            "judgments": _judgments_section(ingest, agreement, summary.unjudged),
+            "route_hits": _route_hits_section(summary.route_hits),
+            "split": _split_section(split_report, bool(summary.recommendation))}
 
 
-def render_summary(summary: dict, split_report: dict, source: dict, stats: dict[str, dict],
-                   ingest: dict, agreement: dict, history: list[dict] | None = None,
-                   receipt: dict | None = None, automatic: str | None = None) -> str:
+def render_summary(summary: Summary, split_report: SplitReport, source: Source,
+                   stats: dict[str, RunStats], ingest: Ingest, agreement: Agreement,
+                   history: list[dict] | None = None, receipt: Receipt | None = None,
+                   automatic: str | None = None) -> str:
     """The summary page, from the evaluation's summary.json, the split report, the data's
     source.json, each system's run_stats.json and the judgments' ingest.json and
     agreement.json (with ``automatic``, the automatic judge's line, at the judgments' end);
     then, where ``history`` (the ledger's ``entries`` rows) is given, its "## History" part:
     the lineage of ``receipt`` (``releval.report.history``)."""
     lines = [*_systems_section(summary, source), "", *_candidates_section(stats), "",
-             *_judgments_section(ingest, agreement, summary.get("unjudged")),
+             *_judgments_section(ingest, agreement, summary.unjudged),
              *([automatic] if automatic else []),
-             *_route_hits_section(summary.get("route_hits", {})), "",
-             *_split_section(split_report, bool(summary.get("recommendation")))]
+             *_route_hits_section(summary.route_hits), "",
+             *_split_section(split_report, bool(summary.recommendation))]
     if history is not None:
         lines += ["", "## History", "", *history_lines(history, receipt)]
     return "\n".join(lines) + "\n"

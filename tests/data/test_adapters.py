@@ -10,7 +10,7 @@ from releval.demo import generator as demo_data
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import pin
-from stages.prepare import run
+from stages.prepare import Inputs, run
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -246,7 +246,7 @@ def test_bad_must_not_return_names_file_row_and_rule(tmp_path, demo, rows, colum
 def test_prepare_writes_must_not_return_for_every_source(tmp_path, demo):
     def prepare(p: Params):
         pin(p, tmp_path / "input")
-        return run(p, tmp_path / "input")
+        return run(p, Inputs(tmp_path / "input"))
 
     folder = write_tables(tmp_path / "tables", demo)
     tables = Params.model_validate({"prepare": {"source": "tables", "path": str(folder)}})
@@ -268,7 +268,7 @@ def test_judgments_that_point_nowhere_are_counted_and_unknown_documents_refused(
     def prepare(**extra):
         p = Params.model_validate({"prepare": {"source": "beir", "path": str(beir), **extra}})
         pin(p, tmp_path / "input")
-        return run(p, tmp_path / "input")
+        return run(p, Inputs(tmp_path / "input"))
 
     with pytest.raises(InputError) as info:
         prepare()

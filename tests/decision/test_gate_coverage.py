@@ -2,7 +2,6 @@
 stage's description of the evaluated query set."""
 
 import json
-import sys
 
 import pandas as pd
 import yaml
@@ -12,9 +11,10 @@ from releval.decision.gate.coverage import check
 from releval.decision.gate.evidence import Evidence
 from releval.params import Params
 from releval.params.rules import CoverageRule
-from stages.gate import main, run
+from stages.common import main
+from stages.gate import Inputs, run
 from tests.documents import comparison, health, read_comparison, read_summary, summary
-from tests.frames import write_looks_inputs
+from tests.frames import split_report, write_looks_inputs
 
 RULE = CoverageRule()
 
@@ -86,30 +86,28 @@ COMPARISON, SUMMARY = comparison(), summary({})
 def test_the_gate_stage_reads_the_split_reports_query_set(tmp_path, monkeypatch):
     p = Params.model_validate({"gate": {"rules": [{"rule": "coverage"}]}})
     comparison, summary = read_comparison(COMPARISON), read_summary(SUMMARY)
-    decision = run(p, comparison, pd.DataFrame(), {}, {}, {}, summary,
-                   query_set=QUERY_SET).decision
+    decision = run(p, Inputs(comparison, pd.DataFrame(), {}, {}, {}, summary,
+                   split_report={"query_set": QUERY_SET})).decision
     assert [r["name"] for r in decision["rules"]][:2] == ["coverage head", "coverage no_answer"]
-    assert run(p, comparison, pd.DataFrame(), {}, {}, {}, summary).decision["failed"] == [
+    assert run(p, Inputs(comparison, pd.DataFrame(), {}, {}, {}, summary)).decision["failed"] == [
         "coverage"]
-    # main(): --split-report names the file whose query_set the rule reads
+    # the stage reads the query_set of the split report the split stage wrote
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"gate": {"rules": [
         {"rule": "coverage"}]}}))
-    for name, doc in (("comparison", COMPARISON), ("safety", {}), ("metrics", {}),
-                      ("summary", SUMMARY), ("health", health({}))):
-        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
-    (tmp_path / "split_report.json").write_text(json.dumps({"query_set": QUERY_SET}))
-    pd.DataFrame({"dimension": ["all"]}).to_parquet(tmp_path / "slices.parquet")
-    write_looks_inputs(tmp_path, "split.parquet", "qrels.parquet", "looks.json",
-                       ["fused/hybrid/run.parquet"])
+    for path, doc in (("compare/comparison.json", COMPARISON),
+                      ("safety/safety.json", {"top_k": 10, "systems": {}, "no_answer": {},
+                                              "skipped": []}),
+                      ("evaluate/metrics.json", {}), ("evaluate/summary.json", SUMMARY),
+                      ("health/health.json", health({})),
+                      ("split/split_report.json", split_report(QUERY_SET))):
+        (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / path).write_text(json.dumps(doc))
+    (tmp_path / "data/slices").mkdir()
+    pd.DataFrame({"dimension": ["all"]}).to_parquet(tmp_path / "data/slices/slices.parquet")
+    write_looks_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", [
-        "stages.gate", "--compare", "comparison.json", "--slices", "slices.parquet",
-        "--safety", "safety.json", "--metrics", "metrics.json", "--summary", "summary.json",
-        "--health", "health.json", "--split-report", "split_report.json",
-        "--split", "split.parquet", "--qrels", "qrels.parquet", "--looks", "looks.json",
-        "--candidates", "candidates", "--fused", "fused", "--out", "gate"])
-    main()
-    written = json.loads((tmp_path / "gate/decision.json").read_text())
+    main("gate", [])
+    written = json.loads((tmp_path / "data/gate/decision.json").read_text())
     assert written["failed"] == ["coverage no_answer", "coverage high_risk", "coverage negation"]
 
 

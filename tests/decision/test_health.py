@@ -12,6 +12,7 @@ from releval.data import contracts as S
 from releval.decision.freshness import first_appearance, freshness, last_appearance
 from releval.decision.health import (
     COLUMNS,
+    evaluated_queries,
     health,
     latency_figures,
     near_duplicates,
@@ -208,3 +209,28 @@ def test_health_table_and_record_per_system():
     assert report["systems"]["hybrid"]["cost_model"] == {
         s: COSTS[s].model_dump() for s in ("bm25", "dense", "hybrid")}
     assert set(report["definitions"]) == set(COLUMNS) - {S.SYSTEM, S.ROUTE}
+
+
+def test_a_team_run_answering_the_test_queries_is_not_counted_empty_on_the_others():
+    """A team's run that answers only the test queries: its row is over the evaluated set
+    (the test split's queries), not over train + test (empty 2/3 there); freshness still
+    reads every query's window."""
+    split = pd.DataFrame({S.QUERY_ID: ["q1", "q2", "q3"], S.SPLIT: ["train", "train", "test"]})
+    evaluated = evaluated_queries(split, ["test"])
+    assert evaluated == {"q3"} and evaluated_queries(None, ["test"]) is None
+    team = run({"q3": ["c", "e"]})
+    runs = {"bm25": RUN, "team": team}
+    latencies = {"bm25": latency([1.0, 2.0, 30.0], ["ok", "ok", "timeout"]), "team": None}
+    stats = {"bm25": {"route": "bm25"}, "team": {"route": "external"}}
+    everywhere, _ = health(runs, latencies, stats, DOCS, QS, {}, {})
+    assert everywhere.set_index(S.SYSTEM).loc["team", "empty_share"] == pytest.approx(2 / 3)
+    table, report = health(runs, latencies, stats, DOCS, QS, {}, {}, evaluated)
+    rows = table.set_index(S.SYSTEM)
+    assert rows.loc["team", "empty_share"] == 0 and rows.loc["team", "n_queries"] == 1
+    assert rows.loc["team", "candidates_per_query"] == 2
+    assert rows.loc["bm25", "latency_p50_ms"] == 30.0  # q3's latency alone
+    assert rows.loc["bm25", "timeout_rate"] == 1.0
+    assert report["systems"]["bm25"]["status"]["ok"] == 0
+    # freshness over every query's window, as before
+    assert rows.loc["bm25", "freshness_eligible"] == \
+        everywhere.set_index(S.SYSTEM).loc["bm25", "freshness_eligible"]

@@ -109,3 +109,41 @@ def test_compare_on_runs_counts_the_missing_and_labels_the_comparison(tmp_path, 
     refused = runner.invoke(app, [*args, "--query-set", "refuse"])
     assert refused.exit_code == 2
     assert refused.stderr.count("\n") == 1 and "--query-set common" in refused.stderr
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_compare_with_a_gate_labels_every_decision_on_missing_queries(tmp_path, monkeypatch,
+                                                                       shape):
+    """``compare --qrels --gate``: a rule decided over judged queries a run misses says so in
+    its reason, the decision keeps the query set (not complete), and the query_set rule holds
+    in the gate too (common: the queries both answer; refuse: one line)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    skip_b, skip_c = SHAPES[shape]
+    qrels = tmp_path / "qrels.txt"
+    _qrels().assign(it=0)[["query_id", "it", "doc_id", "grade"]].to_csv(
+        qrels, sep=" ", header=False, index=False)
+    _write(tmp_path / "base.run", _run(skip_b, 3), "base")
+    _write(tmp_path / "cand.run", _run(skip_c, 4), "cand")
+    (tmp_path / "rules.yaml").write_text(
+        "rules:\n  - {rule: no_regression, measure: nDCG@10, max_drop: 0.5}\n")
+    args = ["compare", str(tmp_path / "base.run"), str(tmp_path / "cand.run"), "--qrels",
+            str(qrels), "--resamples", "200", "--gate", str(tmp_path / "rules.yaml")]
+    runner = CliRunner()
+    done = runner.invoke(app, [*args, "--format", "json"])
+    assert done.exit_code in (0, 1), done.output
+    gate = json.loads(done.stdout)["gate"]
+    missing = len(skip_b | skip_c)
+    assert gate["query_set"]["complete"] is False
+    assert gate["query_set"]["missing"] == {"base": len(skip_b), "cand": len(skip_c)}
+    label = (f"all 30 judged queries, {missing} missing from a run and scored 0 there "
+             f"(missing: base {len(skip_b)}, cand {len(skip_c)}): not like for like")
+    assert all(label in r["reason"] for r in gate["rules"]), gate["rules"]
+    table = runner.invoke(app, args)
+    assert "MISSING QUERIES SCORED 0" in table.stdout and label in " ".join(table.stdout.split())
+    common = json.loads(runner.invoke(app, [*args, "--query-set", "common", "--format",
+                                            "json"]).stdout)["gate"]
+    assert common["query_set"]["compared"] == 30 - missing
+    assert all(f"n={30 - missing}" in r["reason"] for r in common["rules"])
+    refused = runner.invoke(app, [*args, "--query-set", "refuse"])
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
+    assert f"{missing} of 30 judged" in refused.stderr and "Traceback" not in refused.output

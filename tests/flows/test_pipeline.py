@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +15,6 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.pipeline import dvc_stages, pipeline
 from releval.params import load_params
-from stages.common import system_files
 from tests.projects import HARNESS_S, SELFTEST, copy_code, lexical_only
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,20 +158,19 @@ def test_failures_are_traced_to_layers_and_a_review_overrides_them(project, tmp_
     review = tmp_path / "reviewed.csv"
     reviewed.to_csv(review, index=False)
     from stages import failures as stage
+    from stages.common import read_inputs
 
-    raw, p = root / "data/raw", load_params(root / "params.yaml")
-    runs = {name: pd.read_parquet(path) for name, path in
-            system_files(p, root / "data/candidates", root / "data/fused", "run").items()}
-    stats = {name: json.loads((root / f"data/{'fused' if name == 'hybrid' else 'candidates'}"
-                                      f"/{name}/run_stats.json").read_text()) for name in runs}
-    result = stage.run(p, runs, stats, pd.read_parquet(root / "data/judgments/qrels.parquet"),
-                       pd.read_parquet(raw / "queries.parquet"),
-                       pd.read_parquet(raw / "documents.parquet"),
-                       pd.read_parquet(root / "data/split/split.parquet"),
-                       pd.read_parquet(root / "data/evaluate/labels.parquet"),
-                       pd.read_parquet(root / "data/safety/violations.parquet"),
-                       pd.read_parquet(raw / "answers.parquet"),
-                       pd.read_parquet(raw / "interactions.parquet"), review)
+    (tmp_path / "input/review").mkdir(parents=True)  # the review as the inputs stage pins it
+    shutil.copy(review, tmp_path / "input/review" / review.name)
+    p = load_params(root / "params.yaml")
+    p = p.model_copy(update={"failures": p.failures.model_copy(update={"review": str(review)})})
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        inputs = read_inputs(stage.Inputs, p)
+    finally:
+        os.chdir(cwd)
+    result = stage.run(p, replace(inputs, pinned=tmp_path / "input"))
     counts = result.report["review"]
     assert (counts["reviewed"], counts["quarantined"]) == (2, 1)
     assert counts["rows_in"] == counts["reviewed"] + counts["unreviewed"] + counts["quarantined"]
@@ -235,32 +234,29 @@ def test_the_same_project_on_a_dask_cluster_gives_byte_identical_metrics(project
 
 @pytest.mark.slow  # re-runs every stage's main(); in `make test-all`
 def test_every_stage_lists_every_params_key_it_reads(project, tmp_path, monkeypatch):
-    """Each stage's main() runs again with params that record every key read (outputs go to
-    a scratch folder); dvc.yaml must list each key, or a section holding it."""
-    import importlib
+    """Each stage runs again, in a copy of the project, with params that record every key
+    read; dvc.yaml must list each key, or a section holding it."""
     import shlex
 
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
+    from stages import common
     from tests.dag import recording
 
     root, _, _ = project
-    monkeypatch.chdir(root)
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".dvc", ".git"))
+    monkeypatch.chdir(copy)
     with Repo(str(root)) as repo:
         stages = [(s.name, s.cmd, [k for d in s.deps if isinstance(d, ParamsDependency)
                                    for k in d.params]) for s in repo.index.stages]
     unlisted = {}
     for name, cmd, listed in stages:
-        argv = shlex.split(cmd)
-        module = importlib.import_module(argv[argv.index("-m") + 1])
-        args = argv[argv.index("-m") + 2:]
-        out = args.index("--out") + 1
-        args[out] = str(tmp_path / name / args[out])
-        proxy, reads = recording(load_params(root / "params.yaml"))
-        monkeypatch.setattr(module, "params_of", lambda _args, proxy=proxy: proxy)
-        monkeypatch.setattr(sys, "argv", [name, *args])
-        module.main()
+        argv = shlex.split(cmd)  # python -m stages <stage> --params params.yaml [--system …]
+        proxy, reads = recording(load_params(copy / "params.yaml"))
+        monkeypatch.setattr(common, "params_of", lambda _args, proxy=proxy: proxy)
+        common.main(argv[3], argv[4:])
         if reads.missing(listed):
             unlisted[name] = reads.missing(listed)
         assert reads.values, f"{name}: no params read at all (the recorder saw nothing)"

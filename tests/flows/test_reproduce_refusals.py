@@ -13,6 +13,7 @@ from releval.project.receipt import digest, write
 from tests.projects import ROOT, git_project
 
 FOLDER_MD5 = "0123456789abcdef0123456789abcdef.dir"
+EMPTY_MD5 = "fedcba9876543210fedcba9876543210.dir"
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +60,16 @@ def test_pinned_inputs_gone_from_cache_and_remote_are_named_by_key_and_digest(pr
     receipt = _receipt(root, head, {"inputs_lock": {
         "cmd": "python -m stages.inputs --params params.yaml --out data/input",
         "outs": [{"path": "data/input/fixture", "hash": "md5", "md5": FOLDER_MD5,
+                  "size": 10, "nfiles": 1},
+                 {"path": "data/input/adjudicator", "hash": "md5", "md5": EMPTY_MD5,
                   "size": 10, "nfiles": 1}]}})
     _, lines = reproduce(root, receipt, "--pinned")
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"error: kept/receipt-{head[:7]}.json: the run's pinned "
-                               "inputs are in neither the DVC cache nor the default remote: "
-                               f"fixture.path (data/input/fixture, md5 {FOLDER_MD5}); "
-                               "`dvc push` them"), lines[0]
+    # each input by what it is: its params key, where its copy came from, its slot and digest
+    assert lines[0].startswith(
+        f"error: kept/receipt-{head[:7]}.json: the run's pinned inputs are in neither the DVC "
+        "cache nor the default remote: fixture.path, copied from examples/fixture as the "
+        f"run's params give it (data/input/fixture, md5 {FOLDER_MD5}); "
+        "judgments.adjudicator, not given in the run's params: its slot holds only "
+        f"pinned.json (data/input/adjudicator, md5 {EMPTY_MD5}); `dvc push` them"), lines[0]
+    assert "no params key" not in lines[0]

@@ -19,6 +19,8 @@ from releval.judging.automatic import (
     read_labels,
     similarity_judge,
     split_human,
+    unmatched,
+    unmatched_note,
 )
 from releval.retrieval.dense import DenseRetriever
 from releval.retrieval.embeddings import Encoder
@@ -194,3 +196,23 @@ def test_pair_similarity_is_the_cosine_through_the_embedding_cache(tmp_path, mon
     assert (warm.document_cache.encoded, warm.document_cache.hits) == (0, 3)
     with pytest.raises(InputError, match="1 judged document ids are not in the document table"):
         pair_similarity(pairs.assign(doc_id=["a", "b", "c", "z"]), queries, documents, retriever)
+
+
+def test_labels_naming_unknown_queries_or_documents_are_counted_not_dropped_silently(tmp_path):
+    path = tmp_path / "labels.qrels"
+    path.write_text("q1 0 d1 2\nq1 0 zz 1\nx9 0 d2 0\nx9 0 zz 1\nq2 0 d2 1\n")
+    labels = read_labels(path, judge="j", model="m", max_grade=3)
+    queries = pd.DataFrame({"query_id": ["q1", "q2"]})
+    documents = pd.DataFrame({"doc_id": ["d1", "d2"]})
+    counts = unmatched(labels, queries, documents)
+    assert counts == {"labels": 5, "unknown_queries": 2, "unknown_documents": 2,
+                      "first_unknown_query": "x9/d2", "first_unknown_document": "q1/zz"}
+    assert unmatched_note(counts) == ("of 5 labels, 2 name a query not in the data (first: "
+                                      "x9/d2) and 2 a document not in the data (first: "
+                                      "q1/zz): not read")
+    clean = unmatched(labels[labels["query_id"] != "x9"].iloc[[0, 2]], queries, documents)
+    assert clean["unknown_queries"] == clean["unknown_documents"] == 0
+    assert unmatched_note(clean) == ""
+    runs_only = unmatched(labels, queries, documents.iloc[:0])  # no documents: not counted
+    assert runs_only["unknown_documents"] is None
+    assert unmatched_note(runs_only).startswith("of 5 labels, 2 name a query not in the data")

@@ -77,7 +77,8 @@ def test_entries_read_the_ledger_oldest_first_and_flag_an_edited_file(tmp_path):
                                                         "2026-11-30T03:00:00+00:00"]
     assert rows[1]["over_time"]["attribution"]["hybrid"]["nDCG@10"]["verdict"] == "drift"
     assert rows[2] == {"run": 3, "file": "20261201T030000Z-c.json",
-                       "problem": "the receipt's content does not match its sha256 (edited?)"}
+                       "problem": f"{history.SET_ASIDE}: the receipt's content does not "
+                                  "match its sha256 (edited?)"}
     assert history.previous(tmp_path)["sha256"] == second["sha256"]
 
 
@@ -90,7 +91,7 @@ def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path):
     rows = history.entries(tmp_path)
     assert rows[0]["sha256"] == ours["sha256"][:12]
     assert rows[1] == {"run": 2, "file": "20261130T030000Z-b.json", "problem": (
-        "a receipt of another schema (releval.project.receipt/0; this releval writes "
-        "releval.project.receipt/2): lacks code.commit, code.dirty, "
+        f"{history.SET_ASIDE}: a receipt of another schema (releval.project.receipt/0; "
+        "this releval writes releval.project.receipt/2): lacks code.commit, code.dirty, "
         "work.queries_evaluated, inputs")}
     assert history.previous(tmp_path)["sha256"] == ours["sha256"]  # the newest comparable

@@ -150,7 +150,7 @@ def test_the_run_refuses_params_that_do_not_fit_the_project_dag(tmp_path, data, 
 
 def pinned_params(tmp_path: Path, data: dict[str, Path], queries: Path | None = None) -> Params:
     """Runs-only params with every input pinned under tmp_path/input (the inputs stage)."""
-    from stages.inputs import run as pin
+    from releval.project.inputs import pin
 
     p = Params.model_validate({
         "prepare": {"source": "runs", "qrels": str(data["qrels"]),
@@ -164,10 +164,10 @@ def pinned_params(tmp_path: Path, data: dict[str, Path], queries: Path | None = 
 
 
 def test_prepare_writes_no_documents_the_qrels_and_every_query(tmp_path, data):
-    from stages.prepare import run
+    from stages.prepare import Inputs, run
 
     (data["a"]).write_text(data["a"].read_text() + "999 Q0 5 1 1.0 a\n")  # a query unjudged
-    out = run(pinned_params(tmp_path, data), tmp_path / "input")
+    out = run(pinned_params(tmp_path, data), Inputs(tmp_path / "input"))
     assert out.documents.empty and tuple(out.documents.columns) == S.DOCUMENT_COLUMNS
     qrels = cranfield_qrels()
     assert len(out.judgments) == len(qrels) and not out.judgments[S.HARD_NEGATIVE].any()
@@ -176,7 +176,7 @@ def test_prepare_writes_no_documents_the_qrels_and_every_query(tmp_path, data):
     assert tuple(out.queries.columns) == S.QUERY_COLUMNS and out.given_split.empty
     assert out.source["qrels_pointing_nowhere"]["unknown_documents"] == 0
     timed = run(pinned_params(tmp_path, data, write_queries(tmp_path / "q.jsonl")),
-                tmp_path / "input")
+                Inputs(tmp_path / "input"))
     assert len(timed.queries) == N_QUERIES and timed.source["query_times"] is True
     assert timed.queries[S.TAGS].iloc[1] == ["tail", "typo"]
     assert str(timed.queries[S.ISSUED_AT].iloc[0]) == "2024-01-01 08:00:00+00:00"
@@ -273,36 +273,35 @@ def test_a_latency_bound_is_na_when_no_system_measured_latency():
 
 
 def test_the_stages_say_what_needs_documents_is_not_applicable(tmp_path, data):
-    from stages.health import run as health
-    from stages.pool import run as pool
-    from stages.prepare import run as prepare
-    from stages.safety import run as safety
+    from stages import health, pool, prepare, safety
 
     p = pinned_params(tmp_path, data)
-    raw = prepare(p, tmp_path / "input")
+    raw = prepare.run(p, prepare.Inputs(tmp_path / "input"))
     split = pd.DataFrame({S.QUERY_ID: raw.queries[S.QUERY_ID], S.SPLIT: "test"})
     runs = {s: pd.DataFrame({S.SYSTEM: s, S.ROUTE: "external", S.QUERY_ID: ["1", "1"],
                              S.DOC_ID: ["184", "29"], S.RANK: [1, 2], S.SCORE: [2.0, 1.0]})
             for s in ("a", "b")}
-    report = safety(p, runs, raw.queries, raw.documents, raw.must_not_return, split).report
+    report = safety.run(p, safety.Inputs(runs, raw.queries, raw.documents,
+                                         raw.must_not_return, split)).report
     assert "no documents" in report["not_applicable"]
     stats = {s: {"route": "external"} for s in runs}
-    doc = health(p, runs, {s: None for s in runs}, stats, raw.documents, raw.queries).report
+    doc = health.run(p, health.Inputs(runs, {s: None for s in runs}, stats, raw.documents,
+                                      raw.queries)).report
     for record in doc["systems"].values():
         assert record["near_duplicate_ratio"] is None
         assert "no documents" in record["not_applicable"]["near_duplicate_ratio"]
         assert "carries no latency" in record["not_applicable"]["latency_p95_ms"]
-    pooled = pool(p, {}, raw.documents, raw.queries, split, None)
+    pooled = pool.run(p, pool.Inputs({}, raw.documents, raw.queries, split, None))
     assert pooled.pool.empty and pooled.identity["systems"] == []
 
 
 def test_the_selftest_checks_the_evaluator_without_documents(tmp_path, data):
-    from stages.selftest import run
+    from stages.selftest import Inputs, run
 
     p = pinned_params(tmp_path, data).model_copy(update={"selftest": type(
         Params().selftest).model_validate({**SELFTEST, "cases": 9})})
     raw = read_runs_only(data["qrels"])
-    out = run(p, raw.documents, raw.queries, raw.qrels, pd.DataFrame())
+    out = run(p, Inputs(raw.documents, raw.queries, raw.qrels, pd.DataFrame()))
     rows = out.rows
     team = rows[rows["system"].isin(["a", "b"])]
     assert len(team) and set(team["status"]) == {"not_applicable"}  # a team run: no scorer

@@ -1,13 +1,16 @@
 """A small hand-made report: every input of the HTML page, with names that need escaping."""
 
 import math
+import typing
 
 import pandas as pd
 
 from releval.data import contracts as S
 from releval.decision.over_time import NOTE
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
+from releval.documents.run_stats import RunStats
 from releval.report.inputs import ReportInputs
+from tests.documents import under
 
 BASE, CAND = "bm25", 'hy<b>&"brid'  # the candidate's name needs escaping everywhere
 MEASURE = "nDCG@10"
@@ -15,7 +18,8 @@ DIGEST = "0123456789abcdef" * 4
 
 
 def entry(value, n=40, undefined=2):
-    return {"value": value, "n": n, "undefined": undefined, "empty": 1}
+    return {"value": value, "n": n, "undefined": undefined, "empty": 1, "applicable": True,
+            "level": "query"}
 
 
 SUMMARY = {
@@ -27,25 +31,34 @@ SUMMARY = {
                 CAND: {MEASURE: entry(0.61234), "R@100": entry(0.7), "P@10": entry(0.45),
                        "AP": entry(0.3), "Judged@10": entry(0.9, 42, 0),
                        "HardNeg@10": entry(0.0625, 42, 0)}},
-    "judgments": {"invisible_left_out": 3, "relevant_invisible_left_out": 1},
+    "no_answer_left_out": 0,
+    "judgments": {"evaluated": 40, "invisible_left_out": 3,
+                  "relevant_invisible_left_out": 1},
     "route_hits": {"bm25|dense": {"bm25-only": 4, "both": 9, "dense-only": 2, "neither": 1}},
 }
-SPLIT = {"method": "quantiles", "cuts": ["2025-01-01", "2025-02-01"], "rule": "by time",
+SPLIT = {"method": "quantiles", "temporal": True, "cuts": ["2025-01-01", "2025-02-01"],
+         "rule": "by time",
          "counts": {"train": 30, "test": 12}, "counts_by_tag": {"test": {"typo": 2}},
          "leakage": {"shared_sources": {"count": 1, "test_queries_affected": 2,
-                                        "sources": [{"source_id": "kb-1"}]},
+                                        "sources": [{"source_id": "kb-1", "train_queries": 1,
+                                                     "test_queries": 2}]},
                      "duplicate_texts": {"count": 0, "examples": []}}}
-STATS = {BASE: {"route": "bm25", "depth": 100,
-                "candidates_per_query": {"mean": 64.25, "empty": 3},
-                "latency_ms": {"p50": 0.25, "p95": 0.5, "p99": None}},
-         CAND: {"route": "hybrid", "depth": 100,
-                "candidates_per_query": {"mean": 80.0, "empty": 0},
-                "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0},
-                "fusion": {"method": "rrf", "k": 10}, "tuning": "tuned on 5 queries"},
-         "prod": {"route": "external", "depth": 100,
-                  "candidates_per_query": {"mean": 90.0, "empty": 0},
-                  "latency_ms": {"p50": None, "p95": None, "p99": None}}}
-INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
+STATS = {  # each system's run_stats.json
+    BASE: {"system": BASE, "route": "bm25", "depth": 100, "n_queries": 42,
+           "status": {"ok": 42},
+           "candidates_per_query": {"mean": 64.25, "min": 0, "max": 100, "empty": 3},
+           "latency_ms": {"p50": 0.25, "p95": 0.5, "p99": None}},
+    CAND: {"system": CAND, "route": "hybrid", "depth": 100, "n_queries": 42,
+           "status": {"ok": 42},
+           "candidates_per_query": {"mean": 80.0, "min": 60, "max": 100, "empty": 0},
+           "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0},
+           "fusion": {"method": "rrf", "k": 10}, "tuning": "tuned on 5 queries"},
+    "prod": {"system": "prod", "route": "external", "depth": 100, "n_queries": 42,
+             "status": {"ok": 42},
+             "candidates_per_query": {"mean": 90.0, "min": 80, "max": 100, "empty": 0},
+             "latency_ms": {"p50": None, "p95": None, "p99": None}}}
+INGEST = {"qrels": "hand-made", "source": "files",
+          "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
           "quarantined": 1, "by_reason": {"grade missing": 1},
           "hard_negatives": {"marked": 9, "kept": 5, "added": 3, "overruled": 1}}
 AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "low_agreement": []}
@@ -107,8 +120,9 @@ AUTOMATIC = {
             "measures": {MEASURE: {BASE: _ppi(0.5), CAND: _ppi(0.61)}}},
     "difference": {},
     "holes": {"filled": 10, "fill_holes": True, "relevant": 3, "queries": 8}}
-PAIRED = {"measure": MEASURE, "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
-          "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
+PAIRED = {"measure": MEASURE, "slice": "all", "unit": "query", "n": 40, "excluded": 0,
+          "mean_baseline": 0.5, "mean_candidate": 0.61234, "mean_diff": 0.11234,
+          "median_diff": 0.1, "ci_low": 0.01, "ci_high": 0.2, "wins": 20, "ties": 15,
           "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
           "verdict": "improved", "resamples": 500, "seed": 3, "units": 40, "alpha": 0.05,
           "sd": 0.2, "power": 0.8, "mde": 0.0916, "needed_queries": 787}
@@ -142,7 +156,11 @@ COMPARISON = {"baseline": BASE, "candidate": CAND, "controlled": False,
               "strata": "kind",
               "conditions": {BASE: {"budget": 100, "qrels": "abc"},
                              CAND: {"budget": 50, "qrels": "abc"}},
-              "paired": [PAIRED], "family": FAMILY}
+              "paired": [PAIRED], "family": FAMILY,
+              "note": "UNCONTROLLED: conditions differ", "unpaired": [], "aggregates": {},
+              "composition": {}, "training": [],
+              "change": {"kind": None, "label": "not declared: the general conditions only",
+                         "holds_fixed": [], "inspections": {}}}
 SLICES = pd.DataFrame({
     S.DIMENSION: ["all", "kind", "kind"], S.SLICE: ["all", "typo", "error_code"],
     S.MEASURE: [MEASURE] * 3, "n": [40, 25, 3], f"mean_{BASE}": [0.5, 0.4, math.nan],
@@ -161,7 +179,8 @@ SAFETY = {"top_k": 10,
                                "no_result": 1, "no_result_rate": 0.025, "threshold": None},
                         CAND: {"no_answer_queries": 4, "correct_refusals": 1,
                                "correct_refusal_rate": 0.25, "answerable_queries": 40,
-                               "no_result": 2, "no_result_rate": 0.05, "threshold": None}}}
+                               "no_result": 2, "no_result_rate": 0.05, "threshold": None}},
+          "skipped": []}
 FAILURES = {"baseline": BASE, "candidate": CAND, "k": 10, "deep_k": 1000, "queries": 40,
             "chunk_map": False, "layers": ["corpus", "fusion", "ranking"],
             "by_layer": [{"layer": "corpus", "baseline": 1, "candidate": 1, "difference": 0},
@@ -171,9 +190,12 @@ FAILURES = {"baseline": BASE, "candidate": CAND, "k": 10, "deep_k": 1000, "queri
             "safety": {BASE: 0, CAND: 3}, "review": None}
 GATE = {"passed": False, "baseline": BASE, "candidate": CAND, "controlled": False,
         "differences": ["budget: 100 vs <50>"],
-        "rules": [{"name": f"safety {CAND}", "passed": False, "value": 3, "threshold": 0,
+        "failed": [f"safety {CAND}"], "not_applicable": [], "note": None, "rollback": [],
+        "rules": [{"rule": "safety", "name": f"safety {CAND}", "passed": False, "value": 3,
+                   "threshold": 0,
                    "reason": "3 violation(s) > max 0 <acl>"},
-                  {"name": "latency p95", "passed": True, "value": 0.123456,
+                  {"rule": "latency", "name": "latency p95", "passed": True,
+                   "value": 0.123456,
                    "threshold": 50.0, "reason": "fast"}]}
 SHEET = pd.DataFrame([{c: "" for c in WORKSHEET_COLUMNS}
                       | {"system": BASE, "query_id": "q1", "query_text": "reset | password",
@@ -241,18 +263,50 @@ OFFPOLICY_WEIGHTS = pd.DataFrame({"low": [0.0, 0.01, 0.1, 1.0, 10.0],
     share=lambda f: f["rows"] / 1000)
 
 
+SOURCE = {"source": "hand-made <data>", "qrels": "hand-made", "documents": 100, "queries": 42,
+          "judgments": 120, "hard_negatives": 9, "must_not_return": 3}
+
+
 def inputs(**changes) -> ReportInputs:
-    """The sample's inputs, every optional one given, with ``changes``."""
+    """The sample's inputs, every optional one given, with ``changes``; a document given as a
+    dict (part of one: completed with the sample's) is read as its model (``model``)."""
     fields = dict(summary=SUMMARY, stats=STATS, comparison=COMPARISON, slices=SLICES,
                   safety=SAFETY, failures=FAILURES, sheet=SHEET, gate=GATE,
-                  split_report=SPLIT, source={"source": "hand-made <data>"}, ingest=INGEST,
+                  split_report=SPLIT, source=SOURCE, ingest=INGEST,
                   agreement=AGREEMENT, measure=MEASURE, min_n=20,
                   per_query_diff=PER_QUERY_DIFF, curves=CURVES, violations=VIOLATIONS,
                   failure_rows=FAILURE_ROWS, queries=QUERIES, receipt=RECEIPT,
-                  automatic=AUTOMATIC,
+                  automatic=AUTOMATIC, selftest=SELFTEST,
                   offpolicy=OFFPOLICY, offpolicy_estimates=OFFPOLICY_ESTIMATES,
                   offpolicy_weights=OFFPOLICY_WEIGHTS)
-    return ReportInputs(**(fields | changes))
+    return ReportInputs(**{name: model(name, value) for name, value in (fields | changes).items()})
+
+
+# the sample's whole document of each ReportInputs field a test may give in part
+WHOLE = {"summary": lambda: SUMMARY, "comparison": lambda: COMPARISON,
+         "safety": lambda: SAFETY, "failures": lambda: FAILURES, "gate": lambda: GATE,
+         "split_report": lambda: SPLIT, "source": lambda: SOURCE, "ingest": lambda: INGEST,
+         "selftest": lambda: SELFTEST}
+
+
+def _model_of(annotation):
+    """The document model of a ReportInputs field's annotation (``X | None``: X)."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return _model_of(args[0]) if args else annotation
+
+
+def model(field: str, value):
+    """``value`` of the ReportInputs ``field`` as the report stage reads it: a document given
+    as a dict validated into its model (a part completed with the sample's whole document,
+    ``WHOLE``); ``stats``: each system's ``RunStats``; anything else as it is."""
+    if not isinstance(value, dict) or field == "history":
+        return value
+    if field == "stats":
+        return {s: v if isinstance(v, RunStats) else RunStats.model_validate(
+            under(STATS.get(s, STATS[BASE]) | {"system": s}, v)) for s, v in value.items()}
+    whole = WHOLE.get(field)
+    doc = whole() | value if whole else value
+    return _model_of(typing.get_type_hints(ReportInputs)[field]).model_validate(doc)
 
 
 # --- a recommendation evaluation: users as queries --------------------------------------
@@ -334,7 +388,14 @@ DIFFERENTIAL = pd.DataFrame({
     "cases": [40, 12, 0], "agreed": [40, 12, 0],
     "status": ["agree", "agree", "not installed"]})
 SELFTEST = {"relations": 3, "trials": 100, "reached": 98, "passed": 98, "failed": 0,
-            "not_passed": 0, "not_applicable": 1, "ok": True, "differential": {
+            "not_passed": 0, "not_applicable": 1, "ok": True,
+            "systems": {"bm25": {"relations": 2, "trials": 100, "reached": 98, "passed": 98,
+                                 "failed": 0, "not_passed": 0, "not_applicable": 0,
+                                 "ok": True},
+                        "team": {"relations": 1, "trials": 0, "reached": 0, "passed": 0,
+                                 "failed": 0, "not_passed": 0, "not_applicable": 1,
+                                 "ok": None}},
+            "differential": {
                 "ok": True, "oracles": {
                     "pytrec_eval": {"version": "0.5", "measures": 1, "paths": 2, "cases": 52,
                                     "agree": 2, "differ": 0},
@@ -452,3 +513,25 @@ def lineage_docs() -> list[tuple[str, dict]]:
         doc["sha256"] = digest(doc["receipt"])
         out.append((f"2026120{i}T080000Z-{doc['sha256'][:12]}.json", doc))
     return out
+
+
+# --- the markdown pages of the sample's documents, read as their models ----------------------
+
+def summary_md(summary=SUMMARY, split_report=SPLIT, source="hand-made <data>", history=None):
+    """summary.md (``render_summary``) of the sample with ``summary`` and ``split_report``
+    (dicts, read as their models) and the source's name."""
+    from releval.report.summary import render_summary
+
+    i = inputs(summary=summary, split_report=split_report, source=SOURCE | {"source": source})
+    return render_summary(i.summary, i.split_report, i.source, i.stats, i.ingest, i.agreement,
+                          history)
+
+
+def decision_md(**changes) -> str:
+    """decision.md (``render_decision``) of ``inputs(**changes)``, without health or a query
+    set section."""
+    from releval.report.decision import render_decision
+
+    i = inputs(**changes)
+    return render_decision(i.comparison, i.slices, i.safety, i.failures, i.sheet, i.gate,
+                           i.min_n, {}, [])

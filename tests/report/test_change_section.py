@@ -3,21 +3,26 @@ tables, and the also-comparisons' paired rows; in markdown and as escaped HTML."
 
 from releval.report.change import markdown
 from releval.report.html import markdown as page_of
+from tests.report.sample import COMPARISON, model
 
 PAIRED = {"measure": "nDCG@10", "n": 40, "mean_diff": 0.0312, "ci_low": -0.01, "ci_high": 0.07,
           "p_holm": 0.2, "verdict": "inconclusive"}
 
 
-def comparison():
-    also = {"baseline": "prod_v2", "candidate": "prod_v3", "controlled": False,
+def comparison(**changes):
+    """The sample's comparison (its model) with a declared change and one ``also``."""
+    paired = COMPARISON["paired"][0] | PAIRED
+    also = {key: value for key, value in COMPARISON.items() if key != "family"} | {
+            "baseline": "prod_v2", "candidate": "prod_v3", "controlled": False,
             "differences": ["independent_eval (prod_v3): 3 of 40 evaluated queries in the "
-                            "training split"], "paired": [PAIRED],
+                            "training split"], "paired": [paired],
             "change": {"kind": "training_signal", "label": "new training signal",
                        "holds_fixed": [], "inspections": {
                            "negative_transfer": {"definition": "slices where it is worse",
                                                  "rows": [], "tested": 3}}}}
-    return {"baseline": "bm25", "candidate": "hybrid", "controlled": True, "differences": [],
-            "paired": [PAIRED], "also": [also],
+    return model("comparison", {
+            "baseline": "bm25", "candidate": "hybrid", "controlled": True, "differences": [],
+            "paired": [paired], "also": [also],
             "change": {"kind": "route", "label": "new retrieval source / route",
                        "holds_fixed": [{"condition": "labelling", "what": "the protocol",
                                         "baseline": "pool p (depth 10); pooled",
@@ -27,7 +32,7 @@ def comparison():
                            "definition": "share of top-10 <entries> repeating",
                            "rows": [{"system": "bm25", "share": 0.5},
                                     {"system": "a|b", "share": None}],
-                           "delta": -0.125}}}}
+                           "delta": -0.125}}}} | changes)
 
 
 def test_markdown_shows_the_kind_both_sides_the_inspections_and_the_also_rows():
@@ -45,9 +50,8 @@ def test_markdown_shows_the_kind_both_sides_the_inspections_and_the_also_rows():
 
 
 def test_markdown_of_an_undeclared_kind_says_so():
-    c = comparison() | {"change": {"kind": None, "label": "not declared: the general "
-                                   "conditions only", "holds_fixed": [], "inspections": {}},
-                        "also": []}
+    c = comparison(change={"kind": None, "label": "not declared: the general "
+                           "conditions only", "holds_fixed": [], "inspections": {}}, also=[])
     assert markdown(c) == ["Kind of change: not declared: the general conditions only.", ""]
 
 

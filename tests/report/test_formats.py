@@ -5,6 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from releval.documents.decision import Decision
+from releval.documents.ingest import HardNegatives
+from releval.documents.summary import Entry
 from releval.report.formats import (
     beside_precision,
     family_and_cutoff,
@@ -19,6 +22,7 @@ from releval.report.formats import (
     verdict,
     wins_ties_losses,
 )
+from tests import documents
 
 
 @pytest.mark.parametrize("value, spec, shown", [
@@ -61,12 +65,15 @@ def test_markdown_table_has_a_header_a_rule_and_one_line_per_row():
 def test_tie_note_shows_the_count_where_non_zero_and_the_range_where_it_moves():
     from releval.report.formats import tie_note
 
-    assert tie_note({"ties": 3, "tie_range": [0.41, 0.45]}) == (
+    def entry(**ties):
+        return Entry.model_validate(documents.entry(0.5, **ties))
+
+    assert tie_note(entry(ties=3, tie_range=[0.41, 0.45])) == (
         "score ties 3 queries · range [0.4100, 0.4500]")
-    assert tie_note({"ties": 1, "tie_range": [0.5, 0.5]}) == "score ties 1 query"
-    assert tie_note({"ties": 0, "tie_range": [0.25, 0.5]}) == "score ties range [0.2500, 0.5000]"
-    for quiet in ({"ties": 0, "tie_range": [0.5, 0.5]}, {"ties": None, "tie_range": None},
-                  {"value": 0.5}, None):
+    assert tie_note(entry(ties=1, tie_range=[0.5, 0.5])) == "score ties 1 query"
+    assert tie_note(entry(ties=0, tie_range=[0.25, 0.5])) == "score ties range [0.2500, 0.5000]"
+    for quiet in (entry(ties=0, tie_range=[0.5, 0.5]), entry(ties=None, tie_range=None),
+                  entry(), None):
         assert tie_note(quiet) == ""
 
 
@@ -90,25 +97,26 @@ def test_family_and_cutoff_as_written():
 
 
 def test_hard_negatives_in_words_from_the_ingest_counts():
-    assert hard_negatives({"marked": 9, "kept": 5, "added": 3, "overruled": 1}) == (
+    assert hard_negatives(HardNegatives(marked=9, kept=5, added=3, overruled=1)) == (
         "Hard negatives: the qrels mark 8 judgments as hard negatives (judged not relevant, "
         "yet deliberately close to a relevant document); of 9 marked pairs, 5 kept the mark as "
         "judged, 3 were added as the dataset judged them (not pooled) and 1 lost it to a "
         "relevant grade.")
     assert "mark 1 judgment as" in hard_negatives(
-        {"marked": 1, "kept": 1, "added": 0, "overruled": 0})
+        HardNegatives(marked=1, kept=1, added=0, overruled=0))
 
 
 def test_not_applicable_rules_are_listed_apart_in_the_decision_markdown():
     from releval.report.decision import _gate_section
     from releval.report.formats import rule_mark
 
-    gate = {"passed": True, "baseline": "bm25", "candidate": "hybrid", "rules": [
+    gate = {"passed": True, "baseline": "bm25", "candidate": "hybrid", "controlled": True,
+            "rules": [
         {"name": "judged Judged@10", "passed": True, "value": 0.9, "threshold": 0.8,
          "reason": "covered", "applicable": True},
         {"name": "coverage", "passed": True, "value": None, "threshold": None,
          "reason": "not applicable: no minimum", "applicable": False}]}
-    lines = _gate_section(gate)
+    lines = _gate_section(Decision.model_validate(documents.whole("decision", gate)))
     table = [line for line in lines if line.startswith("|")]
     assert any("judged Judged@10" in line for line in table)
     assert not any("coverage" in line for line in table)  # never a pass in the table

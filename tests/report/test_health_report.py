@@ -1,8 +1,9 @@
 """The "System health" section: the health and freshness tables, the health rule's outcomes
 and the rollback thresholds, in markdown and as an escaped HTML fragment."""
 
-from releval.report.health import markdown
+from releval.report.health import markdown as section
 from releval.report.html import markdown as page_of
+from tests.report.sample import model
 
 ENTRY = {"route": "hybrid", "n_queries": 100, "latency_p50_ms": 1.0, "latency_p95_ms": 2.5,
          "latency_p99_ms": 4.0, "status_recorded": 100, "error_rate": 0.01,
@@ -24,7 +25,15 @@ DECISION = {"candidate": "hybrid", "rules": [
     {"rule": "health", "name": "health hybrid error_rate max", "passed": False, "value": 0.01,
      "threshold": 0.005, "reason": "error_rate of hybrid 0.01 > 0.005"}],
     "rollback": [{"metric": "nDCG@10", "bound": "min", "threshold": 0.55, "offline": 0.6,
-                  "source": "metrics", "headroom": 0.05}]}
+                  "of": None, "source": "metrics", "headroom": 0.05}]}
+
+
+def markdown(health: dict, decision: dict, receipt: dict | None = None) -> list[str]:
+    """The section of health.json, decision.json (completed with the sample's) and a
+    receipt's parts, each read as its model."""
+    health = {"definitions": {}, "qrels": {"path": "qrels.parquet", "sha256": "cd" * 32}} | health
+    receipt = receipt and model("receipt", {"sha256": "0" * 64} | receipt)
+    return section(model("health", health), model("gate", decision), receipt)
 
 
 def test_markdown_shows_every_table_and_what_is_undefined():
@@ -72,7 +81,7 @@ def test_revisions_name_index_model_analyzer_run_file_and_qrels():
         "dense": ENTRY | {"route": "dense", "revisions": {
             "model": "mini", "index": "hnsw", "params": {"max_length": 256}}},
         "team": ENTRY | {"route": "external", "revisions": {"run_sha256": "ab" * 32}}}
-    health = {"systems": revisions, "qrels": {"sha256": "cd" * 32}}
+    health = {"systems": revisions, "qrels": {"path": "qrels.parquet", "sha256": "cd" * 32}}
     receipt = {"receipt": {"routes": {"dense": {"model_digest": "ef" * 32}}}}
     lines = markdown(health, {"candidate": "dense", "rules": []}, receipt)
     assert ("| bm25 | method lucene, k1 1.2, b 0.75 | — | stemmer english, stopwords en | — | "

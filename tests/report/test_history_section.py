@@ -7,7 +7,7 @@ import html
 import pytest
 
 from releval.decision.over_time import NOTE
-from releval.project.history import entries
+from releval.project.history import SET_ASIDE, entries
 from releval.project.receipt import write
 from releval.report import history
 from releval.report.html import history_section, render_html
@@ -49,8 +49,8 @@ def test_an_unreadable_receipt_keeps_its_place_and_says_so(tmp_path):
     rows = entries(tmp_path)
     assert [i for i, _ in history.kept(rows)] == [1, 3]
     assert history.run_rows(rows)[1] == ["2", "?", "—", name, "—", "—", "—",
-                                         "the receipt's content does not match its sha256 "
-                                         "(edited?)"]
+                                         f"{SET_ASIDE}: the receipt's content does not "
+                                         "match its sha256 (edited?)"]
 
 
 def test_the_newest_run_against_the_one_before_is_uncontrolled_and_shows_the_mix(rows):

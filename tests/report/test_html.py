@@ -5,7 +5,9 @@ import html
 import re
 
 import pytest
+from pydantic import ValidationError
 
+from releval.documents.ingest import Ingest
 from releval.report import html as page_module
 from releval.report.html import (
     SECTIONS,
@@ -93,10 +95,11 @@ def test_without_a_receipt_the_page_says_it_is_written_at_the_end_of_the_run():
 
 
 def test_a_controlled_pass_reads_so():
-    gate = inputs().gate | {"passed": True, "controlled": True,
-                            "rules": [{"name": "latency p95", "passed": True, "value": 1.0,
+    gate = sample.GATE | {"passed": True, "controlled": True,
+                            "rules": [{"rule": "latency", "name": "latency p95",
+                                       "passed": True, "value": 1.0,
                                        "threshold": 50.0, "reason": "fast"}]}
-    comparison = inputs().comparison | {"controlled": True, "differences": []}
+    comparison = sample.COMPARISON | {"controlled": True, "differences": []}
     page = render_html(inputs(gate=gate, comparison=comparison))
     d = section(page, "decision")
     assert '<div class="verdict pass">PASS</div>' in d and "Failed rules" not in d
@@ -110,13 +113,14 @@ def test_the_headline_shows_each_gate_rules_primary_measure_and_no_guard():
               for m, v in (("nDCG@10", "improved"), ("R@100", "regressed"), ("P@10", "improved"),
                            ("RR@10", "inconclusive"))]
     rules = [{"rule": "guarded", "name": "guarded R@100 ↔ P@10", "passed": False, "value": 1,
-              "threshold": 0, "reason": "r"},
+              "threshold": 0, "reason": "r", "measures": ["R@100", "P@10"]},
              {"rule": "guarded", "name": "guarded RR@10 ↔ nDCG@10", "passed": True,
-              "value": 1, "threshold": 0, "reason": "r", "applicable": False},
+              "value": 1, "threshold": 0, "reason": "r", "applicable": False,
+              "measures": ["RR@10", "nDCG@10"]},
              {"rule": "judged", "name": "judged Judged@10", "passed": True, "value": 1,
-              "threshold": 0, "reason": "r"}]
-    found = inputs(comparison=inputs().comparison | {"paired": paired},
-                   gate=inputs().gate | {"rules": rules}, measure="P@10")
+              "threshold": 0, "reason": "r", "measures": ["Judged@10"]}]
+    found = inputs(comparison=sample.COMPARISON | {"paired": paired},
+                   gate=sample.GATE | {"rules": rules}, measure="P@10")
     assert found.gate_measures() == ["P@10", "R@100"]  # n/a and unpaired rules add none
     d = section(render_html(found), "decision")
     assert '<td class="v-regressed">regressed</td>' in d and "<td>RR@10</td>" not in d
@@ -315,7 +319,8 @@ def test_hardneg_at_k_stands_right_after_p_at_k_and_says_lower_is_better(page):
 
 
 def test_hardneg_where_the_qrels_mark_none_is_not_applicable():
-    na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False}
+    na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False,
+          "level": "query"}
     systems = {name: by | {"HardNeg@10": na} for name, by in SUMMARY["systems"].items()}
     m = section(render_html(inputs(summary=SUMMARY | {"systems": systems})), "metrics")
     assert m.count('<td class="na"><span class="fig">n/a</span><span class="meta">not '
@@ -326,8 +331,9 @@ def test_hardneg_where_the_qrels_mark_none_is_not_applicable():
 def test_the_judgments_section_says_how_many_hard_negatives_the_qrels_mark(page):
     j = section(page, "judgments")
     assert "<p>Hard negatives: the qrels mark 8 judgments as hard negatives" in j
-    unmarked = {k: v for k, v in inputs().ingest.items() if k != "hard_negatives"}
-    assert "Hard negatives" not in render_html(inputs(ingest=unmarked))
+    unmarked = {k: v for k, v in sample.INGEST.items() if k != "hard_negatives"}
+    with pytest.raises(ValidationError, match="hard_negatives"):  # the stage always writes it
+        Ingest.model_validate(unmarked)
 
 
 def test_a_figure_a_score_tie_could_move_gets_a_short_note(page):

@@ -10,6 +10,7 @@ from releval.report import history
 from releval.report.html import history_section
 from releval.report.plots import history_chart
 from tests.report import sample
+from tests.report.sample import model
 
 
 @pytest.fixture
@@ -31,11 +32,11 @@ def test_retrieval_and_recommendation_runs_are_two_lineages(folder):
 def test_the_page_shows_its_own_lineage_and_says_another_exists(folder):
     docs = [doc for _, doc in sample.lineage_docs()]
     rows = ledger.entries(folder)
-    mine, line = history.own(rows, docs[2])
+    mine, line = history.own(rows, model("receipt", docs[2]))
     assert [r["run"] for r in mine] == [1, 3]
     assert line.startswith("Lineage: retrieval · data demo · 3 measure(s): 2 of the ledger's 3")
     assert "1 other lineage(s) (1 run(s)) are not drawn" in line
-    rec, line = history.own(rows, docs[1])
+    rec, line = history.own(rows, model("receipt", docs[1]))
     assert [r["run"] for r in rec] == [2] and "recommendation" in line
     section = history_section(sample.inputs(history=rows, receipt=docs[1]))
     assert "1 other lineage(s)" in section and history.ONE_RUN in section
@@ -77,21 +78,25 @@ def test_a_receipt_without_params_is_derived_and_says_so():
 def test_the_summary_pages_history_is_its_receipts_lineage(folder):
     docs = [doc for _, doc in sample.lineage_docs()]
     rows = ledger.entries(folder)
-    text = "\n".join(history.history_lines(rows, docs[1]))
+    text = "\n".join(history.history_lines(rows, model("receipt", docs[1])))
     assert "Lineage: recommendation" in text and "1 other lineage(s) (2 run(s))" in text
-    retrieval = "\n".join(history.history_lines(rows, docs[2]))
+    retrieval = "\n".join(history.history_lines(rows, model("receipt", docs[2])))
     assert "Lineage: retrieval" in retrieval and "| 2 |" not in retrieval.split("Lineage")[0]
 
 
 def test_decision_md_leaves_the_risk_categories_out_of_a_recommendation_query_set():
     from releval.report.summary import RISK_LEFT_OUT, query_set_section
+    from tests.report.sample import model
 
-    q = {"splits": ["test"], "queries": 3, "weight": 3.0, "untagged": 0,
+    q = {"splits": ["test"], "queries": 3, "weight": 3.0, "untagged": 0, "source_given": True,
+         "note": None,
          "sources": {"log": {"count": 3, "share": 1.0, "weight": 3.0, "weight_share": 1.0}},
-         "categories": {"negation": {"count": 0, "from_text": 0, "share": 0.0,
+         "categories": {"negation": {"label": "negation", "count": 0, "from_text": 0,
+                                     "share": 0.0,
                                      "weight_share": 0.0, "minimum": None, "covered": None,
                                      "underwrites": []}},
          "undercovered": []}
-    recommendation = "\n".join(query_set_section({"query_set": q}, recommendation=True))
+    report = model("split_report", {"query_set": q})
+    recommendation = "\n".join(query_set_section(report, recommendation=True))
     assert RISK_LEFT_OUT in recommendation and "negation" not in recommendation
-    assert "negation" in "\n".join(query_set_section({"query_set": q}))
+    assert "negation" in "\n".join(query_set_section(report))

@@ -75,11 +75,12 @@ def test_every_shared_formatter_writes_zero_without_a_sign():
 
 
 def test_the_documents_page_and_terminal_show_no_negative_zero():
-    values = sample.inputs()
-    inputs = sample.inputs(**{f: tiny(getattr(values, f)) for f in (
-        "summary", "stats", "comparison", "slices", "safety", "gate", "split_report",
-        "agreement", "per_query_diff", "curves")})
-    assert inputs.comparison["paired"][0]["mean_diff"] == TINY  # the inputs are tiny negatives
+    values = {"summary": sample.SUMMARY, "stats": sample.STATS, "comparison": sample.COMPARISON,
+              "slices": sample.SLICES, "safety": sample.SAFETY, "gate": sample.GATE,
+              "split_report": sample.SPLIT, "agreement": sample.AGREEMENT,
+              "per_query_diff": sample.PER_QUERY_DIFF, "curves": sample.CURVES}
+    inputs = sample.inputs(**{f: tiny(v) for f, v in values.items()})
+    assert inputs.comparison.paired[0].mean_diff == TINY  # the inputs are tiny negatives
     summary = render_summary(inputs.summary, inputs.split_report, inputs.source, inputs.stats,
                              inputs.ingest, inputs.agreement)
     decision = render_decision(inputs.comparison, inputs.slices, inputs.safety,
@@ -88,7 +89,7 @@ def test_the_documents_page_and_terminal_show_no_negative_zero():
     out = io.StringIO()
     console = Console(file=out, width=400)
     print_paired(documents.comparison(tiny(documents.paired())), console)
-    print_decision(inputs.gate, controlled=False, out=console)
+    print_decision(tiny(sample.GATE), controlled=False, out=console)
     print_changed_slices({"tested": 2, "too_small": 1, "family": "measures × slices",
                           "changed": [{"dimension": "kind", "slice": "typo",
                                        "measure": "nDCG@10", "n": 25, "mean_diff": TINY,

@@ -3,8 +3,7 @@ sampling sources with their weights, then one row per risk category with its min
 it is covered and the gate rules it underwrites."""
 
 from releval.report.html import render_html
-from releval.report.summary import render_summary
-from tests.report.sample import AGREEMENT, INGEST, SPLIT, STATS, SUMMARY, inputs
+from tests.report.sample import SPLIT, SUMMARY, inputs, summary_md
 
 
 def category(count, minimum, underwrites=(), from_text=0, share=None, weight_share=None):
@@ -30,8 +29,7 @@ REPORT = SPLIT | {"query_set": QUERY_SET}
 
 
 def page(report=REPORT) -> list[str]:
-    return render_summary(SUMMARY, report, {"source": "demo"}, STATS, INGEST,
-                          AGREEMENT).splitlines()
+    return summary_md(SUMMARY, report, "demo").splitlines()
 
 
 def test_the_split_section_shows_sources_and_categories():
@@ -74,7 +72,6 @@ def test_a_recommendation_page_leaves_the_risk_categories_out_and_says_so():
     from releval.report.summary import RISK_LEFT_OUT
     from tests.report.sample import REC_SUMMARY
 
-    lines = render_summary(REC_SUMMARY, REPORT, {"source": "demo"}, STATS, INGEST,
-                           AGREEMENT).splitlines()
+    lines = summary_md(REC_SUMMARY, REPORT, "demo").splitlines()
     assert RISK_LEFT_OUT in lines and not any(x.startswith("| category |") for x in lines)
     assert "| category |" in "\n".join(page())  # the retrieval page keeps them

@@ -1,6 +1,6 @@
 """The evaluated set's reuse (decision.json's looks) in decision.md and on the page."""
 
-from releval.report.decision import render_decision, reuse
+from releval.report.decision import reuse
 from releval.report.html import decision_section
 from tests.report import sample
 
@@ -11,9 +11,8 @@ LINE = "Reuse: this test set (abababababab) has informed 3 decisions since 2026-
 
 def test_the_decision_says_how_many_decisions_the_test_set_has_informed():
     gate = sample.GATE | {"looks": LOOKS}
-    text = render_decision(sample.COMPARISON, sample.SLICES, sample.SAFETY, sample.FAILURES,
-                           sample.SHEET, gate, 20, {}, [])
+    text = sample.decision_md(gate=gate)
     assert LINE in text.split("## Release gate")[1]
     assert LINE in str(decision_section(sample.inputs(gate=gate)))
-    assert reuse(sample.GATE) is None  # a decision written before looks were counted
+    assert reuse(sample.inputs().gate) is None  # a decision written before looks were counted
     assert "Reuse:" not in str(decision_section(sample.inputs()))

@@ -5,10 +5,12 @@ import pandas as pd
 
 from releval.report.selftest import selftest_lines
 from tests.report import sample
+from tests.report.sample import model
 
 
 def test_the_section_counts_relations_trials_reached_and_passed_and_each_oracle():
-    lines = selftest_lines(sample.SELFTEST, sample.SELFTEST_ROWS, sample.DIFFERENTIAL)
+    lines = selftest_lines(model("selftest", sample.SELFTEST), sample.SELFTEST_ROWS,
+                           sample.DIFFERENTIAL)
     text = "\n".join(lines)
     assert ("3 relations × 100 trials: 98 reached their branch, 98 passed — **all passed** "
             "(1 not applicable).") in lines[0]
@@ -24,7 +26,7 @@ def test_a_failed_relation_shows_its_example_and_no_outputs_give_no_section():
     rows = sample.SELFTEST_ROWS.assign(status=["failed", "passed", "not_applicable"],
                                        passed=[40, 50, 0], failed=[8, 0, 0],
                                        example=["q7: order changed at rank 3", "", "n/a"])
-    totals = sample.SELFTEST | {"ok": False, "not_passed": 1}
+    totals = model("selftest", {"ok": False, "not_passed": 1})
     lines = selftest_lines(totals, rows, pd.DataFrame())
     assert "**1 not passed**" in lines[0]
     assert ("| bm25 | term_permutation | bag of words | 50 | 48 | 40 | ✗ FAILED: q7: order "

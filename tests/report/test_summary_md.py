@@ -4,24 +4,12 @@ the history part from the run ledger."""
 
 from releval.decision.over_time import NOTE
 from releval.report.recommendation import group, grouped, protocol, random_split
-from releval.report.summary import render_summary
 from tests.report import sample
-from tests.report.sample import (
-    AGREEMENT,
-    BASE,
-    CAND,
-    INGEST,
-    REC_SPLIT,
-    REC_SUMMARY,
-    SPLIT,
-    STATS,
-    SUMMARY,
-)
+from tests.report.sample import BASE, CAND, REC_SPLIT, REC_SUMMARY, SPLIT, SUMMARY
 
 
 def page(summary=REC_SUMMARY, split=REC_SPLIT) -> list[str]:
-    return render_summary(summary, split, {"source": "interactions"}, STATS, INGEST,
-                          AGREEMENT).splitlines()
+    return sample.summary_md(summary, split, "interactions").splitlines()
 
 
 def test_measures_fall_into_their_groups_by_family():
@@ -67,7 +55,7 @@ def test_the_summary_page_groups_the_measures_with_their_counts():
 
 def test_the_split_section_compares_forward_with_random():
     lines = page()
-    assert random_split(SPLIT) is None
+    assert random_split(sample.model("split_report", SPLIT)) is None
     assert any(line.startswith("Forward-in-time against a random split (a seeded random "
                                "80/20 split of the same log)") for line in lines)
     assert "| system | measure | forward | random | inflation | ratio |" in lines
@@ -92,7 +80,8 @@ def test_the_headline_shows_hardneg_beside_precision_and_the_qrels_marks():
                for name, by in SUMMARY["systems"].items()}
     assert not any(line.startswith("HardNeg@k") for line in page(
         SUMMARY | {"systems": without}, SPLIT))
-    na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False}
+    na = {"value": None, "n": 0, "undefined": 0, "empty": 0, "applicable": False,
+          "level": "query"}
     unmarked = {name: by | {"HardNeg@10": na} for name, by in SUMMARY["systems"].items()}
     assert f"| {BASE} | 0.5000 | — | 0.4000 | n/a | 0.8750 (n 42) | 40 | 2 | ? |" in page(
         SUMMARY | {"systems": unmarked}, SPLIT)
@@ -111,7 +100,7 @@ def test_score_ties_get_one_line_per_system_where_a_figure_could_move():
 
 def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(tmp_path):
     rows = sample.history(tmp_path)
-    page = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT, rows)
+    page = sample.summary_md(SUMMARY, SPLIT, "s", rows)
     lines = page.splitlines()
     at = lines.index("## History")
     part = lines[at:]
@@ -127,25 +116,20 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
     assert (f"| {CAND} | nDCG@10 | 0.3200 → 0.6800 | Δ +0.3600 = rate 0.0000 + mix +0.3600 | "
             "0.5000 → 0.5000 | COMPOSITION: the query mix moved the aggregate; no slice moved "
             f"that way | drift: {sample.DRIFT_WHY} |") in part
-    without = render_summary(SUMMARY, SPLIT, {"source": "s"}, STATS, INGEST, AGREEMENT)
+    without = sample.summary_md(SUMMARY, SPLIT, "s")
     assert "## History" not in without and page.startswith(without.rstrip("\n"))
 
 
 def test_each_further_horizon_gets_a_line_and_decision_md_its_comparison():
-    from releval.report.decision import render_decision
-
     horizons = {"7": {"users": 30, "users_with_positives_in_horizon": 21, "users_scored": 20,
-                      "systems": {BASE: {"nDCG@10": {"value": 0.25}},
-                                  CAND: {"nDCG@10": {"value": 0.5}}}}}
+                      "systems": {BASE: {"nDCG@10": sample.rec_entry(0.25, n=20)},
+                                  CAND: {"nDCG@10": sample.rec_entry(0.5, n=20)}}}}
     lines = page(REC_SUMMARY | {"horizons": horizons})
     assert f"- At 7 days: 20 of 30 users scored; nDCG@10: {BASE} 0.2500, {CAND} 0.5000" in lines
     assert not any(line.startswith("- At ") for line in page())
-    text = render_decision(sample.REC_COMPARISON, sample.SLICES, sample.SAFETY,
-                           sample.FAILURES, sample.SHEET, sample.GATE, 20, {}, [])
+    text = sample.decision_md(comparison=sample.REC_COMPARISON)
     measure = sample.MEASURE
     assert (f"- {measure} Δ at 7 days +0.0500 [+0.0400, +0.0600] over 300 users (improved), "
             "at 28 days +0.0100 [0.0000, +0.0200] over 800 users (too small); NOVELTY: the "
             "gain shrinks by 0.0400 from 7 to 28 days, more than min_effect 0.01") in text
-    assert "By horizon" not in render_decision(sample.COMPARISON, sample.SLICES, sample.SAFETY,
-                                               sample.FAILURES, sample.SHEET, sample.GATE, 20,
-                                               {}, [])
+    assert "By horizon" not in sample.decision_md()

@@ -7,6 +7,7 @@ import pytest
 from releval.data.adapters import read_beir
 from releval.params import Params, load_params
 from releval.selftest import selftest, totals
+from stages.prepare import Inputs as PrepareInputs
 from stages.prepare import run as prepare
 from tests.dag import ROOT
 from tests.selftest.conftest import NO_LOG
@@ -36,7 +37,7 @@ def recsys(embeddings):
     raw["candidates"]["systems"]["content"]["cache_dir"] = embeddings
     raw["selftest"] = {"trials": 30}
     p = Params.model_validate(raw)
-    return p, prepare(p)
+    return p, prepare(p, PrepareInputs())
 
 
 def test_every_relation_holds_for_the_routes_that_learn_from_the_log(recsys):

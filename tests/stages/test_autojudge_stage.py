@@ -69,7 +69,7 @@ def cached(tmp_path):
 
 
 def test_the_built_in_judge_labels_the_pool_and_is_validated_on_held_out_queries(cached):
-    out = stage.run(params(cached), RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT)
+    out = stage.run(params(cached), stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT))
     auto, r = out.automatic, out.report
     AgreementAuto.check(r)
     json.dumps(r, allow_nan=False)
@@ -97,12 +97,12 @@ def test_the_built_in_judge_labels_the_pool_and_is_validated_on_held_out_queries
 
 
 def test_the_judge_never_reads_the_held_out_grades(cached):
-    first = stage.run(params(cached), RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT)
+    first = stage.run(params(cached), stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT))
     held = first.automatic[first.automatic["role"] == "heldout"]
     changed = QRELS.merge(held[[S.QUERY_ID, S.DOC_ID]], how="left", indicator=True)
     flipped = QRELS.assign(**{S.GRADE: np.where(changed["_merge"] == "both",
                                                 MAX_GRADE - QRELS[S.GRADE], QRELS[S.GRADE])})
-    second = stage.run(params(cached), RUNS, POOL, flipped, DOCS, QUERIES, SPLIT)
+    second = stage.run(params(cached), stage.Inputs(RUNS, POOL, flipped, DOCS, QUERIES, SPLIT))
     pd.testing.assert_frame_equal(first.automatic, second.automatic)
     assert (second.report["agreement"]["kappa"]["quadratic"]["value"]
             < first.report["agreement"]["kappa"]["quadratic"]["value"])
@@ -113,7 +113,7 @@ def test_a_labels_file_that_copies_people_agrees_perfectly(cached):
     QRELS.assign(judge="copy", model="people").to_csv(path, index=False)
     p = params(cached, judge="copy", labels=str(path))
     labels = read_labels(path, judge="copy", max_grade=MAX_GRADE)
-    r = stage.run(p, RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT, labels).report
+    r = stage.run(p, stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT, labels)).report
     assert r["judge"] | {"labels": None} == {
         "kind": "file", "name": "copy", "model": "people", "labels": None,
         "labelled": len(QRELS), "asked": r["judge"]["asked"]}
@@ -127,7 +127,7 @@ def test_a_labels_file_that_copies_people_agrees_perfectly(cached):
 
 def test_without_an_automatic_judge_the_stage_says_so(tmp_path):
     p = Params.model_validate({})
-    out = stage.run(p, RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT)
+    out = stage.run(p, stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT))
     assert out.report == {"configured": False,
                           "note": "no automatic judge configured (judgments.automatic)"}
     assert out.automatic.empty and list(out.automatic.columns)[-1] == "role"
@@ -138,8 +138,9 @@ def test_one_scored_system_leaves_the_ranking_undefined_with_the_reason(cached):
     """Empty runs are not scored: with one system left there is no ranking to compare (said,
     not an error) and no compared pair for the gate's PPI difference."""
     empty = RUNS["dense"].iloc[:0]
-    out = stage.run(params(cached), RUNS | {"dense": empty, "hybrid": empty}, POOL, QRELS,
-                    DOCS, QUERIES, SPLIT)
+    out = stage.run(params(cached), stage.Inputs(RUNS | {"dense": empty, "hybrid": empty}, POOL,
+                                                 QRELS,
+                    DOCS, QUERIES, SPLIT))
     r = out.report
     ranking = r["ranking"]["measures"]["AP"]
     assert ranking["systems"] == 1 and "tau" not in ranking

@@ -10,7 +10,7 @@ from releval.demo.generator import GUEST_RUNBOOK_QUERY_ID, generate
 from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.fusion import fuse
-from stages.candidates import run
+from stages.candidates import Inputs, run
 from tests.retrieval.recs import catalogue, interactions, user_queries
 from tests.retrieval.recs import windows as ranked_lists
 
@@ -26,7 +26,7 @@ def all_windows(tmp_path_factory):
         "bm25": {"route": "bm25"},
         "dense": {"route": "dense", "cache_dir": cache, "min_score": 0.3}}}})
     no_log = pd.DataFrame(columns=list(S.INTERACTION_COLUMNS))
-    full = {name: run(params, name, data.documents, data.queries, no_log)
+    full = {name: run(params, Inputs(name, data.documents, data.queries, no_log))
             for name in ("bm25", "dense")}
     for latency in (r.latency for r in full.values()):  # one per query, in queries' order
         assert latency["query_id"].tolist() == data.queries["query_id"].tolist()
@@ -104,17 +104,18 @@ USERS = user_queries("u1", "u2", "u3", "u4")
 
 def test_recommendation_routes_learn_from_the_interaction_log():
     p = Params.model_validate(REC)
-    pop = run(p, "popularity", ITEMS, USERS, LOG)
+    pop = run(p, Inputs("popularity", ITEMS, USERS, LOG))
     assert ranked_lists(pop.run) == {
         "u1@test": [("c", 1.0)], "u2@test": [("b", 2.0)], "u3@test": [("a", 2.0), ("c", 1.0)],
         "u4@test": [("a", 2.0), ("b", 2.0)]}
     assert list(pop.run.columns) == list(S.RUN_COLUMNS)
     assert pop.stats["route"] == "popularity" and pop.stats["empty_profile"] == 1
-    cooc = run(p, "cooccurrence", ITEMS, USERS, LOG)
+    cooc = run(p, Inputs("cooccurrence", ITEMS, USERS, LOG))
     assert set(cooc.run["query_id"]) == {"u1@test", "u2@test", "u3@test"}
     with pytest.raises(InputError, match="route popularity recommends from an interaction log"):
-        run(Params.model_validate(REC | {"prepare": {"source": "demo"}}), "popularity", ITEMS,
-            USERS, LOG)
+        run(Params.model_validate(REC | {"prepare": {"source": "demo"}}), Inputs("popularity",
+                                                                                 ITEMS,
+            USERS, LOG))
 
 
 def test_a_team_rec_table_keeps_its_probability_after_the_run_columns(tmp_path, monkeypatch):
@@ -123,7 +124,7 @@ def test_a_team_rec_table_keeps_its_probability_after_the_run_columns(tmp_path, 
     pd.DataFrame({"user_id": ["u1", "u1", "u2"], "item_id": ["c", "a", "b"],
                   "score": [2.0, 1.0, 0.5], "probability": [0.7, 0.2, 0.4]}).to_parquet(
         tmp_path / "data" / "team.parquet")
-    got = run(Params.model_validate(REC), "team", ITEMS, USERS, LOG).run
+    got = run(Params.model_validate(REC), Inputs("team", ITEMS, USERS, LOG)).run
     assert list(got.columns) == [*S.RUN_COLUMNS, S.PROBABILITY]
     assert got[["query_id", "doc_id", S.PROBABILITY]].values.tolist() == [
         ["u1@test", "c", 0.7], ["u1@test", "a", 0.2], ["u2@test", "b", 0.4]]
@@ -140,7 +141,7 @@ def test_a_seeded_team_run_keeps_every_seed_and_ships_the_first(tmp_path, monkey
     seeded = REC | {"candidates": {"depth": 2, "systems": {
         **REC["candidates"]["systems"],
         "v3": {"route": "external", "path": "data/team.parquet", "seeds": [1, 2]}}}}
-    got = run(Params.model_validate(seeded), "v3", ITEMS, USERS, LOG)
+    got = run(Params.model_validate(seeded), Inputs("v3", ITEMS, USERS, LOG))
     assert got.run[["query_id", "doc_id"]].values.tolist() == [["u1@test", "c"],
                                                                ["u1@test", "a"]]
     assert list(got.seeds.columns) == [*S.RUN_COLUMNS, S.SEED]
@@ -149,5 +150,5 @@ def test_a_seeded_team_run_keeps_every_seed_and_ships_the_first(tmp_path, monkey
         [1, "u1@test", "c"], [1, "u1@test", "a"], [2, "u1@test", "b"], [2, "u2@test", "b"]]
     assert got.stats["seeds"] == {"seeds": [1, 2], "shipped": 1,
                                   "candidates": {"1": 2, "2": 2}}
-    unseeded = run(Params.model_validate(REC), "popularity", ITEMS, USERS, LOG)
+    unseeded = run(Params.model_validate(REC), Inputs("popularity", ITEMS, USERS, LOG))
     assert unseeded.seeds.empty and S.SEED in unseeded.seeds.columns

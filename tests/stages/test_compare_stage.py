@@ -6,7 +6,7 @@ import pytest
 
 from releval.decision.compare import Uncontrolled
 from releval.params import Params
-from stages.compare import run
+from stages.compare import Inputs, run
 
 T0 = pd.Timestamp("2025-03-01", tz="UTC")
 IDS = ["q1", "q2", "q3", "q4"]
@@ -88,8 +88,9 @@ def params(**compare):
 
 
 def test_controlled_comparison_pairs_aggregates_and_diffs():
-    result = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
-                 *more())
+    result = run(params(), Inputs(per_query(), labels(), queries(), documents(), judgments(),
+                                  stats(),
+                 *more()))
     doc, diff = result.comparison, result.diff
     assert doc["controlled"] and doc["differences"] == []
     assert {r["measure"]: r["mean_diff"] for r in doc["paired"]} == pytest.approx(
@@ -110,13 +111,13 @@ def test_controlled_comparison_pairs_aggregates_and_diffs():
 
 def test_different_budget_is_refused_with_the_difference_listed():
     with pytest.raises(Uncontrolled, match=r"refused: budget: baseline 100 ≠ candidate 50"):
-        run(params(), per_query(), labels(), queries(), documents(), judgments(),
-            stats(hybrid_depth=50), *more())
+        run(params(), Inputs(per_query(), labels(), queries(), documents(), judgments(),
+            stats(hybrid_depth=50), *more()))
 
 
 def test_allow_uncontrolled_labels_every_output():
-    doc = run(params(allow_uncontrolled=True), per_query(), labels(), queries(),
-              documents(), judgments(), stats(hybrid_depth=50), *more()).comparison
+    doc = run(params(allow_uncontrolled=True), Inputs(per_query(), labels(), queries(),
+              documents(), judgments(), stats(hybrid_depth=50), *more())).comparison
     assert doc["controlled"] is False
     assert doc["differences"] == ["budget: baseline 100 ≠ candidate 50"]
     assert doc["note"].startswith("UNCONTROLLED")
@@ -127,20 +128,20 @@ def test_a_run_that_ignores_visibility_is_not_controlled_against_one_that_enforc
     pq = per_query().replace({"system": {"hybrid": "prod_v2"}})
     with pytest.raises(Uncontrolled, match=r"visibility: baseline 'enforced by the route' ≠ "
                                            r"candidate 'not enforced \(flagged, not dropped\)'"):
-        run(params(candidate="prod_v2"), pq, labels(), queries(), documents(), judgments(),
-            stats(), *more())
+        run(params(candidate="prod_v2"), Inputs(pq, labels(), queries(), documents(), judgments(),
+            stats(), *more()))
 
 
 def test_different_query_sets_differ_in_the_queries_condition():
     pq = per_query()
     pq = pq[~((pq["system"] == "hybrid") & (pq["query_id"] == "q4"))]
     with pytest.raises(Uncontrolled, match=r"queries: baseline '4 queries"):
-        run(params(), pq, labels(), queries(), documents(), judgments(), stats(), *more())
+        run(params(), Inputs(pq, labels(), queries(), documents(), judgments(), stats(), *more()))
 
 
 def test_clusters_resample_users():
-    doc = run(params(cluster="user_id"), per_query(), labels(), queries(), documents(),
-              judgments(), stats(), *more()).comparison
+    doc = run(params(cluster="user_id"), Inputs(per_query(), labels(), queries(), documents(),
+              judgments(), stats(), *more())).comparison
     assert {r["unit"] for r in doc["paired"]} == {"cluster"}
     assert {r["units"] for r in doc["paired"]} == {3}
     assert np.isfinite(doc["paired"][0]["ci_low"])
@@ -153,7 +154,7 @@ def test_the_declared_kind_is_checked_and_inspected_for_every_comparison():
     st["dense"]["params"] = {"doc_fields": ["title", "text"]}  # as bm25 reads them
     doc = run(params(change="route", also=[{"baseline": "bm25", "candidate": "dense",
                                             "change": "ranker", "measures": ["nDCG@10"]}]),
-              pq, labels(), queries(), documents(), judgments(), st, *more()).comparison
+              Inputs(pq, labels(), queries(), documents(), judgments(), st, *more())).comparison
     change = doc["change"]
     assert (change["kind"], [f["condition"] for f in change["holds_fixed"]]) == (
         "route", ["budget", "time_window", "labelling"])
@@ -175,15 +176,15 @@ def test_an_also_comparison_that_breaks_its_kind_is_refused():
                                            r"a ranker change .*candidate_set: .*\(1 of 4 "
                                            r"queries' candidate sets differ\)"):
         run(params(also=[{"baseline": "bm25", "candidate": "hybrid", "change": "ranker"}]),
-            per_query(), labels(), queries(), documents(), judgments(), stats(), *more())
+            Inputs(per_query(), labels(), queries(), documents(), judgments(), stats(), *more()))
 
 
 def test_a_candidate_trained_with_seeds_gets_its_training_variance():
     hybrid = per_query().query("system == 'hybrid'")
     seeds = pd.concat([hybrid.assign(seed=k, value=hybrid["value"] + shift)
                        for k, shift in ((1, 0.0), (2, -0.1), (3, 0.1))], ignore_index=True)
-    doc = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
-              *more(seeds)).comparison
+    doc = run(params(), Inputs(per_query(), labels(), queries(), documents(), judgments(), stats(),
+              *more(seeds))).comparison
     rows = {r["measure"]: r for r in doc["training"]}
     assert set(rows) == {"nDCG@10", "R@100"} and rows["nDCG@10"]["n_seeds"] == 3
     paired = {r["measure"]: r for r in doc["paired"]}
@@ -191,8 +192,8 @@ def test_a_candidate_trained_with_seeds_gets_its_training_variance():
     assert [s["mean_diff"] - rows["nDCG@10"]["mean_diff"] for s in rows["nDCG@10"]["seeds"]
             ] == pytest.approx([0.0, -0.1, 0.1])
     assert rows["nDCG@10"]["training_sd"] == pytest.approx(0.1)
-    assert run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
-               *more()).comparison["training"] == []
+    assert run(params(), Inputs(per_query(), labels(), queries(), documents(), judgments(), stats(),
+               *more())).comparison["training"] == []
 
 
 def test_further_horizons_are_compared_and_their_block_is_a_valid_document():
@@ -201,8 +202,8 @@ def test_further_horizons_are_compared_and_their_block_is_a_valid_document():
     at = per_query()
     horizons = pd.concat([at.assign(horizon_days=7),
                           at[at["query_id"] != "q4"].assign(horizon_days=28)], ignore_index=True)
-    doc = run(params(), per_query(), labels(), queries(), documents(), judgments(), stats(),
-              *more(), horizons).comparison
+    doc = run(params(), Inputs(per_query(), labels(), queries(), documents(), judgments(), stats(),
+              *more(), horizons)).comparison
     block = doc["horizons"]
     assert block["days"] == [7, 28]
     assert [(r["horizon_days"], r["measure"], r["n"]) for r in block["rows"]] == [
@@ -212,8 +213,8 @@ def test_further_horizons_are_compared_and_their_block_is_a_valid_document():
     assert block["novelty"][0]["shrink"] == pytest.approx(0.1875 - 0.25)
     assert block["novelty"][0]["novelty"] is False
     Comparison.model_validate(doc)
-    assert "horizons" not in run(params(), per_query(), labels(), queries(), documents(),
-                                 judgments(), stats(), *more()).comparison
+    assert "horizons" not in run(params(), Inputs(per_query(), labels(), queries(), documents(),
+                                 judgments(), stats(), *more())).comparison
 
 
 def test_compare_systems_make_one_family_with_its_query_set_and_groups():
@@ -226,8 +227,8 @@ def test_compare_systems_make_one_family_with_its_query_set_and_groups():
     runs_, pool, split, report, seeds = more()
     runs_["dense"] = runs_["dense"][runs_["dense"]["query_id"] != "q4"]  # q4 missing
     doc = run(params(systems=["hybrid", "dense"], family="all_pairs", test="t",
-                     query_set="common"), table, labels(), queries(), documents(),
-              judgments(), stats(), runs_, pool, split, report, seeds).comparison
+                     query_set="common"), Inputs(table, labels(), queries(), documents(),
+              judgments(), stats(), runs_, pool, split, report, seeds)).comparison
     family = doc["family"]
     assert family["systems"] == ["bm25", "hybrid", "dense"] and family["test"] == "t"
     assert family["query_set"]["missing"] == {"bm25": 0, "hybrid": 0, "dense": 1}

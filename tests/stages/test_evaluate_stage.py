@@ -2,7 +2,6 @@
 main() on the files the earlier stages write."""
 
 import json
-import sys
 
 import numpy as np
 import pandas as pd
@@ -16,10 +15,13 @@ from releval.errors import InputError
 from releval.params import Params
 from releval.retrieval.embeddings import EmbeddingCache, Encoder
 from stages import evaluate as stage
+from stages.common import main
 from tests.frames import AFTER, doc, documents, queries, query
 
 CONFIG = {"evaluate": {"measures": ["RR@10", "R@100", "Judged@2"], "splits": ["test"]}}
-INGEST = {"rows_in": 5, "qrels": "pooled judgments from simulated judges"}
+INGEST = {"rows_in": 5, "accepted_new": 5, "already_accepted": 0, "quarantined": 0,
+          "hard_negatives": {"marked": 0, "kept": 0, "added": 0, "overruled": 0},
+          "source": "simulated", "qrels": "pooled judgments from simulated judges"}
 DOCS = documents(doc("d1"), doc("d2"), doc("d3"), doc("d4"), doc("d5", tenant="B"))
 QUERIES = queries(query("q1"), query("q2"), query("q3"), query("q4"),
                   query("q5") | {S.TAGS: ["no_answer"]}, query("q6"))
@@ -47,7 +49,8 @@ RUNS = {"bm25": window("bm25", ("q1", "d1"), ("q1", "d3"), ("q2", "d2"), ("q2", 
 
 
 def test_run_scores_each_system_on_what_the_queries_may_see():
-    out = stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, DOCS, INGEST)
+    out = stage.run(Params.model_validate(CONFIG), stage.Inputs(RUNS, QRELS, SPLIT, QUERIES, DOCS,
+                                                                INGEST))
     # RR: bm25 1, 1/2, 0; dense 1/2, 1, 1/2. R@100: bm25 1, 1, 0; dense 1, 1, 1.
     # Judged@2: bm25 1/2, 1/2, 0; dense 1, 1/2, 1/2 (q2-d5 is invisible: left out, unjudged)
     assert out.metrics == {
@@ -83,7 +86,8 @@ def test_run_scores_each_system_on_what_the_queries_may_see():
 
 def test_run_writes_the_curves_up_to_the_candidate_budget_on_what_the_queries_may_see():
     config = CONFIG | {"candidates": {"depth": 3}}
-    out = stage.run(Params.model_validate(config), RUNS, QRELS, SPLIT, QUERIES, DOCS, INGEST)
+    out = stage.run(Params.model_validate(config), stage.Inputs(RUNS, QRELS, SPLIT, QUERIES, DOCS,
+                                                                INGEST))
     curves = out.curves
     assert list(curves.columns) == ["system", "family", "k", S.MEASURE, S.VALUE, "n"]
     assert curves[S.SYSTEM].unique().tolist() == ["bm25", "dense"]  # hybrid: empty, skipped
@@ -102,8 +106,9 @@ def test_run_records_the_score_ties_the_ranks_of_a_window_broke():
     # q1: d2 and d1 tie at ranks 2-3 (across Judged@2's cutoff); q2: d2 and d3 tie at 1-2
     tied = window("bm25", ("q1", "d3"), ("q1", "d2"), ("q1", "d1"), ("q2", "d2"),
                   ("q2", "d3")).assign(**{S.SCORE: [1.0, 0.5, 0.5, 1.0, 1.0]})
-    out = stage.run(Params.model_validate(CONFIG), {"bm25": tied}, QRELS, SPLIT, QUERIES,
-                    DOCS, INGEST)
+    out = stage.run(Params.model_validate(CONFIG), stage.Inputs({"bm25": tied}, QRELS, SPLIT,
+                                                                QUERIES,
+                    DOCS, INGEST))
     bm25 = out.summary["systems"]["bm25"]
     # Judged@2: q1's tie straddles rank 2, but d2 and d1 are both judged: no change
     assert (bm25["Judged@2"]["ties"], bm25["Judged@2"]["tie_range"]) == (1, [0.333333] * 2)
@@ -119,7 +124,8 @@ def test_run_records_the_score_ties_the_ranks_of_a_window_broke():
 def test_run_leaves_out_judgments_of_documents_not_yet_published():
     late = DOCS.assign(**{S.PUBLISHED_AT: DOCS[S.PUBLISHED_AT].where(
         DOCS[S.DOC_ID] != "d4", pd.Timestamp(AFTER, tz="UTC"))})
-    out = stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, late, INGEST)
+    out = stage.run(Params.model_validate(CONFIG), stage.Inputs(RUNS, QRELS, SPLIT, QUERIES, late,
+                                                                INGEST))
     assert out.summary["judgments"]["invisible_left_out"] == 2
     q3 = out.per_query[(out.per_query[S.QUERY_ID] == "q3")
                        & (out.per_query[S.MEASURE] == "RR@10")]
@@ -128,29 +134,27 @@ def test_run_leaves_out_judgments_of_documents_not_yet_published():
 
 def test_run_needs_the_qrels_provenance():
     with pytest.raises(InputError, match="ingest.json: no 'qrels'"):
-        stage.run(Params.model_validate(CONFIG), RUNS, QRELS, SPLIT, QUERIES, DOCS,
-                  {"rows_in": 5})
+        stage.run(Params.model_validate(CONFIG), stage.Inputs(RUNS, QRELS, SPLIT, QUERIES, DOCS,
+                  {"rows_in": 5}))
 
 
 def test_main_reads_the_stage_folders_and_writes_every_output(tmp_path, monkeypatch, capsys):
-    (tmp_path / "raw").mkdir()
-    QUERIES.to_parquet(tmp_path / "raw" / "queries.parquet")
-    DOCS.to_parquet(tmp_path / "raw" / "documents.parquet")
-    QRELS.to_parquet(tmp_path / "qrels.parquet")
-    SPLIT.to_parquet(tmp_path / "split.parquet")
-    (tmp_path / "ingest.json").write_text(json.dumps(INGEST))
+    (tmp_path / "data/raw").mkdir(parents=True)
+    QUERIES.to_parquet(tmp_path / "data/raw" / "queries.parquet")
+    DOCS.to_parquet(tmp_path / "data/raw" / "documents.parquet")
+    (tmp_path / "data/judgments").mkdir(parents=True)
+    QRELS.to_parquet(tmp_path / "data/judgments/qrels.parquet")
+    (tmp_path / "data/split").mkdir(parents=True)
+    SPLIT.to_parquet(tmp_path / "data/split/split.parquet")
+    (tmp_path / "data/judgments/ingest.json").write_text(json.dumps(INGEST))
     for name, folder in (("bm25", "candidates"), ("dense", "candidates"), ("hybrid", "fused")):
-        (tmp_path / folder / name).mkdir(parents=True)
-        RUNS[name].to_parquet(tmp_path / folder / name / "run.parquet")
+        (tmp_path / "data" / folder / name).mkdir(parents=True)
+        RUNS[name].to_parquet(tmp_path / "data" / folder / name / "run.parquet")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(CONFIG))
-    monkeypatch.setattr(sys, "argv", [
-        "evaluate", "--params", str(tmp_path / "params.yaml"), "--raw", str(tmp_path / "raw"),
-        "--qrels", str(tmp_path / "qrels.parquet"), "--judgments", str(tmp_path / "ingest.json"),
-        "--split", str(tmp_path / "split.parquet"), "--candidates", str(tmp_path / "candidates"),
-        "--fused", str(tmp_path / "fused"), "--out", str(tmp_path / "out")])
-    stage.main()
+    monkeypatch.chdir(tmp_path)
+    main("evaluate", [])
     assert capsys.readouterr().out.strip() == "evaluate: 3 system(s) on 3 queries (test)"
-    out = tmp_path / "out"
+    out = tmp_path / "data/evaluate"
     assert json.loads((out / "metrics.json").read_text())["dense"]["R@100"] == 1.0
     assert json.loads((out / "summary.json").read_text())["unjudged"] == 5
     assert len(pd.read_parquet(out / "unjudged.parquet")) == 5
@@ -187,8 +191,9 @@ REC_RUNS = {"pop": window("pop", ("u1@test", "b"), ("u1@test", "c"), ("u2@test",
 
 
 def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
-    out = stage.run(Params.model_validate(REC), REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS,
-                    INGEST, BOUGHT)
+    out = stage.run(Params.model_validate(REC), stage.Inputs(REC_RUNS, LATER, USER_SPLIT, USERS,
+                                                             ITEMS,
+                    INGEST, BOUGHT))
     team, pop = out.summary["systems"]["team"], out.summary["systems"]["pop"]
     assert team["Hit@2"]["value"] == pop["Hit@2"]["value"] == 1.0
     assert team["Hit@2"]["n"] == 2 and team["Hit@2"]["undefined"] == 1  # u3
@@ -223,8 +228,8 @@ def test_run_in_recommendation_mode_scores_users_with_the_catalogue():
 
 def test_run_in_recommendation_mode_records_ties_where_a_range_is_exact():
     flat = {"pop": REC_RUNS["pop"].assign(**{S.SCORE: 1.0})}  # each user's two items tie
-    out = stage.run(Params.model_validate(REC), flat, LATER, USER_SPLIT, USERS, ITEMS,
-                    INGEST, BOUGHT)
+    out = stage.run(Params.model_validate(REC), stage.Inputs(flat, LATER, USER_SPLIT, USERS, ITEMS,
+                    INGEST, BOUGHT))
     pop = out.summary["systems"]["pop"]
     assert pop["Hit@2"]["ties"] == 0  # both tied items are within the cutoff
     # AUC has no cutoff: u1's tie puts its positive c below b (the window's ranks) or above,
@@ -245,7 +250,7 @@ def test_run_in_recommendation_mode_embeds_the_items_with_the_first_dense_system
     cache = EmbeddingCache(tmp_path, encoder.digest, ("title",), True, dense.max_length)
     vectors = {"item a": [1, 0], "item b": [0, 1], "item c": [1, 1], "item d": [1, 0]}
     cache.encode(list(vectors), lambda texts: np.array([vectors[t] for t in texts], "float32"))
-    out = stage.run(p, REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS, INGEST, BOUGHT)
+    out = stage.run(p, stage.Inputs(REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS, INGEST, BOUGHT))
     ild = out.per_query[(out.per_query[S.MEASURE] == "ILD@2")
                         & (out.per_query[S.SYSTEM] == "team")].set_index(S.QUERY_ID)[S.VALUE]
     # u1: d·c = 1/√2, u2: d·c = 1/√2 (vectors served by the cache: the model never loads)
@@ -255,8 +260,9 @@ def test_run_in_recommendation_mode_embeds_the_items_with_the_first_dense_system
 
 def test_run_in_recommendation_mode_needs_the_log_and_a_known_expected_system():
     with pytest.raises(InputError, match="needs the interaction log"):
-        stage.run(Params.model_validate(REC), REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS,
-                  INGEST)
+        stage.run(Params.model_validate(REC), stage.Inputs(REC_RUNS, LATER, USER_SPLIT, USERS,
+                                                           ITEMS,
+                  INGEST))
     unknown = REC | {"recommend": {"expected": "nobody"}}
     with pytest.raises(ValidationError, match="recommend.expected: 'nobody' is not a system"):
         Params.model_validate(unknown)  # refused where params are read, before any stage
@@ -268,25 +274,23 @@ def test_main_in_recommendation_mode_reads_the_log_and_writes_the_reliability_di
                                                "team": {"route": "bm25"}}},
                     "fusion": {"systems": {}},
                     "compare": {"baseline": "pop", "candidate": "team"}}
-    (tmp_path / "raw").mkdir()
-    USERS.to_parquet(tmp_path / "raw" / "queries.parquet")
-    ITEMS.to_parquet(tmp_path / "raw" / "documents.parquet")
-    BOUGHT.to_parquet(tmp_path / "raw" / "interactions.parquet")
-    horizon_rows(0, []).to_parquet(tmp_path / "raw" / "horizons.parquet")  # none further
-    LATER.to_parquet(tmp_path / "qrels.parquet")
-    USER_SPLIT.to_parquet(tmp_path / "split.parquet")
-    (tmp_path / "ingest.json").write_text(json.dumps(INGEST))
+    (tmp_path / "data/raw").mkdir(parents=True)
+    USERS.to_parquet(tmp_path / "data/raw" / "queries.parquet")
+    ITEMS.to_parquet(tmp_path / "data/raw" / "documents.parquet")
+    BOUGHT.to_parquet(tmp_path / "data/raw" / "interactions.parquet")
+    horizon_rows(0, []).to_parquet(tmp_path / "data/raw" / "horizons.parquet")  # none further
+    (tmp_path / "data/judgments").mkdir(parents=True)
+    LATER.to_parquet(tmp_path / "data/judgments/qrels.parquet")
+    (tmp_path / "data/split").mkdir(parents=True)
+    USER_SPLIT.to_parquet(tmp_path / "data/split/split.parquet")
+    (tmp_path / "data/judgments/ingest.json").write_text(json.dumps(INGEST))
     for name, frame in REC_RUNS.items():
-        (tmp_path / "candidates" / name).mkdir(parents=True)
-        frame.to_parquet(tmp_path / "candidates" / name / "run.parquet")
+        (tmp_path / "data/candidates" / name).mkdir(parents=True)
+        frame.to_parquet(tmp_path / "data/candidates" / name / "run.parquet")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
-    monkeypatch.setattr(sys, "argv", [
-        "evaluate", "--params", str(tmp_path / "params.yaml"), "--raw", str(tmp_path / "raw"),
-        "--qrels", str(tmp_path / "qrels.parquet"), "--judgments", str(tmp_path / "ingest.json"),
-        "--split", str(tmp_path / "split.parquet"), "--candidates", str(tmp_path / "candidates"),
-        "--fused", str(tmp_path / "fused"), "--out", str(tmp_path / "out")])
-    stage.main()
-    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+    main("evaluate", [])
+    out = tmp_path / "data/evaluate"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["recommendation"]["probabilities"] == ["team"]
     diagram = pd.read_parquet(out / "reliability.parquet")

@@ -5,7 +5,7 @@ import pandas as pd
 from releval.data import contracts as S
 from releval.decision.safety import VIOLATION_COLUMNS, violations
 from releval.params import Params
-from stages.failures import run
+from stages.failures import Inputs, run
 from tests.frames import doc, documents, queries, query
 from tests.retrieval.recs import catalogue, interactions, user_queries
 
@@ -36,8 +36,8 @@ PARAMS = Params.model_validate({
 def test_misses_go_to_the_first_layer_that_lost_them():
     unsafe = violations(RUNS, QUERIES, DOCS, pd.DataFrame(columns=list(S.MUST_NOT_RETURN_COLUMNS)),
                         top_k=1).assign(**{S.SPLIT: "test"})
-    out = run(PARAMS, RUNS, {}, JUDGED, QUERIES, DOCS, SPLIT, LABELS, unsafe, NO_ANSWERS,
-              NO_LOG)
+    out = run(PARAMS, Inputs(RUNS, {}, JUDGED, QUERIES, DOCS, SPLIT, LABELS, unsafe, NO_ANSWERS,
+              NO_LOG))
     layers = {(r.system, r.doc_id, r.kind): r.layer for r in out.failures.itertuples()}
     assert layers == {("lex", "t", "relevance"): "ranking",  # bm25 ranks it 2nd: below k
                       ("lex", "x", "relevance"): "representation",  # no route finds it
@@ -72,7 +72,8 @@ def test_recommendation_routes_are_re_searched_deep_from_the_interaction_log():
     split = pd.DataFrame({S.QUERY_ID: ["u1@test"], S.SPLIT: ["test"]})
     labels = pd.DataFrame({S.QUERY_ID: ["u1@test"], S.DIMENSION: ["kind"], S.SLICE: ["plain"]})
     no_violations = pd.DataFrame(columns=[*VIOLATION_COLUMNS, S.SPLIT])
-    out = run(p, {"pop": window, "cooc": window}, {}, judged, users, catalogue("a", "b", "c"),
-              split, labels, no_violations, NO_ANSWERS, log)
+    out = run(p, Inputs({"pop": window, "cooc": window}, {}, judged, users, catalogue("a", "b",
+                                                                                      "c"),
+              split, labels, no_violations, NO_ANSWERS, log))
     layers = {r.system: r.layer for r in out.failures.itertuples()}
     assert layers == {"pop": "ranking", "cooc": "representation"}

@@ -7,7 +7,7 @@ import pytest
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.params import Params
-from stages.fuse import run
+from stages.fuse import Inputs, run
 from tests.frames import doc, documents, queries, query
 
 DOCS = documents(*(doc(d) for d in "abcd"))
@@ -39,7 +39,7 @@ def params(**fusion):
 
 
 def test_tuned_on_validation_and_applied_to_every_query():
-    out = run(params(), "hybrid", RUNS, JUDGED, SPLIT, QUERIES, DOCS, LATENCY)
+    out = run(params(), Inputs("hybrid", RUNS, JUDGED, SPLIT, QUERIES, DOCS, LATENCY))
     assert out.stats["fusion"] == {"method": "linear", "weights": {"bm25": 0.8, "dense": 0.2},
                                    "norm": "minmax"}
     assert out.stats["tuning"] == "tuned on 2 validation queries"
@@ -54,13 +54,13 @@ def test_tuned_on_validation_and_applied_to_every_query():
 
 def test_test_judgments_never_move_the_choice():
     flipped = JUDGED.assign(**{S.DOC_ID: ["a", "a", "b"]})
-    assert (run(params(), "hybrid", RUNS, flipped, SPLIT, QUERIES, DOCS).stats["fusion"]
-            == run(params(), "hybrid", RUNS, JUDGED, SPLIT, QUERIES, DOCS).stats["fusion"])
+    assert (run(params(), Inputs("hybrid", RUNS, flipped, SPLIT, QUERIES, DOCS)).stats["fusion"]
+            == run(params(), Inputs("hybrid", RUNS, JUDGED, SPLIT, QUERIES, DOCS)).stats["fusion"])
 
 
 def test_without_judged_validation_queries_the_first_entry_untuned():
-    out = run(params(), "hybrid", RUNS, JUDGED[JUDGED[S.QUERY_ID] == "t1"], SPLIT, QUERIES,
-              DOCS)
+    out = run(params(), Inputs("hybrid", RUNS, JUDGED[JUDGED[S.QUERY_ID] == "t1"], SPLIT, QUERIES,
+              DOCS))
     assert out.stats["fusion"]["weights"] == {"bm25": 0.2, "dense": 0.8}
     assert out.stats["tuning"].endswith("untuned") and out.stats["grid"] == []
     assert out.latency["latency_ms"].isna().all()  # no source latencies given
@@ -68,4 +68,4 @@ def test_without_judged_validation_queries_the_first_entry_untuned():
 
 def test_missing_source_window_is_named():
     with pytest.raises(InputError, match="needs the windows of dense"):
-        run(params(), "hybrid", {"bm25": RUNS["bm25"]}, JUDGED, SPLIT, QUERIES, DOCS)
+        run(params(), Inputs("hybrid", {"bm25": RUNS["bm25"]}, JUDGED, SPLIT, QUERIES, DOCS))

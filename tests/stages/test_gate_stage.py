@@ -2,7 +2,6 @@
 
 import json
 import math
-import sys
 
 import pandas as pd
 import pytest
@@ -11,12 +10,12 @@ import yaml
 from releval.documents.decision import Decision
 from releval.errors import InputError
 from releval.params import Params
-from stages.common import guarded
-from stages.gate import main, summary
+from stages.common import main
+from stages.gate import Inputs, summary
 from stages.gate import run as stage_run
 from tests import documents
 from tests.documents import paired, read_comparison, read_summary
-from tests.frames import write_looks_inputs
+from tests.frames import split_report, write_looks_inputs
 
 COMPARISON = documents.comparison(paired(mean_diff=0.02, ci_low=-0.01, ci_high=0.05))
 SLICES = pd.DataFrame({
@@ -25,7 +24,7 @@ SLICES = pd.DataFrame({
     "too_small": [False, True], "mean_diff": [0.02, math.nan], "ci_low": [-0.01, math.nan],
     "ci_high": [0.05, math.nan], "p_value": [0.2, math.nan], "p_holm": [0.2, math.nan],
     "verdict": ["inconclusive", "too small"]})
-SAFETY = {"top_k": 10,
+SAFETY = {"top_k": 10, "skipped": [],
           "systems": {"hybrid": {"routes": ["bm25", "dense"], "violations": 0, "own": 0,
                                  "by_reason": {}, "queries_affected": 0, "below_top_k": 0}},
           "no_answer": {s: {"no_answer_queries": 0, "correct_refusals": 0,
@@ -46,8 +45,8 @@ def params(gate=GATE, **compare):
 
 def run(p, comparison, slices, safety, metrics, latency, summary):
     """The stage's run() on the documents as the stages write them."""
-    return stage_run(p, read_comparison(comparison), slices, safety, metrics,
-                     documents.latency(latency), read_summary(summary))
+    return stage_run(p, Inputs(read_comparison(comparison), slices, safety, metrics,
+                     documents.latency(latency), read_summary(summary)))
 
 
 def test_run_passes_when_every_rule_holds():
@@ -104,7 +103,7 @@ def project(tmp_path, monkeypatch):
     files = {"data/compare/comparison.json": COMPARISON, "data/safety/safety.json": SAFETY,
              "data/evaluate/metrics.json": METRICS, "data/evaluate/summary.json": SUMMARY,
              "data/health/health.json": documents.health({}),
-             "data/split/split_report.json": {"query_set": {"categories": {}}},
+             "data/split/split_report.json": split_report({"categories": {}}),
              "data/offpolicy/offpolicy.json": {"applicable": False, "reason": "no log"}}
     for path, doc in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
@@ -118,12 +117,12 @@ def project(tmp_path, monkeypatch):
             documents.run_stats(system, p95=p95, p99=p95)))
     write_looks_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.gate"])
     return tmp_path
 
 
 def test_main_writes_the_decision_and_exits_normally_on_fail(project, capsys):
-    main()  # hybrid's p95 (60 ms, from data/fused) is over 50 ms: FAIL, yet no exit status
+    main("gate",
+         [])  # hybrid's p95 (60 ms, from data/fused) is over 50 ms: FAIL, yet no exit status
     decision = json.loads((project / "data/gate/decision.json").read_text())
     assert decision["passed"] is False and decision["failed"] == ["latency p95"]
     latency = decision["rules"][-1]
@@ -134,7 +133,7 @@ def test_main_writes_the_decision_and_exits_normally_on_fail(project, capsys):
 def test_main_passes_with_a_looser_latency_bound(project, capsys):
     gate = {"rules": [*GATE["rules"][:4], {"rule": "latency", "max_ms": 60}]}
     (project / "params.yaml").write_text(yaml.safe_dump({"gate": gate}))
-    main()
+    main("gate", [])
     assert json.loads((project / "data/gate/decision.json").read_text())["passed"] is True
     assert capsys.readouterr().out.strip() == "gate: PASS"
 
@@ -142,7 +141,7 @@ def test_main_passes_with_a_looser_latency_bound(project, capsys):
 def test_main_missing_input_is_one_line_and_exit_2(project, capsys):
     (project / "data/safety/safety.json").unlink()
     with pytest.raises(SystemExit) as stop:
-        guarded(main)
+        main("gate", [])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: data/safety/safety.json: file not found"
@@ -166,7 +165,7 @@ def test_main_a_renamed_key_stops_the_stage_naming_the_file_and_the_key(project,
     rename(doc)
     (project / path).write_text(json.dumps(doc))
     with pytest.raises(SystemExit) as stop:
-        guarded(main)
+        main("gate", [])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
@@ -175,7 +174,7 @@ def test_main_a_renamed_key_stops_the_stage_naming_the_file_and_the_key(project,
 
 
 def test_main_counts_the_recorded_looks_and_this_one(project):
-    main()  # an empty looks file: this run's look is the first
+    main("gate", [])  # an empty looks file: this run's look is the first
     first = json.loads((project / "data/gate/decision.json").read_text())["looks"]
     assert (first["split"], first["count"], first["unrecorded"]) == ("test", 1, 0)
     other = {"split": "test", "set": first["digest"], "system": "hybrid", "candidate": "0" * 64,
@@ -186,7 +185,7 @@ def test_main_counts_the_recorded_looks_and_this_one(project):
         {"looks": [other, mine, elsewhere], "unrecorded": 1}))
     (project / "params.yaml").write_text(yaml.safe_dump(
         {"gate": {"rules": [{"rule": "holdout"}]}, "query_set": {"max_looks": 1}}))
-    main()
+    main("gate", [])
     decision = json.loads((project / "data/gate/decision.json").read_text())
     assert decision["looks"] | {"candidate": None} == {
         "split": "test", "digest": first["digest"], "candidate": None, "count": 2,
@@ -206,9 +205,9 @@ def test_gate_ppi_reads_the_ppi_interval_of_the_difference_and_says_so():
 
     def decide(mode, doc=automatic):
         p = Params.model_validate({"gate": gate, "judgments": {"automatic": {"gate": mode}}})
-        return stage_run(p, read_comparison(COMPARISON), SLICES, SAFETY, METRICS,
+        return stage_run(p, Inputs(read_comparison(COMPARISON), SLICES, SAFETY, METRICS,
                          documents.latency({}), read_summary(SUMMARY),
-                         automatic=doc).decision
+                         automatic=doc)).decision
 
     ppi = decide("ppi")
     assert ppi["passed"] is False and ppi["rules"][0]["value"] == -0.03

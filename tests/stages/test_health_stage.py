@@ -4,7 +4,6 @@ window's status (stage fuse) and the health rule read by the gate stage."""
 import hashlib
 import json
 import math
-import sys
 
 import pandas as pd
 import pytest
@@ -15,7 +14,8 @@ from releval.decision.health import COLUMNS
 from releval.errors import InputError
 from releval.params import Params, parse_params
 from stages import fuse, gate
-from stages.health import main, run
+from stages.common import main
+from stages.health import Inputs, run
 from tests.documents import health as health_doc
 from tests.documents import read_comparison, read_health, read_summary, whole
 from tests.frames import doc, documents, queries, query
@@ -41,7 +41,7 @@ def params(cost=COST) -> Params:
 
 
 def test_run_gives_one_row_per_system_and_the_judgments_revision():
-    out = run(params(), RUNS, LATENCIES, STATS, DOCS, QS, {"path": "q", "sha256": "x"})
+    out = run(params(), Inputs(RUNS, LATENCIES, STATS, DOCS, QS, {"path": "q", "sha256": "x"}))
     assert list(out.table.columns) == list(COLUMNS)
     rows = out.table.set_index(S.SYSTEM)
     assert rows["timeout_rate"].to_dict() == {"bm25": 0.0, "dense": 0.5, "hybrid": 0.0}
@@ -56,7 +56,7 @@ def test_a_cost_model_for_a_system_not_evaluated_is_refused():
         parse_params({"health": {"cost": COST | {"bm52": {"per_query": 1.0}}}})  # at load
     evaluated = {name: RUNS[name] for name in ("bm25", "hybrid")}
     with pytest.raises(InputError, match="health.cost names dense, not evaluated systems"):
-        run(params(), evaluated, LATENCIES, STATS, DOCS, QS)
+        run(params(), Inputs(evaluated, LATENCIES, STATS, DOCS, QS))
 
 
 def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):
@@ -75,8 +75,7 @@ def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):
     (tmp_path / "data/judgments").mkdir()
     (tmp_path / "data/judgments/qrels.parquet").write_bytes(b"qrels")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.health"])
-    main()
+    main("health", [])
     table = pd.read_parquet(tmp_path / "data/health/health.parquet")
     report = json.loads((tmp_path / "data/health/health.json").read_text())
     assert table[S.SYSTEM].tolist() == ["bm25", "dense", "hybrid"]
@@ -88,13 +87,14 @@ def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):
 def test_a_fused_window_records_its_status_from_its_sources():
     latency = {"bm25": fusing.LATENCY["bm25"].assign(**{S.RUN_STATUS: ["ok", "ok", "error"]}),
                "dense": fusing.LATENCY["dense"].assign(**{S.RUN_STATUS: ["ok", "error", "error"]})}
-    out = fuse.run(fusing.params(), "hybrid", fusing.RUNS, fusing.JUDGED, fusing.SPLIT,
-                   fusing.QUERIES, fusing.DOCS, latency)
+    out = fuse.run(fusing.params(), fuse.Inputs("hybrid", fusing.RUNS, fusing.JUDGED, fusing.SPLIT,
+                   fusing.QUERIES, fusing.DOCS, latency))
     assert out.latency[S.RUN_STATUS].tolist() == ["ok", "partial", "error"]
     assert out.stats["status"] == {"ok": 1, "error": 1, "timeout": 0, "partial": 1,
                                    "fallback": 0, "not_recorded": 0}
-    unrecorded = fuse.run(fusing.params(), "hybrid", fusing.RUNS, fusing.JUDGED, fusing.SPLIT,
-                          fusing.QUERIES, fusing.DOCS)
+    unrecorded = fuse.run(fusing.params(), fuse.Inputs("hybrid", fusing.RUNS, fusing.JUDGED,
+                                                       fusing.SPLIT,
+                          fusing.QUERIES, fusing.DOCS))
     assert unrecorded.latency[S.RUN_STATUS].isna().all()
 
 
@@ -104,9 +104,10 @@ def test_the_gate_reads_the_health_record():
     health = read_health(health_doc({"hybrid": {
         "error_rate": 0.02, "latency_p99_ms": None,
         "undefined": {"latency_p99_ms": "latency not measured"}}}))
-    decision = gate.run(gating.params(rules), read_comparison(gating.COMPARISON), gating.SLICES,
+    decision = gate.run(gating.params(rules), gate.Inputs(read_comparison(gating.COMPARISON),
+                                                          gating.SLICES,
                         gating.SAFETY, gating.METRICS, {}, read_summary(gating.SUMMARY),
-                        health=health).decision
+                        health=health)).decision
     assert [(r["passed"], r["value"]) for r in decision["rules"]] == [(False, 0.02),
                                                                       (False, None)]
     assert decision["rules"][1]["reason"].endswith("undefined: latency not measured")

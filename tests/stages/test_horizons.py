@@ -63,8 +63,9 @@ def windows(queries: pd.DataFrame, items: pd.Series) -> dict[str, pd.DataFrame]:
 
 def scored(log, data, p: Params, runs):
     demo = log[0]
-    return evaluate.run(p, runs, data.qrels, data.given_split, data.queries, data.documents,
-                        {"qrels": "log"}, demo.log, None, data.horizons)
+    return evaluate.run(p, evaluate.Inputs(runs, data.qrels, data.given_split, data.queries,
+                                           data.documents,
+                        {"qrels": "log"}, demo.log, None, data.horizons))
 
 
 def test_each_horizon_equals_a_run_with_that_horizon(log):

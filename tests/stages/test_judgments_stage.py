@@ -2,7 +2,6 @@
 
 import json
 import math
-import sys
 
 import pandas as pd
 import pytest
@@ -16,7 +15,8 @@ from releval.judging.ingest import ingest
 from releval.judging.pooling import blind_export, build_pool, label_studio_tasks, write_label_studio
 from releval.params import Params
 from releval.project.inputs import pin
-from stages.judgments import main as judgments_main
+from stages.common import main
+from stages.judgments import Inputs as JudgmentsInputs
 from stages.judgments import run as judgments_run
 
 
@@ -76,7 +76,7 @@ def test_simulated_judging_with_malformed_rows_reconciles_and_quarantines(tiny):
     documents, queries, pool = tiny
     params = Params.model_validate({"judgments": {"source": "simulated", "corrupt": 0.3}})
     identity = pool.identity | {"guideline": "relevance-v1"}
-    result = judgments_run(params, pool.table, identity, TRUTH, None)
+    result = judgments_run(params, JudgmentsInputs(pool.table, identity, TRUTH, None))
     c = result.ingest
     assert c["rows_in"] == c["accepted_new"] + c["already_accepted"] + c["quarantined"]
     assert c["quarantined"] == len(result.quarantine) > 0
@@ -92,12 +92,12 @@ def test_a_rerun_over_this_pools_judgments_accepts_nothing_twice(tiny):
     _, _, pool = tiny
     params = Params.model_validate({"judgments": {"source": "simulated"}})
     identity = pool.identity | {"guideline": "relevance-v1"}
-    first = judgments_run(params, pool.table, identity, TRUTH, None)
-    again = judgments_run(params, pool.table, identity, TRUTH, first.judgments)
+    first = judgments_run(params, JudgmentsInputs(pool.table, identity, TRUTH, None))
+    again = judgments_run(params, JudgmentsInputs(pool.table, identity, TRUTH, first.judgments))
     assert again.ingest["rows_in"] == again.ingest["accepted_new"] == 0  # all judged already
     pd.testing.assert_frame_equal(again.qrels, first.qrels)
-    other = judgments_run(params, pool.table, identity, TRUTH,
-                          first.judgments.assign(pool_id="pool-other"))  # not carried over
+    other = judgments_run(params, JudgmentsInputs(pool.table, identity, TRUTH,
+                          first.judgments.assign(pool_id="pool-other")))  # not carried over
     assert other.ingest["accepted_new"] == first.ingest["accepted_new"] == 3 * len(pool.table)
 
 
@@ -126,7 +126,8 @@ def test_judges_files_and_an_adjudicator_from_their_pinned_copies(tiny, tmp_path
         "max_spread": 2}})
     pin(params, tmp_path / "input")
     identity = pool.identity | {"guideline": "relevance-v1"}
-    result = judgments_run(params, pool.table, identity, TRUTH, None, tmp_path / "input")
+    result = judgments_run(params, JudgmentsInputs(pool.table, identity, TRUTH, None,
+                                                   tmp_path / "input"))
     got = result.qrels.set_index(["query_id", "doc_id"])
     assert got["grade"].to_dict() == {("q1", "d1"): 3, ("q1", "d2"): 1, ("q1", "d3"): 1,
                                       ("q2", "d2"): 2}
@@ -145,14 +146,16 @@ def test_no_judges_files_is_an_input_error(tiny, tmp_path):
                                                   "files": str(tmp_path / "labels")}})
     pin(params, tmp_path / "input")
     with pytest.raises(InputError, match="no judges' files"):
-        judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, TRUTH, None,
-                      tmp_path / "input")
+        judgments_run(params, JudgmentsInputs(pool.table, pool.identity | {"guideline": "g"},
+                                              TRUTH, None,
+                      tmp_path / "input"))
 
 
 def test_a_datasets_own_qrels_pass_through(tiny):
     _, _, pool = tiny
     params = Params.model_validate({"prepare": {"source": "beir", "path": "x"}})  # auto
-    result = judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, TRUTH, None)
+    result = judgments_run(params, JudgmentsInputs(pool.table, pool.identity | {"guideline": "g"},
+                                                   TRUTH, None))
     assert result.qrels[["query_id", "doc_id", "grade"]].equals(TRUTH)
     assert (result.qrels.pool_id == "dataset").all() and result.qrels.agreement.map(
         math.isnan).all()
@@ -169,7 +172,8 @@ def test_a_datasets_own_qrels_pass_through(tiny):
 def test_a_datasets_own_hard_negatives_pass_through(tiny):
     _, _, pool = tiny
     params = Params.model_validate({"prepare": {"source": "beir", "path": "x"}})
-    result = judgments_run(params, pool.table, pool.identity | {"guideline": "g"}, MARKED, None)
+    result = judgments_run(params, JudgmentsInputs(pool.table, pool.identity | {"guideline": "g"},
+                                                   MARKED, None))
     pd.testing.assert_frame_equal(result.qrels[list(MARKED.columns)],
                                   MARKED.sort_values(["query_id", "doc_id"], ignore_index=True))
     assert result.ingest["hard_negatives"] == {"marked": 2, "kept": 2, "added": 0,
@@ -180,7 +184,7 @@ def test_simulated_judging_keeps_the_datasets_marks_and_adds_the_unpooled(tiny):
     _, _, pool = tiny
     params = Params.model_validate({"judgments": {"source": "simulated", "noise": 0.01}})
     identity = pool.identity | {"guideline": "relevance-v1"}
-    result = judgments_run(params, pool.table, identity, MARKED, None)
+    result = judgments_run(params, JudgmentsInputs(pool.table, identity, MARKED, None))
     got = result.qrels.set_index(["query_id", "doc_id"])
     assert got["hard_negative"][got["hard_negative"]].index.tolist() == [("q1", "d3"),
                                                                          ("q2", "d9")]
@@ -189,7 +193,7 @@ def test_simulated_judging_keeps_the_datasets_marks_and_adds_the_unpooled(tiny):
     assert got.loc[("q1", "d3"), "pool_id"] == pool.identity["pool_id"]
     assert result.ingest["hard_negatives"] == {"marked": 2, "kept": 1, "added": 1,
                                                "overruled": 0}
-    again = judgments_run(params, pool.table, identity, MARKED, result.judgments)
+    again = judgments_run(params, JudgmentsInputs(pool.table, identity, MARKED, result.judgments))
     pd.testing.assert_frame_equal(again.qrels, result.qrels)
 
 
@@ -203,7 +207,8 @@ def test_judges_marks_and_the_datasets_settled_by_the_judged_grade(tiny, tmp_pat
     params = Params.model_validate({"judgments": {"source": "files", "files": str(labels)}})
     pin(params, tmp_path / "input")
     identity = pool.identity | {"guideline": "relevance-v1"}
-    result = judgments_run(params, pool.table, identity, MARKED, None, tmp_path / "input")
+    result = judgments_run(params, JudgmentsInputs(pool.table, identity, MARKED, None,
+                                                   tmp_path / "input"))
     got = result.qrels.set_index(["query_id", "doc_id"])[["grade", "hard_negative"]]
     assert got.to_dict("index") == {
         ("q1", "d1"): {"grade": 3, "hard_negative": False},
@@ -219,20 +224,19 @@ def test_judges_marks_and_the_datasets_settled_by_the_judged_grade(tiny, tmp_pat
 
 def test_main_writes_the_qrels_with_their_marks_and_one_line(tiny, tmp_path, monkeypatch, capsys):
     _, _, pool = tiny
-    for folder in ("raw", "pool"):
-        (tmp_path / folder).mkdir()
-    pool.table.to_parquet(tmp_path / "pool/pool.parquet")
-    (tmp_path / "pool/identity.json").write_text(json.dumps(pool.identity | {"guideline": "g"}))
-    MARKED.to_parquet(tmp_path / "raw/judgments.parquet")
+    for folder in ("data/raw", "data/pool"):
+        (tmp_path / folder).mkdir(parents=True)
+    pool.table.to_parquet(tmp_path / "data/pool/pool.parquet")
+    (tmp_path / "data/pool/identity.json").write_text(json.dumps(pool.identity
+                                                                 | {"guideline": "g"}))
+    MARKED.to_parquet(tmp_path / "data/raw/judgments.parquet")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(
         {"judgments": {"source": "simulated", "noise": 0.01, "corrupt": 0}}))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.judgments", "--raw", "raw", "--pool", "pool",
-                                      "--out", "out"])
-    judgments_main()
-    qrels = pd.read_parquet(tmp_path / "out/qrels.parquet")
+    main("judgments", [])
+    qrels = pd.read_parquet(tmp_path / "data/judgments/qrels.parquet")
     assert qrels["hard_negative"].tolist() == [False, False, True, False, True]
-    ingest = json.loads((tmp_path / "out/ingest.json").read_text())
+    ingest = json.loads((tmp_path / "data/judgments/ingest.json").read_text())
     assert ingest["hard_negatives"] == {"marked": 2, "kept": 1, "added": 1, "overruled": 0}
     assert capsys.readouterr().out.strip() == (
         "judgments (pooled judgments from simulated judges (demo simulation)): rows in 12 = "

@@ -12,9 +12,8 @@ from releval.offpolicy import evaluate
 from releval.offpolicy.log import read_log
 from releval.offpolicy.policy import actions_of, from_ranking, uniform
 from releval.params import Params
-from releval.project.inputs import in_users_words
-from stages.inputs import run as pin
-from stages.offpolicy import run, summary
+from releval.project.inputs import in_users_words, pin
+from stages.offpolicy import Inputs, run, summary
 
 
 def logged(path, n=600, seed=1, items=6, positions=2):
@@ -45,7 +44,7 @@ def test_estimates_equal_the_librarys_and_the_reference_is_ground_truth(tmp_path
     logged(tmp_path / "ref.csv", seed=2)
     p = params(tmp_path, estimators=["ips", "snips"], reference="ref.csv", cluster="user_id")
     pin(p, tmp_path / "input", base=tmp_path)
-    out = run(p, tmp_path / "input")
+    out = run(p, Inputs(tmp_path / "input"))
     log = read_log(tmp_path / "log.csv")
     actions = actions_of(log)
     expected = evaluate(log, uniform(log, actions, 2), actions, n_positions=2,
@@ -71,7 +70,7 @@ def test_dm_and_dr_are_made_after_the_reward_models_window(tmp_path):
     logged(tmp_path / "log.csv")
     p = params(tmp_path, estimators=["ips", "dr"], reward_model={"train_share": 0.5})
     pin(p, tmp_path / "input", base=tmp_path)
-    out = run(p, tmp_path / "input")
+    out = run(p, Inputs(tmp_path / "input"))
     rows = out.estimates.set_index(["estimator", "position"])["n"]
     assert rows[("ips", "all")] == 600 and rows[("dr", "all")] == 300
     assert out.report["reward_model"]["train_rows"] == 300
@@ -79,7 +78,7 @@ def test_dm_and_dr_are_made_after_the_reward_models_window(tmp_path):
 
 
 def test_without_a_log_the_document_says_so_and_the_tables_are_empty(tmp_path):
-    out = run(Params(), tmp_path / "input")
+    out = run(Params(), Inputs(tmp_path / "input"))
     assert out.report == {"applicable": False,
                           "reason": "offpolicy.log is not set: no off-policy evaluation"}
     assert out.estimates.empty and out.weights.empty
@@ -92,7 +91,7 @@ def test_a_cluster_column_the_log_lacks_is_refused(tmp_path):
     p = params(tmp_path, estimators=["ips"], cluster="shopper")
     pin(p, tmp_path / "input", base=tmp_path)
     with pytest.raises(InputError, match="offpolicy.cluster 'shopper' is not a column"):
-        run(p, tmp_path / "input")
+        run(p, Inputs(tmp_path / "input"))
 
 
 def test_the_log_and_the_policy_table_are_pinned_and_errors_name_the_users_path(tmp_path):
@@ -103,19 +102,19 @@ def test_the_log_and_the_policy_table_are_pinned_and_errors_name_the_users_path(
                          columns=["context_id", "item_id", "position", "probability"])
     table.to_csv(tmp_path / "policy.csv", index=False)
     p = params(tmp_path, estimators=["ips"], policy="policy.csv")
-    pinned = pin(p, tmp_path / "input", base=tmp_path).pinned
+    pinned = pin(p, tmp_path / "input", base=tmp_path)
     assert [(r["key"], r["slot"]) for r in pinned] == [("offpolicy.log", "logged"),
                                                        ("offpolicy.policy", "policy")]
-    out = run(p, tmp_path / "input")
+    out = run(p, Inputs(tmp_path / "input"))
     assert out.report["policy"] == {"kind": "table", "description": "the table policy.csv",
                                     "path": "policy.csv"}
-    same = run(params(tmp_path, estimators=["ips"]), tmp_path / "input").estimates
+    same = run(params(tmp_path, estimators=["ips"]), Inputs(tmp_path / "input")).estimates
     pd.testing.assert_frame_equal(out.estimates, same)  # 1/6 everywhere is the uniform policy
     log.loc[3, "propensity"] = 1.5
     log.to_csv(tmp_path / "log.csv", index=False)
     pin(p, tmp_path / "input", base=tmp_path)
     with pytest.raises(InputError) as caught:
-        run(p, tmp_path / "input")
+        run(p, Inputs(tmp_path / "input"))
     said = in_users_words(caught.value, p, tmp_path / "input")
     assert str(said) == ("log.csv:line 5: propensity must be in (0, 1], got '1.5' "
                          "(params offpolicy.log)")
@@ -131,7 +130,7 @@ def test_a_systems_ranking_is_the_policy_by_its_rule(tmp_path):
     ranked.to_parquet(tmp_path / "run.parquet")
     p = params(tmp_path, estimators=["ips", "snips"], policy={"system": "bm25", "epsilon": 0.2})
     pin(p, tmp_path / "input", base=tmp_path)
-    out = run(p, tmp_path / "input", {"bm25": tmp_path / "run.parquet"})
+    out = run(p, Inputs(tmp_path / "input", {"bm25": tmp_path / "run.parquet"}))
     actions = actions_of(log)
     dist = from_ranking(ranked, log, actions, 2, epsilon=0.2)
     expected = evaluate(log, dist, actions, n_positions=2, estimators=("ips", "snips"),

@@ -1,7 +1,6 @@
 """Stage pool: run() on tiny runs, incrementally, and main() on the files earlier stages write."""
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -11,7 +10,8 @@ import yaml
 from releval.data import contracts as S
 from releval.judging.pooling import EXPORT_COLUMNS
 from releval.params import Params
-from stages.pool import main, run
+from stages.common import main
+from stages.pool import Inputs, run
 
 DOCS = pd.DataFrame({S.DOC_ID: [f"d{i}" for i in range(1, 7)],
                      S.TITLE: [f"Title {i}" for i in range(1, 7)],
@@ -37,7 +37,7 @@ def pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 def test_run_pools_the_top_of_the_pooled_splits_and_exports_them_blind():
-    result = run(Params.model_validate(PARAMS), RUNS, DOCS, QUERIES, SPLIT, None)
+    result = run(Params.model_validate(PARAMS), Inputs(RUNS, DOCS, QUERIES, SPLIT, None))
     assert pairs(result.pool) == {("q2", "d3"), ("q2", "d4"), ("q2", "d1"), ("q3", "d6"),
                                   ("q3", "d2")}  # q1 is train: not pooled
     assert result.identity["guideline"] == "relevance-v1" and result.identity["depth"] == 2
@@ -52,46 +52,48 @@ def test_run_pools_the_top_of_the_pooled_splits_and_exports_them_blind():
 
 def test_run_adds_a_new_systems_pairs_as_a_round_and_exports_only_those():
     p = Params.model_validate(PARAMS)
-    first = run(p, RUNS, DOCS, QUERIES, SPLIT, None)
-    second = run(p, RUNS | {"hybrid": ranked(q2=["d5", "d3"], q3=["d1"])}, DOCS, QUERIES,
-                 SPLIT, first.pool)
+    first = run(p, Inputs(RUNS, DOCS, QUERIES, SPLIT, None))
+    grown = Params.model_validate({**PARAMS, "candidates": {"systems": {
+        "bm25": {"route": "bm25"}, "dense": {"route": "dense"}, "late": {"route": "bm25"}}},
+        "pool": {"depth": 2, "systems": ["bm25", "dense", "late"]}})
+    second = run(grown, Inputs(RUNS | {"late": ranked(q2=["d5", "d3"], q3=["d1"])}, DOCS,
+                               QUERIES, SPLIT, first.pool))
     assert pairs(second.pool) - pairs(first.pool) == {("q2", "d5"), ("q3", "d1")}
-    assert second.identity["rounds"][-1] == {"round": 2, "systems": ["hybrid"], "pairs": 2}
+    assert second.identity["rounds"][-1] == {"round": 2, "systems": ["late"], "pairs": 2}
     new = second.pool[second.pool[S.ROUND] == 2]
     assert set(second.judging[S.BLIND_ID]) == set(new[S.BLIND_ID]) and len(second.tasks) == 2
     reseeded = Params.model_validate({**PARAMS, "base": {"seed": 6}})
-    fresh = run(reseeded, RUNS, DOCS, QUERIES, SPLIT, first.pool)  # another pool: afresh
+    fresh = run(reseeded, Inputs(RUNS, DOCS, QUERIES, SPLIT, first.pool))  # another pool: afresh
     assert fresh.identity["pool_id"] != first.identity["pool_id"]
     assert set(fresh.pool[S.ROUND]) == {1} and len(fresh.judging) == len(first.pool)
 
 
 def test_in_recommendation_mode_the_pool_starts_afresh_as_user_queries_change():
     rec = Params.model_validate({**PARAMS, "prepare": {"source": "interactions", "path": "x"}})
-    first = run(rec, RUNS, DOCS, QUERIES, SPLIT, None)
+    first = run(rec, Inputs(RUNS, DOCS, QUERIES, SPLIT, None))
     fewer = QUERIES[QUERIES[S.QUERY_ID] != "q2"]  # e.g. a shorter horizon: q2 is gone
-    second = run(rec, RUNS, DOCS, fewer, SPLIT[SPLIT[S.QUERY_ID] != "q2"], first.pool)
+    second = run(rec, Inputs(RUNS, DOCS, fewer, SPLIT[SPLIT[S.QUERY_ID] != "q2"], first.pool))
     assert set(second.pool[S.ROUND]) == {1} and "q2" not in set(second.pool[S.QUERY_ID])
 
 
 @pytest.fixture()
 def project(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS))
-    (tmp_path / "raw").mkdir()
-    DOCS.to_parquet(tmp_path / "raw/documents.parquet", index=False)
-    QUERIES.to_parquet(tmp_path / "raw/queries.parquet", index=False)
-    SPLIT.to_parquet(tmp_path / "split.parquet", index=False)
+    for folder in ("data/raw", "data/split"):
+        (tmp_path / folder).mkdir(parents=True)
+    DOCS.to_parquet(tmp_path / "data/raw/documents.parquet", index=False)
+    QUERIES.to_parquet(tmp_path / "data/raw/queries.parquet", index=False)
+    SPLIT.to_parquet(tmp_path / "data/split/split.parquet", index=False)
     for name, frame in RUNS.items():
-        (tmp_path / "candidates" / name).mkdir(parents=True)
-        frame.to_parquet(tmp_path / "candidates" / name / "run.parquet", index=False)
+        (tmp_path / "data/candidates" / name).mkdir(parents=True)
+        frame.to_parquet(tmp_path / "data/candidates" / name / "run.parquet", index=False)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.pool", "--raw", "raw", "--split", "split.parquet",
-                                      "--candidates", "candidates", "--out", "pool"])
     return tmp_path
 
 
 def test_main_writes_the_pool_and_what_judges_see(project, capsys):
-    main()
-    out = project / "pool"
+    main("pool", [])
+    out = project / "data/pool"
     pool = pd.read_parquet(out / "pool.parquet")
     identity = json.loads((out / "identity.json").read_text())
     assert len(pool) == 5 and identity["guideline"] == "relevance-v1"
@@ -102,5 +104,5 @@ def test_main_writes_the_pool_and_what_judges_see(project, capsys):
     assert ET.parse(out / "label_config.xml").getroot().tag == "View"
     assert capsys.readouterr().out.strip() == (f"pool {identity['pool_id']}: 5 pairs "
                                                '({"1": 5} per round)')
-    main()  # the same systems again: the pool persists, no round is opened
+    main("pool", [])  # the same systems again: the pool persists, no round is opened
     assert pd.read_parquet(out / "pool.parquet").equals(pool)

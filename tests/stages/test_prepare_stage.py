@@ -2,7 +2,6 @@
 recommendation demo; main() writes every file."""
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -17,7 +16,8 @@ from releval.demo.team_run import simulate_external_run, simulate_retrained_run
 from releval.errors import InputError
 from releval.params import Params
 from releval.project.inputs import pin
-from stages.prepare import main, run
+from stages.common import main
+from stages.prepare import Inputs, run
 
 TINY = {"base": {"seed": 4}, "prepare": {"n_docs": 50, "n_queries": 20, "months": 2},
         "candidates": {"depth": 7}}
@@ -50,7 +50,7 @@ def beir(folder):
 
 
 def test_demo_tables_are_the_generators_with_its_team_run_and_answer_map():
-    result = run(Params.model_validate(TINY))
+    result = run(Params.model_validate(TINY), Inputs())
     data = generate(n_docs=50, n_queries=20, seed=4, months=2)
     for name in ("documents", "queries", "must_not_return"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(data, name))
@@ -74,7 +74,7 @@ def test_a_beir_folder_is_read_from_its_pinned_copy(tmp_path):
     p = Params.model_validate({"prepare": {"source": "beir", "path": str(beir(tmp_path / "b"))}})
     pin(p, tmp_path / "input")
     (tmp_path / "b" / "corpus.jsonl").unlink()  # the pinned copy is what is read
-    result = run(p, tmp_path / "input")
+    result = run(p, Inputs(tmp_path / "input"))
     assert result.documents[S.DOC_ID].tolist() == ["d1", "d2"]
     assert result.judgments.sort_values(S.QUERY_ID)[S.GRADE].tolist() == [1, 2, 1]
     assert result.judgments[S.HARD_NEGATIVE].tolist() == [False] * 3  # BEIR marks none
@@ -101,7 +101,7 @@ def test_an_interaction_log_is_read_from_its_pinned_copy(tmp_path):
                                                  "path": str(tmp_path / "log")}})
     pin(p, tmp_path / "input")
     (tmp_path / "log" / "interactions.csv").unlink()  # the pinned copy is what is read
-    result = run(p, tmp_path / "input")
+    result = run(p, Inputs(tmp_path / "input"))
     assert result.documents[S.DOC_ID].tolist() == ["A", "a"]
     assert result.documents[S.TEXT].tolist() == ["Red mug kitchen", "Blue mug kitchen"]
     assert result.queries[S.QUERY_ID].tolist() == ["u1@validation", "u1@test", "u2@test"]
@@ -129,7 +129,7 @@ def test_the_recommendation_demo_is_the_generators_with_its_team_runs():
                                      "prepare": {"source": "recsys_demo", "n_docs": 300,
                                                  "n_queries": 500},
                                      "candidates": {"depth": 20}, "split": {}})
-    result = run(p)
+    result = run(p, Inputs())
     demo = generate_recsys(5, n_users=500, n_items=300)
     t1, t2 = cuts_of(demo.log, "quantiles", None, (0.7, 0.85))
     data = user_queries(demo.log, demo.items, t1, t2, 30, True, 0.0, ["country"], 5)
@@ -159,7 +159,7 @@ def tables(folder, judgments: pd.DataFrame):
 def run_tables(tmp_path):
     p = Params.model_validate({"prepare": {"source": "tables", "path": str(tmp_path / "t")}})
     pin(p, tmp_path / "input")
-    return run(p, tmp_path / "input")
+    return run(p, Inputs(tmp_path / "input"))
 
 
 def test_a_tables_judgments_keep_their_hard_negative_marks(tmp_path):
@@ -193,9 +193,9 @@ def test_a_bad_hard_negative_mark_names_file_row_and_rule(tmp_path, mark, grade,
 
 def test_real_data_without_a_path_is_an_input_error():
     with pytest.raises(InputError, match="prepare.source=tables needs prepare.path"):
-        run(Params.model_validate({"prepare": {"source": "tables"}}))
+        run(Params.model_validate({"prepare": {"source": "tables"}}), Inputs())
     with pytest.raises(InputError, match="prepare.source=interactions needs prepare.path"):
-        run(Params.model_validate({"prepare": {"source": "interactions"}}))
+        run(Params.model_validate({"prepare": {"source": "interactions"}}), Inputs())
 
 
 @pytest.mark.parametrize("params,line,team_run", [
@@ -211,19 +211,18 @@ def test_main_writes_every_output_and_one_summary_line(tmp_path, monkeypatch, ca
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
     pin(Params.model_validate(params), tmp_path / "data/input", base=tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
-    main()
-    source = json.loads((tmp_path / "raw/source.json").read_text())
+    main("prepare", [])
+    source = json.loads((tmp_path / "data/raw/source.json").read_text())
     assert capsys.readouterr().out.strip() == line.format(
         d=source["documents"], n=source["judgments"], h=source["hard_negatives"])
-    tables = {name: pd.read_parquet(tmp_path / f"raw/{name}.parquet") for name in (
+    tables = {name: pd.read_parquet(tmp_path / f"data/raw/{name}.parquet") for name in (
         "documents", "queries", "judgments", "given_split", "answers", "must_not_return",
         "interactions", "team_runs")}
     assert tables["interactions"].empty and tables["team_runs"].empty
     assert [len(tables[n]) for n in ("documents", "queries", "judgments", "must_not_return")] \
         == [source[n] for n in ("documents", "queries", "judgments", "must_not_return")]
     assert tables["judgments"][S.HARD_NEGATIVE].sum() == source["hard_negatives"]
-    trec = (tmp_path / "raw/external_run.trec").read_text().splitlines()
+    trec = (tmp_path / "data/raw/external_run.trec").read_text().splitlines()
     expected = (simulate_external_run(generate(n_docs=50, n_queries=20, seed=4, months=2), 4, 7)
                 if team_run else pd.DataFrame())
     assert len(trec) == len(expected) and (len(trec) > 0) == team_run
@@ -235,18 +234,18 @@ def test_main_writes_the_recommendation_tables_and_one_line(tmp_path, monkeypatc
               "candidates": {"depth": 10}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.prepare", "--out", "raw"])
-    main()
-    rec = json.loads((tmp_path / "raw/source.json").read_text())["recommendation"]
+    main("prepare", [])
+    rec = json.loads((tmp_path / "data/raw/source.json").read_text())["recommendation"]
     val, test = rec["splits"]["validation"], rec["splits"]["test"]
     assert capsys.readouterr().out.strip() == (
         f"prepare: {rec['users']:,} users, 800 items, {rec['interactions']:,} interactions; "
         f"validation {val['users']:,} queries ({val['users_scored']:,} scored); test "
         f"{test['users']:,} queries ({test['users_scored']:,} scored) (recommendation demo "
         "generator)")
-    log = pd.read_parquet(tmp_path / "raw/interactions.parquet")
-    runs = pd.read_parquet(tmp_path / "raw/team_runs.parquet")
+    log = pd.read_parquet(tmp_path / "data/raw/interactions.parquet")
+    runs = pd.read_parquet(tmp_path / "data/raw/team_runs.parquet")
     assert len(log) == rec["interactions"] and list(runs.columns) == list(TEAM_COLUMNS)
     assert runs.groupby([S.SYSTEM, S.SPLIT, S.USER_ID]).size().max() == 10
-    assert len(pd.read_parquet(tmp_path / "raw/queries.parquet")) == val["users"] + test["users"]
-    assert (tmp_path / "raw/external_run.trec").read_text() == ""
+    queries = pd.read_parquet(tmp_path / "data/raw/queries.parquet")
+    assert len(queries) == val["users"] + test["users"]
+    assert (tmp_path / "data/raw/external_run.trec").read_text() == ""

@@ -5,17 +5,15 @@ import hashlib
 import json
 import math
 import re
-import sys
 
 import pandas as pd
 import pytest
 import yaml
 
 from releval.diagnosis.worksheet import WORKSHEET_COLUMNS
-from releval.errors import InputError
 from releval.params import Params
-from stages.common import guarded
-from stages.report import Outputs, main, run
+from stages.common import main
+from stages.report import Outputs, run
 from tests.documents import whole
 from tests.report import sample
 
@@ -39,7 +37,8 @@ STATS = {"bm25": {"route": "bm25", "depth": 100,
 INGEST = {"qrels": "hand-made", "rows_in": 5, "accepted_new": 3, "already_accepted": 1,
           "quarantined": 1, "by_reason": {"grade missing": 1, "unknown blind id": 0}}
 AGREEMENT = {"judges": 2, "mean_pairwise_kappa_weighted": 0.5, "pairs": [],
-             "low_agreement": [{"annotator_a": "a", "annotator_b": "b"}]}
+             "low_agreement": [{"annotator_a": "a", "annotator_b": "b", "n": 12,
+                                "kappa": 0.1}]}
 PAIRED = {"measure": "nDCG@10", "n": 40, "mean_baseline": 0.5, "mean_candidate": 0.61234,
           "mean_diff": 0.11234, "ci_low": 0.01, "ci_high": None, "wins": 20, "ties": 15,
           "losses": 5, "p_value": 0.004, "p_holm": math.nan, "min_effect": 0.02,
@@ -72,8 +71,8 @@ FAILURES = {"baseline": "bm25", "candidate": "hybrid", "k": 10, "deep_k": 1000, 
             "chunk_map": False,
             "by_layer": [{"layer": "ranking", "baseline": 9, "candidate": 4, "difference": -5}],
             "safety": {"bm25": 0, "hybrid": 2},
-            "review": {"reviewed": 3, "rows_in": 4, "quarantined": 1,
-                       "disagreement_rate": 1 / 3}}
+            "review": {"reviewed": 3, "rows_in": 4, "unreviewed": 0, "quarantined": 1,
+                       "by_reason": {}, "not_in_file": 0, "disagreement_rate": 1 / 3}}
 GATE = {"passed": False, "baseline": "bm25", "candidate": "hybrid", "controlled": False,
         "rules": [{"name": "safety hybrid", "passed": False, "value": 2, "threshold": 0,
                    "reason": "2 violation(s) > max 0"},
@@ -81,11 +80,33 @@ GATE = {"passed": False, "baseline": "bm25", "candidate": "hybrid", "controlled"
                    "threshold": None, "reason": "fast"}]}
 
 
-def render(sheet: pd.DataFrame | None = None) -> Outputs:
+PARAMS = Params.model_validate({"slices": {"min_n": 20}})
+ABSENT = dict.fromkeys(("per_query_diff", "curves", "violations", "failure_rows", "queries",
+                        "receipt", "automatic", "selftest", "offpolicy", "offpolicy_estimates",
+                        "offpolicy_weights"))
+
+
+def inputs(sheet: pd.DataFrame | None = None, **changes):
+    """This module's documents as the stage reads them (each completed with the sample's
+    whole document, ``sample.model``), every optional input absent unless given."""
     sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS)) if sheet is None else sheet
-    return run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
-               {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
-               SAFETY, FAILURES, sheet, GATE)
+    return sample.inputs(**ABSENT | dict(
+        summary=whole("summary", SUMMARY), split_report=SPLIT,
+        source={"source": "hand-made data"},
+        stats={s: whole("run_stats", doc | {"system": s}) for s, doc in STATS.items()},
+        ingest=INGEST, agreement=AGREEMENT,
+        comparison=whole("comparison", COMPARISON) | {"family": None},
+        slices=SLICES, safety=SAFETY, failures=FAILURES, sheet=sheet,
+        gate=whole("decision", GATE)) | changes)
+
+
+def render(sheet: pd.DataFrame | None = None) -> Outputs:
+    return run(PARAMS, inputs(sheet))
+
+
+def written(field: str, doc: dict) -> str:
+    """``doc`` as the stage that writes it would: whole, as JSON."""
+    return json.dumps(sample.model(field, doc).model_dump(mode="json"))
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +133,8 @@ def test_summary_page_rows_per_system_candidates_judgments_route_hits_and_split(
             '{"method": "rrf", "k": 10} (tuned on 5 queries) |') in lines
     assert ("Rows in 5 = accepted 3 + already accepted 1 + quarantined 1 (grade missing: 1)."
             in lines)
-    assert 'Low agreement: {"annotator_a": "a", "annotator_b": "b"}' in lines
+    assert ('Low agreement: {"annotator_a": "a", "annotator_b": "b", "n": 12, "kappa": 0.1}'
+            in lines)
     assert "Unjudged top-k candidates kept for the next pooling round: 7." in lines
     assert "## Which route found each relevant document (bm25 vs dense)" in lines
     assert "| 4 | 9 | 2 | 1 |" in lines
@@ -176,10 +198,7 @@ def test_run_also_renders_the_page(out):
 
 
 def test_run_shows_the_receipt_it_is_given():
-    sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS))
-    html = run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
-               {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
-               SAFETY, FAILURES, sheet, GATE, receipt={"sha256": "feedc0ffee" * 6}).html
+    html = run(PARAMS, inputs(receipt=sample.RECEIPT | {"sha256": "feedc0ffee" * 6})).html
     assert "<code>feedc0ffeefe</code>" in html
 
 
@@ -196,19 +215,22 @@ def project(tmp_path, monkeypatch):
         "fusion": {"systems": {"hybrid": {"lexical": "bm25", "dense": "dense"}}},
         "slices": {"min_n": 20}}))
     stats = STATS | {"dense": STATS["bm25"] | {"route": "dense"}}
-    docs = {"raw/source.json": {"source": "hand-made data"},
-            "split/split_report.json": SPLIT,
-            "evaluate/summary.json": whole("summary", SUMMARY),
-            "judgments/ingest.json": INGEST, "judgments/agreement.json": AGREEMENT,
-            "compare/comparison.json": whole("comparison", COMPARISON),
-            "safety/safety.json": SAFETY,
-            "gate/decision.json": whole("decision", GATE), "failures/failures.json": FAILURES,
-            "candidates/bm25/run_stats.json": whole("run_stats", stats["bm25"]),
-            "candidates/dense/run_stats.json": whole("run_stats", stats["dense"]),
-            "fused/hybrid/run_stats.json": whole("run_stats", stats["hybrid"]),
-            "selftest/selftest.json": sample.SELFTEST,
-            "health/health.json": whole("health", {"systems": {}, "definitions": {}}),
-            "offpolicy/offpolicy.json": sample.OFFPOLICY}
+    docs = {"raw/source.json": written("source", {"source": "hand-made data"}),
+            "split/split_report.json": written("split_report", SPLIT),
+            "evaluate/summary.json": json.dumps(whole("summary", SUMMARY)),
+            "judgments/ingest.json": written("ingest", INGEST),
+            "judgments/agreement.json": written("agreement", AGREEMENT),
+            "compare/comparison.json": json.dumps(whole("comparison", COMPARISON)),
+            "safety/safety.json": written("safety", SAFETY),
+            "gate/decision.json": json.dumps(whole("decision", GATE)),
+            "failures/failures.json": written("failures", FAILURES),
+            "candidates/bm25/run_stats.json": json.dumps(whole("run_stats", stats["bm25"])),
+            "candidates/dense/run_stats.json": json.dumps(whole("run_stats", stats["dense"])),
+            "fused/hybrid/run_stats.json": json.dumps(whole("run_stats", stats["hybrid"])),
+            "selftest/selftest.json": written("selftest", sample.SELFTEST),
+            "health/health.json": json.dumps(whole("health", {"systems": {},
+                                                              "definitions": {}})),
+            "offpolicy/offpolicy.json": written("offpolicy", sample.OFFPOLICY)}
     tables = {"raw/queries.parquet": sample.QUERIES, "slices/slices.parquet": SLICES,
               "compare/per_query_diff.parquet": sample.PER_QUERY_DIFF,
               "evaluate/curves.parquet": rename(sample.CURVES),
@@ -220,7 +242,7 @@ def project(tmp_path, monkeypatch):
               "offpolicy/weights.parquet": sample.OFFPOLICY_WEIGHTS}
     for path, doc in docs.items():
         (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "data" / path).write_text(json.dumps(doc))
+        (tmp_path / "data" / path).write_text(doc)
     for path, frame in tables.items():
         (tmp_path / "data" / path).parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(tmp_path / "data" / path, index=False)
@@ -232,60 +254,59 @@ def project(tmp_path, monkeypatch):
 
 def test_main_writes_the_page_beside_the_markdown_and_the_receipt_only_when_given(
         project, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
-    main()
-    assert capsys.readouterr().out.strip() == "report: out/summary.md"
-    page = (project / "out/index.html").read_text(encoding="utf-8")
-    assert (project / "out/summary.md").read_text().startswith("# releval summary")
-    assert (project / "out/decision.md").read_text().startswith("## Comparison: hybrid vs")
+    main("report", [])
+    assert capsys.readouterr().out.strip() == "report: reports/summary.md"
+    page = (project / "reports/index.html").read_text(encoding="utf-8")
+    assert (project / "reports/summary.md").read_text().startswith("# releval summary")
+    assert (project / "reports/decision.md").read_text().startswith("## Comparison: hybrid vs")
     assert page.count("<svg") == 10  # every plot: its data is all there (2 off-policy)
     assert '<td title="four">q4</td><td>head</td>' in page
     assert "No receipt describes these outputs yet" in page
     assert '<section id="selftest"><h2>Self-test</h2>' in page and "3 relations × 100" in page
-    assert "\n## Self-test\n" in (project / "out/summary.md").read_text()
-    decision = (project / "out/decision.md").read_text()
+    assert "\n## Self-test\n" in (project / "reports/summary.md").read_text()
+    decision = (project / "reports/decision.md").read_text()
     assert "## Off-policy evaluation" in decision and "| dr | all | 0.0013 |" in decision
     assert "| ips | 1 |" not in decision  # the page holds the positions
     assert 'id="plot-offpolicy_estimates"' in page
-    (project / "reports").mkdir()
     gate = "data/gate/decision.json"
     md5 = hashlib.md5((project / gate).read_bytes()).hexdigest()
     (project / "reports/receipt.json").write_text(json.dumps(
         sample.RECEIPT | {"receipt": {"outputs": {gate: md5}}}))
-    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md",
-                                      "--receipt", "reports/receipt.json"])
-    main()
-    again = (project / "out/index.html").read_text(encoding="utf-8")
+    main("report", [])  # the flow writes the receipt just before the stage
+    again = (project / "reports/index.html").read_text(encoding="utf-8")
     assert f"<code>{sample.DIGEST[:12]}</code>" in again
     receipt = re.compile(r'<p class="receipt">.*?</p>')
     assert receipt.sub("", again) == receipt.sub("", page)  # only the receipt line differs
     (project / "reports/receipt.json").write_text(json.dumps(   # an earlier run's receipt
         sample.RECEIPT | {"receipt": {"outputs": {gate: "0" * 32}}}))
-    main()
-    assert (project / "out/index.html").read_text(encoding="utf-8") == page
-    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md",
-                                      "--receipt", "reports/missing.json"])
-    main()
-    assert (project / "out/index.html").read_text(encoding="utf-8") == page
+    main("report", [])
+    assert (project / "reports/index.html").read_text(encoding="utf-8") == page
+    (project / "reports/receipt.json").unlink()
+    main("report", [])
+    assert (project / "reports/index.html").read_text(encoding="utf-8") == page
 
 
-def test_main_of_a_recommendation_run_draws_the_reliability_diagram(project, monkeypatch):
+def test_main_of_a_recommendation_run_draws_the_reliability_diagram(project, capsys):
     rec_summary = sample.REC_SUMMARY | {"systems": {
         "bm25": sample.REC_SUMMARY["systems"][sample.BASE],
         "hybrid": sample.REC_SUMMARY["systems"][sample.CAND]}}
     (project / "data/evaluate/summary.json").write_text(json.dumps(whole("summary", rec_summary)))
-    (project / "data/split/split_report.json").write_text(json.dumps(sample.REC_SPLIT))
-    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
-    with pytest.raises(InputError, match="reliability.parquet"):
-        main()  # a recommendation evaluation writes it; without it the page is incomplete
+    (project / "data/split/split_report.json").write_text(written("split_report",
+                                                                  sample.REC_SPLIT))
+    (project / "params.yaml").write_text(yaml.safe_dump(
+        yaml.safe_load((project / "params.yaml").read_text())
+        | {"prepare": {"source": "interactions"}}))
+    with pytest.raises(SystemExit):
+        main("report", [])  # a recommendation evaluation writes it; without it the page is
+    assert "reliability.parquet" in capsys.readouterr().err  # incomplete
     rename(sample.RELIABILITY).to_parquet(project / "data/evaluate/reliability.parquet",
                                           index=False)
-    main()
-    page = (project / "out/index.html").read_text(encoding="utf-8")
+    main("report", [])
+    page = (project / "reports/index.html").read_text(encoding="utf-8")
     figure = page[page.index('<figure id="plot-reliability">'):]
     assert figure[:figure.index("</figure>")].count("<svg") == 1
     assert 'id="plot-judged"' not in page and 'id="group-calibration"' in page
-    summary = (project / "out/summary.md").read_text()
+    summary = (project / "reports/summary.md").read_text()
     assert "| bm25 | n/a | n/a |" in summary
     assert "| popularity | HR@10 | 0.2000 | 0.3000 | +0.1000 | 1.50 |" in summary
 
@@ -300,22 +321,18 @@ def test_a_renamed_key_in_a_document_stops_the_page_naming_file_and_key(
     doc = json.loads((project / path).read_text())
     doc[renamed] = doc.pop(key)
     (project / path).write_text(json.dumps(doc))
-    monkeypatch.setattr(sys, "argv", ["stages.report", "--out", "out/summary.md"])
     with pytest.raises(SystemExit) as stop:
-        guarded(main)
+        main("report", [])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {path}: not a ") and key in err and "\n" not in err
-    assert not (project / "out/summary.md").exists()
+    assert not (project / "reports/summary.md").exists()
 
 
 def test_an_automatic_judge_adds_one_line_to_each_page():
     from tests.report.sample import AUTOMATIC
 
-    sheet = pd.DataFrame(columns=list(WORKSHEET_COLUMNS))
-    out = run(Params.model_validate({"slices": {"min_n": 20}}), SUMMARY, SPLIT,
-              {"source": "hand-made data"}, STATS, INGEST, AGREEMENT, COMPARISON, SLICES,
-              SAFETY, FAILURES, sheet, GATE, automatic=AUTOMATIC)
+    out = run(PARAMS, inputs(automatic=AUTOMATIC))
     line = ("Automatic judgments: dense-similarity (minilm, built-in) on 40 held-out pairs: "
             "quadratic κ 0.430 [0.200, 0.600], ordinal α 0.420 [0.200, 0.600]; nDCG@10 "
             "rankings of 2 systems, human vs automatic labels: τ -1.000 [-1.000, 1.000], τ_AP "

@@ -1,7 +1,6 @@
 """The safety stage on a small demo set: every split's leaks, fused routes, no-answer rates."""
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -15,6 +14,7 @@ from releval.errors import InputError
 from releval.params import Params, parse_params
 from releval.retrieval.routes import make_retriever
 from stages import safety
+from stages.common import main
 
 CONFIG = {"candidates": {"depth": 30, "systems": {"bm25": {"route": "bm25"},
                                                   "dense": {"route": "dense"}}},
@@ -50,7 +50,8 @@ def setup():
 
 def test_run_counts_leaks_in_every_split_and_for_the_fused_system(setup):
     p, data, runs, split, (query_id, doc_id) = setup
-    result = safety.run(p, runs, data.queries, data.documents, data.must_not_return, split)
+    result = safety.run(p, safety.Inputs(runs, data.queries, data.documents, data.must_not_return,
+                                         split))
     found, report = result.violations, result.report
     assert list(found.columns) == [S.SYSTEM, S.ROUTE, S.QUERY_ID, S.DOC_ID, S.RANK, S.REASON,
                                    "in_top_k", S.SPLIT]
@@ -77,8 +78,9 @@ def test_thresholds_and_tag_come_from_params_and_empty_runs_are_skipped(setup):
     p, data, runs, split, _ = setup
     strict = Params.model_validate(CONFIG | {"no_answer": {"thresholds": {"dense": 1e9}}})
     runs = runs | {"hybrid": runs["hybrid"].iloc[:0]}
-    report = safety.run(strict, runs, data.queries, data.documents, data.must_not_return,
-                        split).report
+    report = safety.run(strict, safety.Inputs(runs, data.queries, data.documents,
+                                              data.must_not_return,
+                        split)).report
     dense = report["no_answer"]["dense"]
     assert dense["threshold"] == 1e9 and dense["correct_refusal_rate"] == 1.0
     assert dense["no_result"] == dense["answerable_queries"]
@@ -91,7 +93,8 @@ def test_thresholds_and_tag_come_from_params_and_empty_runs_are_skipped(setup):
 def test_top_k_comes_from_params(setup):
     p, data, runs, split, _ = setup
     wide = Params.model_validate(CONFIG | {"safety": {"top_k": 12}})
-    result = safety.run(wide, runs, data.queries, data.documents, data.must_not_return, split)
+    result = safety.run(wide, safety.Inputs(runs, data.queries, data.documents,
+                                            data.must_not_return, split))
     assert result.report["top_k"] == 12
     assert result.violations["in_top_k"].tolist() == [True, True]  # the leak sits at rank 12
     assert result.report["systems"]["hybrid"]["below_top_k"] == 0
@@ -100,27 +103,27 @@ def test_top_k_comes_from_params(setup):
 def test_main_reads_the_stage_folders_and_writes_both_outputs(setup, tmp_path, monkeypatch,
                                                              capsys):
     p, data, runs, split, _ = setup
-    raw = tmp_path / "raw"
-    raw.mkdir()
+    raw = tmp_path / "data/raw"
+    raw.mkdir(parents=True)
     data.documents.to_parquet(raw / "documents.parquet")
     data.queries.to_parquet(raw / "queries.parquet")
     data.must_not_return.to_parquet(raw / "must_not_return.parquet")
-    split.to_parquet(tmp_path / "split.parquet")
+    (tmp_path / "data/split").mkdir(parents=True)
+    split.to_parquet(tmp_path / "data/split/split.parquet")
     for name, folder in (("bm25", "candidates"), ("dense", "candidates"), ("hybrid", "fused")):
-        (tmp_path / folder / name).mkdir(parents=True)
-        runs[name].to_parquet(tmp_path / folder / name / "run.parquet")
+        (tmp_path / "data" / folder / name).mkdir(parents=True)
+        runs[name].to_parquet(tmp_path / "data" / folder / name / "run.parquet")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(CONFIG))
-    monkeypatch.setattr(sys, "argv", [
-        "safety", "--params", str(tmp_path / "params.yaml"), "--raw", str(raw),
-        "--split", str(tmp_path / "split.parquet"), "--candidates", str(tmp_path / "candidates"),
-        "--fused", str(tmp_path / "fused"), "--out", str(tmp_path / "out")])
-    safety.main()
+    monkeypatch.chdir(tmp_path)
+    main("safety", [])
     assert capsys.readouterr().out.strip() == (
         "safety: 2 violation(s) in 3 system window(s) (dense: 2, hybrid: 2)")
-    report = json.loads((tmp_path / "out" / "safety.json").read_text())
+    report = json.loads((tmp_path / "data/safety" / "safety.json").read_text())
     assert report["systems"]["hybrid"]["violations"] == 2
-    assert len(pd.read_parquet(tmp_path / "out" / "violations.parquet")) == 2
+    assert len(pd.read_parquet(tmp_path / "data/safety" / "violations.parquet")) == 2
 
     (raw / "must_not_return.parquet").unlink()
-    with pytest.raises(InputError, match="must_not_return.parquet: file not found"):
-        safety.main()
+    with pytest.raises(SystemExit) as stop:
+        main("safety", [])
+    assert stop.value.code == 2
+    assert "must_not_return.parquet: file not found" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 broken route the lines naming each failed relation and exit status 1 after its outputs."""
 
 import json
-import sys
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -12,7 +12,8 @@ import stages.selftest as stage
 from releval.data import contracts as S
 from releval.demo.generator import generate
 from releval.params import Params
-from stages.selftest import run, summary
+from stages.common import main
+from stages.selftest import Inputs, run, summary
 from tests.selftest.mutants import MUTANTS
 
 SYSTEMS = {"bm25": {"route": "bm25"}, "atire": {"route": "bm25", "method": "atire"},
@@ -32,8 +33,8 @@ def demo():
 
 
 def test_rows_totals_and_the_line(demo):
-    out = run(Params.model_validate(RAW), demo.documents, demo.queries, demo.ground_truth,
-              NO_LOG)
+    out = run(Params.model_validate(RAW), Inputs(demo.documents, demo.queries, demo.ground_truth,
+              NO_LOG))
     assert list(out.rows.columns) == ["system", "route", "relation", "statement", "precondition",
                                       "trials", "reached", "passed", "failed", "ok", "status",
                                       "example"]
@@ -61,8 +62,8 @@ def test_an_oracle_that_differs_fails_and_one_not_installed_is_said_not_to_agree
             {"oracle": "ranx", "version": None, "measure": "P@10", "path": "score_ties",
              "cases": 0, "status": "not installed"}])
     monkeypatch.setattr(stage, "differential", differential)
-    out = run(Params.model_validate(RAW), demo.documents, demo.queries, demo.ground_truth,
-              NO_LOG)
+    out = run(Params.model_validate(RAW), Inputs(demo.documents, demo.queries, demo.ground_truth,
+              NO_LOG))
     assert not out.totals["ok"] and out.totals["differential"]["oracles"]["ranx"] == {
         "version": None, "measures": 0, "paths": 0, "cases": 0, "agree": 0, "differ": 0}
     lines = summary(out)
@@ -73,24 +74,24 @@ def test_an_oracle_that_differs_fails_and_one_not_installed_is_said_not_to_agree
 
 def test_a_broken_route_stops_the_pipeline_after_writing_its_outputs(demo, tmp_path,
                                                                      monkeypatch, capsys):
-    raw = tmp_path / "raw"
-    raw.mkdir()
+    raw = tmp_path / "data/raw"
+    raw.mkdir(parents=True)
     for name, table in (("documents", demo.documents), ("queries", demo.queries),
                         ("judgments", demo.ground_truth), ("interactions", NO_LOG)):
         table.to_parquet(raw / f"{name}.parquet", index=False)
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump(RAW, sort_keys=False))
     broken, _ = MUTANTS["term_permutation"]
-    monkeypatch.setattr(stage, "run", lambda *tables: run(*tables, subjects=broken))
-    monkeypatch.setattr(sys, "argv", ["selftest", "--params", str(params), "--raw", str(raw),
-                                      "--out", str(tmp_path / "out")])
+    monkeypatch.setattr(stage, "run",
+                        lambda p, inputs: run(p, replace(inputs, subjects=broken)))
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
-        stage.main()
+        main("selftest", [])
     assert stop.value.code == 1
     lines = capsys.readouterr().out.splitlines()
     assert "not passed" in lines[0] and "all agree" in lines[1]
     assert [line.split(":")[0] for line in lines[2:]] == ["  FAILED bm25 term_permutation",
                                                          "  FAILED atire term_permutation"]
-    rows = pd.read_parquet(tmp_path / "out" / "selftest.parquet")
-    doc = json.loads((tmp_path / "out" / "selftest.json").read_text())
+    rows = pd.read_parquet(tmp_path / "data/selftest/selftest.parquet")
+    doc = json.loads((tmp_path / "data/selftest/selftest.json").read_text())
     assert not doc["ok"] and doc["not_passed"] == 2 and len(rows) == 21

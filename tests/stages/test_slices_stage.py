@@ -1,6 +1,7 @@
 """Stage ``slices``: run() on a small frame set, and main() on parquet files."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import yaml
 from releval.errors import InputError
 from releval.params import Params
 from stages import slices as stage
+from stages.common import main
 
 IDS = [f"q{i:02d}" for i in range(30)]
 BIG, SMALL = IDS[:25], IDS[25:]
@@ -53,7 +55,7 @@ def params(**compare):
 
 
 def test_run_tests_big_slices_and_reports_changes_after_holm(per_query, slice_labels):
-    result = stage.run(params(), per_query, slice_labels, None)
+    result = stage.run(params(), stage.Inputs(per_query, slice_labels, None))
     table, report = result.table, result.summary
     assert list(table["slice"]) == ["all", "big", "small", "unevaluated"]
     assert {"mean_bm25", "mean_dense", "mean_hybrid"} <= set(table.columns)
@@ -71,7 +73,7 @@ def test_run_tests_big_slices_and_reports_changes_after_holm(per_query, slice_la
 
 
 def test_run_clusters_by_user_when_asked(per_query, slice_labels, queries):
-    result = stage.run(params(cluster="user_id"), per_query, slice_labels, queries)
+    result = stage.run(params(cluster="user_id"), stage.Inputs(per_query, slice_labels, queries))
     table, report = result.table, result.summary
     assert report["unit"] == "cluster"
     assert set(table.loc[~table["too_small"], "unit"]) == {"cluster"}
@@ -79,30 +81,28 @@ def test_run_clusters_by_user_when_asked(per_query, slice_labels, queries):
 
 def test_run_rejects_a_missing_candidate(per_query, slice_labels):
     with pytest.raises(InputError, match="hybrid"):
-        stage.run(params(), per_query[per_query["system"] != "hybrid"], slice_labels, None)
+        stage.run(params(), stage.Inputs(per_query[per_query["system"] != "hybrid"], slice_labels,
+                                         None))
 
 
 def write_inputs(tmp_path, per_query, slice_labels, **compare):
-    (tmp_path / "evaluate").mkdir()
-    per_query.to_parquet(tmp_path / "evaluate" / "per_query.parquet", index=False)
-    slice_labels.to_parquet(tmp_path / "evaluate" / "labels.parquet", index=False)
+    (tmp_path / "data/evaluate").mkdir(parents=True)
+    per_query.to_parquet(tmp_path / "data/evaluate/per_query.parquet", index=False)
+    slice_labels.to_parquet(tmp_path / "data/evaluate/labels.parquet", index=False)
     config = {"slices": {"min_n": 20},
               "compare": {"measures": ["nDCG@10"], "resamples": 200, **compare}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
-    return ["--params", str(tmp_path / "params.yaml"), "--evaluate",
-            str(tmp_path / "evaluate"), "--raw", str(tmp_path / "raw"), "--out",
-            str(tmp_path / "slices")]
 
 
 def test_main_writes_the_table_and_summary(tmp_path, per_query, slice_labels, queries,
                                            monkeypatch, capsys):
-    args = write_inputs(tmp_path, per_query, slice_labels, cluster="user_id")
-    (tmp_path / "raw").mkdir()
-    queries.to_parquet(tmp_path / "raw" / "queries.parquet", index=False)
-    monkeypatch.setattr(sys, "argv", ["stages.slices", *args])
-    stage.main()
-    table = pd.read_parquet(tmp_path / "slices" / "slices.parquet")
-    summary = json.loads((tmp_path / "slices" / "slices.json").read_text())
+    write_inputs(tmp_path, per_query, slice_labels, cluster="user_id")
+    (tmp_path / "data/raw").mkdir()
+    queries.to_parquet(tmp_path / "data/raw/queries.parquet", index=False)
+    monkeypatch.chdir(tmp_path)
+    main("slices", [])
+    table = pd.read_parquet(tmp_path / "data/slices/slices.parquet")
+    summary = json.loads((tmp_path / "data/slices/slices.json").read_text())
     assert list(table["slice"]) == ["all", "big", "small", "unevaluated"]
     assert table["unit"].iloc[0] == "cluster"
     assert summary["family"] == 2
@@ -110,11 +110,11 @@ def test_main_writes_the_table_and_summary(tmp_path, per_query, slice_labels, qu
 
 
 def test_main_bad_input_exits_2_with_one_line(tmp_path, per_query, slice_labels):
-    args = write_inputs(tmp_path, per_query, slice_labels, cluster="user_id")  # no queries
-    done = subprocess.run([sys.executable, "-m", "stages.slices", *args],
-                          capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2])
+    write_inputs(tmp_path, per_query, slice_labels, cluster="user_id")  # no queries
+    done = subprocess.run([sys.executable, "-m", "stages", "slices", "--params", "params.yaml"],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])})
     assert done.returncode == 2
     assert "queries.parquet: file not found" in done.stderr
     assert "Traceback" not in done.stderr
-    assert not (tmp_path / "slices").exists()
+    assert not (tmp_path / "data/slices").exists()

@@ -2,7 +2,6 @@
 recommendation mode, the given split and the random-split leakage report."""
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -11,7 +10,8 @@ import yaml
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.params import Params
-from stages.split import main, run
+from stages.common import main
+from stages.split import Inputs, run
 from tests.frames import doc, documents, queries, query
 from tests.retrieval.recs import catalogue, days, interactions, user_queries
 
@@ -28,8 +28,8 @@ NO_LOG = pd.DataFrame(columns=list(S.INTERACTION_COLUMNS))
 
 
 def test_run_splits_forward_at_the_cuts_and_reports_what_prepare_counted():
-    result = run(Params.model_validate(DATES), LOG, DOCS, JUDGED, NONE_GIVEN,
-                 {"qrels_pointing_nowhere": NOWHERE}, NO_LOG)
+    result = run(Params.model_validate(DATES), Inputs(LOG, DOCS, JUDGED, NONE_GIVEN,
+                 {"qrels_pointing_nowhere": NOWHERE}, NO_LOG))
     assert result.split.to_dict("list") == {
         S.QUERY_ID: ["q0", "q1", "q2", "q3", "q4", "q5"],
         S.SPLIT: ["train", "train", "validation", "validation", "test", "test"]}
@@ -44,33 +44,35 @@ def test_run_takes_a_datasets_own_split_and_an_empty_one_as_none():
     given = pd.DataFrame({S.QUERY_ID: [f"q{i}" for i in range(6)],
                           S.SPLIT: ["test", "train", "train", "validation", "train", "test"]})
     p = Params.model_validate({"split": {"method": "given"}})
-    result = run(p, LOG, DOCS, JUDGED, given, {}, NO_LOG)
+    result = run(p, Inputs(LOG, DOCS, JUDGED, given, {}, NO_LOG))
     assert result.split[S.SPLIT].tolist() == given[S.SPLIT].tolist()
     assert result.report["temporal"] is False and result.report["qrels_pointing_nowhere"] is None
-    assert set(run(p, LOG, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG).split[S.SPLIT]) == {"test"}
+    assert set(run(p, Inputs(LOG, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG)).split[S.SPLIT]) == {"test"}
     assert "random_split" not in result.report
 
 
 @pytest.fixture()
 def raw(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(DATES))
-    folder = tmp_path / "raw"
-    folder.mkdir()
+    folder = tmp_path / "data/raw"
+    folder.mkdir(parents=True)
     for name, frame in (("queries", LOG), ("documents", DOCS), ("judgments", JUDGED),
                         ("given_split", NONE_GIVEN), ("interactions", NO_LOG)):
         frame.to_parquet(folder / f"{name}.parquet", index=False)
-    (folder / "source.json").write_text(json.dumps({"qrels_pointing_nowhere": NOWHERE}))
+    (folder / "source.json").write_text(json.dumps({
+        "source": "tables", "qrels": "the dataset's", "documents": len(DOCS),
+        "queries": len(LOG), "judgments": len(JUDGED), "hard_negatives": 0,
+        "must_not_return": 0, "qrels_pointing_nowhere": NOWHERE}))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["stages.split", "--raw", "raw", "--out", "out"])
     return tmp_path
 
 
 def test_main_writes_the_split_and_its_report(raw, capsys):
-    main()
-    table = pd.read_parquet(raw / "out/split.parquet")
+    main("split", [])
+    table = pd.read_parquet(raw / "data/split/split.parquet")
     assert table[S.SPLIT].tolist() == ["train", "train", "validation", "validation", "test",
                                        "test"]
-    report = json.loads((raw / "out/split_report.json").read_text())
+    report = json.loads((raw / "data/split/split_report.json").read_text())
     assert report["qrels_pointing_nowhere"] == NOWHERE and report["method"] == "dates"
     assert capsys.readouterr().out.strip() == "split: train 2, validation 2, test 2"
 
@@ -92,8 +94,8 @@ POSITIVES = pd.DataFrame({S.QUERY_ID: [f"{u}@test" for u in USERS], S.DOC_ID: "z
 
 
 def test_recommendation_mode_takes_the_given_split_and_reports_the_random_split():
-    result = run(Params.model_validate(REC), USER_QUERIES, catalogue("o0", "o1", "z"),
-                 POSITIVES, GIVEN, {}, SHOP)
+    result = run(Params.model_validate(REC), Inputs(USER_QUERIES, catalogue("o0", "o1", "z"),
+                 POSITIVES, GIVEN, {}, SHOP))
     assert result.split[S.SPLIT].tolist() == GIVEN[S.SPLIT].tolist()
     assert result.report["method"] == "given"
     leak = result.report["random_split"]
@@ -110,7 +112,7 @@ def test_the_random_split_names_systems_of_the_candidates():
     p = Params.model_validate(REC | {"recommend": {"random_split": ["pop", "lightgcn"]}})
     with pytest.raises(InputError, match="recommend.random_split names lightgcn, not in "
                                          "candidates.systems \\(pop, cooc\\)"):
-        run(p, USER_QUERIES, catalogue("o0", "o1", "z"), POSITIVES, GIVEN, {}, SHOP)
+        run(p, Inputs(USER_QUERIES, catalogue("o0", "o1", "z"), POSITIVES, GIVEN, {}, SHOP))
 
 
 def test_the_report_describes_the_evaluated_query_set_against_its_minimums():
@@ -118,7 +120,7 @@ def test_the_report_describes_the_evaluated_query_set_against_its_minimums():
                                      ["tail"]]})
     p = Params.model_validate(DATES | {"evaluate": {"splits": ["validation", "test"]},
                                        "query_set": {"min_per_category": {"no_answer": 3}}})
-    query_set = run(p, tagged, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG).report["query_set"]
+    query_set = run(p, Inputs(tagged, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG)).report["query_set"]
     assert query_set["splits"] == ["validation", "test"] and query_set["queries"] == 4
     assert query_set["sources"]["logged"]["count"] == 4 and query_set["source_given"] is False
     no_answer = query_set["categories"]["no_answer"]
@@ -128,4 +130,4 @@ def test_the_report_describes_the_evaluated_query_set_against_its_minimums():
     bad = Params.model_validate(DATES | {"query_set": {"min_per_category": {"refusal": 3}}})
     with pytest.raises(InputError, match="query_set.min_per_category.refusal: unknown "
                                          "query-set category 'refusal'"):
-        run(bad, LOG, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG)
+        run(bad, Inputs(LOG, DOCS, JUDGED, NONE_GIVEN, {}, NO_LOG))

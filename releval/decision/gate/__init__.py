@@ -92,7 +92,8 @@ RULES: dict[str, GateRule] = {
 
 
 def outcomes(rules: Iterable, evidence: Evidence, on_files: bool = False) -> list[Outcome]:
-    """Every rule's outcomes, in rule order, labelled when the comparison is uncontrolled,
+    """Every rule's outcomes, in rule order, each with the measures its rule names (primary
+    first), labelled when the comparison is uncontrolled,
     and those of a rule reading the paired rows with the query set where a run misses judged
     queries. ``on_files``: the evidence is a comparison alone, and a rule that ``needs`` more
     is n/a, saying what it needs."""
@@ -107,6 +108,9 @@ def outcomes(rules: Iterable, evidence: Evidence, on_files: bool = False) -> lis
                  if on_files and needs else RULES[rule.rule].check(rule, evidence))
         if note and RULES[rule.rule].paired:
             found = [dataclasses.replace(o, reason=f"{o.reason} [{note}]") for o in found]
+        named = tuple(dict.fromkeys(name for kind, _, name in getattr(rule, "references", tuple)()
+                                    if kind == "measure"))
+        found = [dataclasses.replace(o, measures=named) for o in found]
         result.extend(found)
     if not evidence.controlled:
         result = [dataclasses.replace(o, reason=UNCONTROLLED + o.reason) for o in result]

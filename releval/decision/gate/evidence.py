@@ -94,6 +94,7 @@ class Outcome:
     threshold: float | int | None
     reason: str
     applicable: bool = True
+    measures: tuple[str, ...] = ()  # the rule's measures, its primary first (gate.outcomes)
 
     @classmethod
     def not_applicable(cls, rule: str, name: str, reason: str,
@@ -102,7 +103,11 @@ class Outcome:
         return cls(rule, name, True, value, None, reason, applicable=False)
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The outcome as decision.json writes it (``measures`` only where the rule names
+        one)."""
+        out = dataclasses.asdict(self)
+        out["measures"] = list(self.measures)
+        return out if self.measures else {k: v for k, v in out.items() if k != "measures"}
 
 
 def check_sides(evidence: Evidence) -> None:
