@@ -238,7 +238,10 @@ def guarded(main: Callable[[], None],
         main()
     except Exception as exc:
         if pinned is not None and isinstance(exc, InputError):
-            exc = pinned(exc, load_params(params) if params else
-                         params_of(parser("").parse_known_args()[0]))
+            try:
+                exc = pinned(exc, load_params(params) if params else
+                             params_of(parser("").parse_known_args()[0]))
+            except InputError as bad_params:  # the params themselves are bad: say that
+                exc = bad_params
         sys.exit(end(exc, verbose=True, hint="its traceback is above, in reports/run.log "
                      "under releval run"))

@@ -24,7 +24,7 @@ import pandas as pd
 
 from releval.artifacts import reads
 from releval.data.readers import sha256_of
-from releval.decision.health import FRESHNESS, PERCENTILES, health
+from releval.decision.health import FRESHNESS, PERCENTILES, evaluated_queries, health
 from releval.errors import InputError
 from releval.params import Params
 
@@ -44,7 +44,8 @@ def revision(path: str | Path) -> dict:
 
 @dataclass(frozen=True)
 class Inputs:
-    """qrels: the judgments' revision ({path, sha256}) the decision was made on."""
+    """qrels: the judgments' revision ({path, sha256}) the decision was made on; split: the
+    split, whose ``evaluate.splits`` queries the per-query figures count (None: every query)."""
 
     runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
     latencies: dict[str, pd.DataFrame] = reads("candidates.latency", each="system")
@@ -52,6 +53,7 @@ class Inputs:
     documents: pd.DataFrame = reads("raw.documents")
     queries: pd.DataFrame = reads("raw.queries")
     qrels: dict | None = reads("judgments.qrels", reader=revision)
+    split: pd.DataFrame | None = reads("split.split")
 
 
 def run(p: Params, inputs: Inputs) -> Outputs:
@@ -65,7 +67,8 @@ def run(p: Params, inputs: Inputs) -> Outputs:
         raise InputError(f"health.cost names {', '.join(unknown)}, not evaluated systems "
                          f"({', '.join(runs)})", "params.yaml", "health.cost")
     table, report = health(runs, latencies, stats, documents, queries, p.health.cost,
-                           {name: p.sources(name) for name in runs})
+                           {name: p.sources(name) for name in runs},
+                           evaluated_queries(inputs.split, p.evaluate.splits))
     table, report = without_documents(table, report) if documents.empty else (table, report)
     return Outputs(table, _team_latency(report) | {"qrels": qrels})
 

@@ -94,7 +94,7 @@ STAGES = (
                      "compare", "plan.power")),
     Stage("safety", ("evaluate.splits", "no_answer", "safety", "candidates.systems",
                      "fusion.systems")),
-    Stage("health", ("health", "candidates.systems", "fusion.systems")),
+    Stage("health", ("health", "candidates.systems", "fusion.systems", "evaluate.splits")),
     Stage("failures", ("prepare.source", "recommend.exclude_seen", "evaluate.rel",
                        "evaluate.splits", "no_answer.tag", "compare.baseline",
                        "compare.candidate", "compare.strata", "candidates", "fusion.systems",

@@ -1,4 +1,4 @@
-"""looks.json (the flow, ``flows.receipt.write_looks``): every distinct look at an evaluated
+"""looks.json (the flow, ``releval.project.run_receipt.write_looks``): every distinct look at an evaluated
 set (``releval.decision.looks``) and the runs whose looks were not recorded."""
 
 from __future__ import annotations

@@ -370,7 +370,7 @@ def test_decision_aggregates_outcomes_in_rule_order():
     assert (decision["baseline"], decision["candidate"]) == ("bm25", "hybrid")
     assert decision["note"] is None
     assert set(decision["rules"][0]) == {"rule", "name", "passed", "value", "threshold",
-                                         "reason", "applicable"}
+                                         "reason", "applicable", "measures"}
     assert decision["not_applicable"] == []
     json.dumps(decision, allow_nan=False)  # plain JSON: no NaN, no numpy types
 

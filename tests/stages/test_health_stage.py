@@ -72,6 +72,9 @@ def test_main_writes_the_table_and_the_report(tmp_path, monkeypatch, capsys):
     (tmp_path / "data/raw").mkdir()
     DOCS.to_parquet(tmp_path / "data/raw/documents.parquet")
     QS.to_parquet(tmp_path / "data/raw/queries.parquet")
+    (tmp_path / "data/split").mkdir()
+    pd.DataFrame({S.QUERY_ID: QS[S.QUERY_ID], S.SPLIT: "test"}).to_parquet(
+        tmp_path / "data/split/split.parquet")
     (tmp_path / "data/judgments").mkdir()
     (tmp_path / "data/judgments/qrels.parquet").write_bytes(b"qrels")
     monkeypatch.chdir(tmp_path)
