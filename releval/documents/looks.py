@@ -1,5 +1,5 @@
-"""looks.json (the flow, ``releval.project.run_receipt.write_looks``): every distinct look at an evaluated
-set (``releval.decision.looks``) and the runs whose looks were not recorded."""
+"""looks.json (``releval.project.run_receipt.write_looks``): every distinct look at an
+evaluated set (``releval.decision.looks``) and the runs whose looks were not recorded."""
 
 from __future__ import annotations
 
