@@ -254,7 +254,7 @@ def test_an_error_on_a_pinned_input_names_the_users_path_and_its_params_key(tmp_
     (project / "params.yaml").write_text("prepare:\n  source: beir\n  path: ../beir\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for stage in ("inputs", "prepare"):
-        done = subprocess.run([sys.executable, "-m", f"stages.{stage}", "--params",
+        done = subprocess.run([sys.executable, "-m", "stages", stage, "--params",
                                "params.yaml"], cwd=project, env=env, capture_output=True,
                               text=True)
     assert done.returncode == 2, done.stdout + done.stderr

@@ -159,14 +159,14 @@ def test_a_noted_group_whose_id_was_reused_is_left_alone(tmp_path):
 
 
 def _stage_pid(name: str, root: Path) -> int | None:
-    """A process in ``root`` running ``python -m stages.<name>`` for the dense system."""
+    """A process in ``root`` running ``python -m stages <name>`` for the dense system."""
     for entry in Path("/proc").iterdir():
         try:
             words = (entry / "cmdline").read_bytes().decode().split("\0")
             here = (entry / "cwd").resolve() == root.resolve()
         except (OSError, UnicodeDecodeError):
             continue
-        if here and f"stages.{name}" in words and "dense" in words:
+        if here and "stages" in words and name in words and "dense" in words:
             return int(entry.name)
     return None
 
