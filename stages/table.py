@@ -136,6 +136,24 @@ def data_deps(stage: Stage) -> list[str]:
     return list(dict.fromkeys(deps))
 
 
+PROPERTIES = {"recommendation": "prepare.source"}  # a ``when`` property, by the key it reads
+
+
+def switches(stage: Stage) -> list[str]:
+    """The params keys that switch ``stage``'s inputs on (``reads(…, when=)``) and its row
+    does not list already (itself or a section holding it)."""
+    module = importlib.import_module(f"stages.{stage.name}")
+    listed = list(stage.params)
+    keys = []
+    for f in dataclasses.fields(module.Inputs):
+        read = f.metadata.get("read")
+        key = read and read.when and PROPERTIES.get(read.when, read.when)
+        if key and not any(key == k or key.startswith(k + ".") for k in listed):
+            listed.append(key)
+            keys.append(key)
+    return keys
+
+
 def outs(stage: Stage) -> tuple[list, list]:
     """(outs, metrics) of ``stage``: the catalog's entries it writes, each with its flags;
     the inputs stage's, one persisted folder per slot."""
@@ -156,7 +174,7 @@ def block(stage: Stage) -> dict:
     if stage.always_changed:
         body["always_changed"] = True
     body["deps"] = sorted(stage_files(stage.name, f"stages.{stage.name}")) + data_deps(stage)
-    body["params"] = list(stage.params)
+    body["params"] = list(stage.params) + switches(stage)
     written, metrics = outs(stage)
     body["outs"] = written
     if metrics:

@@ -60,12 +60,15 @@ def test_the_init_line_makes_a_project_whose_params_fit_cacm(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_whole_block_runs_and_fails_only_on_cacms_own_judgments(tmp_path):
+def test_the_whole_block_runs_and_gates_cacm_without_a_judged_rule(tmp_path):
+    """CACM's qrels are positive-only: init writes no ``judged`` rule (Judged@10 would be
+    P@10 there), so the gate decides on the systems alone and hybrid passes against bm25."""
     cwd = where(tmp_path)
     done = shell(cwd, " && ".join(block()), timeout=3000)
     decision = yaml.safe_load((tmp_path / "cacm-eval" / "data/gate/decision.json").read_text())
     failed = [o["name"] for o in decision["rules"] if not o["passed"]]
-    assert done.returncode == 1 and failed == ["judged Judged@10"], done.stderr
+    assert not any(o["rule"] == "judged" for o in decision["rules"])
+    assert done.returncode == 0 and failed == [], done.stderr
 
 
 def test_the_runs_only_block_decides_over_every_run_and_fails_nothing_about_documents(

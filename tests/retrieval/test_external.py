@@ -10,6 +10,7 @@ import pytest
 from releval.data import contracts as S
 from releval.data.visibility import REASONS, Visibility, visible_pairs
 from releval.decision import safety
+from releval.documents.run_stats import RunStats
 from releval.errors import InputError
 from releval.metrics.ranking import Ranking
 from releval.report import summary as summary_md
@@ -158,7 +159,8 @@ def test_the_unfiltered_count_is_the_safety_violations_less_must_not_return(tmp_
     assert got.stats["visibility"]["forbidden"] == sum(by_reason[r] for r in REASONS)
     assert found["violations"] == (got.stats["visibility"]["forbidden"]
                                    + by_reason[safety.MUST_NOT_RETURN])
-    note = summary_md._notes({"visibility": got.stats["visibility"]})
+    stats = run_stats(got, qs) | {"system": "prod", "route": "external", "depth": 10}
+    note = summary_md._notes(RunStats.model_validate(stats))
     assert "not filtered: 2 returned (query, document) pairs the query may not see" in note
     assert "must_not_return" in SAFETY_COUNTS and "sum to the Candidates" in SAFETY_COUNTS
 
