@@ -102,5 +102,7 @@ def plan(
         grid.add_row(name, r.measure, str(r.n), sd, number(r.mde), number(r.mde_simulated),
                      number(effects[r.measure]),
                      f"{count(r.needed_queries)} [{count(r.needed_queries_low)}–"
-                     f"{count(r.needed_queries_high)}]", count(r.needed_queries_simulated))
+                     f"{count(r.needed_queries_high)}]",
+                     count(r.needed_queries_simulated) if pd.isna(r.needed_queries_simulated_beyond)
+                     else f"> {int(r.needed_queries_simulated_beyond):,}")
     out.print(grid)

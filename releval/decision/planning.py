@@ -16,7 +16,8 @@ from releval.decision.slices import membership, wide_values
 KEYS = [S.DIMENSION, S.SLICE, S.MEASURE]
 COLUMNS = ("unit", "units", "queries_per_unit", "sd", "sd_low", "sd_high", "power", "mde",
            "mde_simulated", "needed_queries", "needed_queries_low", "needed_queries_high",
-           "needed_queries_simulated", "undefined")  # undefined: why (None: defined)
+           "needed_queries_simulated", "needed_queries_simulated_beyond",
+           "undefined")  # undefined: why (None: defined); beyond: the simulation's bound
 
 
 def plan_table(per_query: pd.DataFrame, labels: pd.DataFrame, baseline: str, candidate: str,

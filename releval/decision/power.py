@@ -18,7 +18,9 @@ d_j − d̄. s² = Σ r_g² / (G − 1).
   has mean m_k and sd s_k, and shifted by δ its (1 − α) t interval lies above zero iff
   δ > t_c·s_k/√G − m_k =: δ_k. The share of sets that detect δ is #{δ_k < δ} / sets, so the
   simulated MDE is the target-power quantile of δ_k (no grid over δ), and the simulated
-  needed G the smallest G (bisection over G) whose simulated MDE is at most the effect.
+  needed G the smallest G (bisection over G) whose simulated MDE is at most the effect, searched
+  up to ``SIMULATED_MAX_UNITS`` (beyond it the plan says "more than"). The sets are drawn in
+  blocks of at most ``DRAWS`` values, so memory does not grow with G.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from scipy import stats
 
 MAX_UNITS = 10_000_000  # needed units beyond this are reported as "more than"
 SETS = 2_000  # simulated unit sets per size
+SIMULATED_MAX_UNITS = 100_000  # the simulated size search stops here: "more than"
+DRAWS = 1 << 21  # residuals drawn at once (about 50 MB with the indices), whatever G
 BISECTION_STEPS = 60
 
 
@@ -114,9 +118,14 @@ def simulated_thresholds(residuals: np.ndarray, units: int, alpha: float, *, set
     """δ_k for ``sets`` unit sets of size G drawn from ``residuals``: the smallest shift whose
     (1 − α) t interval lies above zero."""
     rng = np.random.default_rng(seed)
-    drawn = residuals[rng.integers(0, residuals.size, size=(sets, units))]
     t_c = stats.t.ppf(1 - alpha / 2, units - 1)
-    return t_c * drawn.std(axis=1, ddof=1) / math.sqrt(units) - drawn.mean(axis=1)
+    rows = max(1, DRAWS // units)  # sets per block; the blocks continue one random stream
+    out = np.empty(sets)
+    for start in range(0, sets, rows):
+        drawn = residuals[rng.integers(0, residuals.size, size=(min(rows, sets - start), units))]
+        out[start:start + len(drawn)] = (t_c * drawn.std(axis=1, ddof=1) / math.sqrt(units)
+                                         - drawn.mean(axis=1))
+    return out
 
 
 def simulated_mde(residuals: np.ndarray, units: int, alpha: float, target: float, *,
@@ -129,15 +138,17 @@ def simulated_mde(residuals: np.ndarray, units: int, alpha: float, target: float
 def simulated_needed(residuals: np.ndarray, effect: float, alpha: float, target: float, *,
                      sets: int = SETS, seed: int = 0, start: int | None = None) -> int | None:
     """The smallest G whose simulated MDE is at most ``effect`` (bisection from ``start``,
-    the analytic G); None above ``MAX_UNITS``."""
+    the analytic G); None above ``SIMULATED_MAX_UNITS`` (or for an effect ≤ 0)."""
     def detects(g: int) -> bool:
         return simulated_mde(residuals, g, alpha, target, sets=sets, seed=seed) <= effect
 
+    if not effect > 0 or (start or 0) > SIMULATED_MAX_UNITS:
+        return None
     high = max(start or 2, 2)
     while not detects(high):
-        high *= 2
-        if high * sets > 50 * MAX_UNITS:
+        if high >= SIMULATED_MAX_UNITS:
             return None
+        high = min(high * 2, SIMULATED_MAX_UNITS)
     low = 1
     while high - low > 1:
         mid = (low + high) // 2
@@ -152,7 +163,9 @@ class Plan:
 
     mde / mde_simulated: the analytic and simulated MDE at the current units; needed: analytic
     units for ``min_effect`` (None: more than ``MAX_UNITS`` or undefined), with
-    [needed_low, needed_high] from σ's (1 − α) interval; needed_simulated: the simulation's.
+    [needed_low, needed_high] from σ's (1 − α) interval; needed_simulated: the simulation's
+    (None: not simulated, or more than ``needed_simulated_beyond`` units, the bound the
+    search stopped at).
     """
 
     unit: str
@@ -172,13 +185,15 @@ class Plan:
     needed_high: int | None
     needed_simulated: int | None
     undefined: str | None = None  # why the plan is undefined (None: it is defined)
+    needed_simulated_beyond: int | None = None  # the simulation found none up to this many
 
     def queries(self, units: int | None) -> int | None:
         return None if units is None else math.ceil(units * self.queries_per_unit)
 
     def to_dict(self) -> dict:
         doc = asdict(self)
-        for name in ("needed", "needed_low", "needed_high", "needed_simulated"):
+        for name in ("needed", "needed_low", "needed_high", "needed_simulated",
+                     "needed_simulated_beyond"):
             doc[name.replace("needed", "needed_queries")] = self.queries(doc[name])
         return doc
 
@@ -220,6 +235,9 @@ def plans(pilots: list[Pilot], effects, alpha: float, target: float, *, sets: in
     for i, p in enumerate(pilots):
         simulate = bool(defined[i])
         analytic = _count(units[0][i])
+        found = (simulated_needed(p.residuals, float(effects[i]), alpha, target, sets=sets,
+                                  seed=seed, start=analytic)
+                 if simulate and simulate_needed else None)
         out.append(Plan(
             unit=p.unit, units=p.units, queries_per_unit=p.queries_per_unit,
             mean_diff=p.mean_diff, sd=p.sd, sd_low=float(sd_low[i]), sd_high=float(sd_high[i]),
@@ -227,10 +245,9 @@ def plans(pilots: list[Pilot], effects, alpha: float, target: float, *, sets: in
             mde_simulated=(simulated_mde(p.residuals, p.units, alpha, target, sets=sets,
                                          seed=seed) if simulate else math.nan),
             needed=analytic, needed_low=_count(units[1][i]), needed_high=_count(units[2][i]),
-            needed_simulated=(simulated_needed(p.residuals, float(effects[i]), alpha, target,
-                                               sets=sets, seed=seed, start=analytic)
-                              if simulate and simulate_needed else None),
-            undefined=undefined(p)))
+            needed_simulated=found, undefined=undefined(p),
+            needed_simulated_beyond=(SIMULATED_MAX_UNITS if simulate and simulate_needed
+                                     and found is None else None)))
     return out
 
 

@@ -87,3 +87,26 @@ def test_a_pilot_without_variation_or_units_plans_nothing():
         plan = P.plan(P.pilot(np.array(d)), 0.05, ALPHA, TARGET)
         assert plan.needed is None and math.isnan(plan.mde) and plan.needed_simulated is None
     assert np.isnan(P.needed([0.0, 0.1], [0.2, 0.0], ALPHA, TARGET)).all()
+
+
+def test_the_simulation_stops_at_its_bound_and_says_so():
+    """An effect far below what the pilot can see: the analytic plan counts its queries, the
+    simulated search stops at its bound and the plan says "more than" it."""
+    p = P.pilot(_pilot_differences(1, 0.3))
+    plan = P.plan(p, 0.0005, ALPHA, TARGET)
+    assert plan.needed > P.SIMULATED_MAX_UNITS
+    assert plan.needed_simulated is None
+    assert plan.to_dict()["needed_queries_simulated_beyond"] == P.SIMULATED_MAX_UNITS
+
+
+def test_the_simulations_memory_does_not_grow_with_the_size():
+    """The sets are drawn in blocks: the peak at 100,000 units is that of a block (about
+    50 MB), not of 2,000 × 100,000 draws (3.2 GB)."""
+    import tracemalloc
+
+    residuals = P.pilot(_pilot_differences(2, 0.2)).residuals
+    tracemalloc.start()
+    P.simulated_thresholds(residuals, P.SIMULATED_MAX_UNITS, ALPHA, sets=200)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 4 * P.DRAWS * 8, peak
