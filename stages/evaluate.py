@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,7 +59,7 @@ from releval.metrics.curves import curves
 from releval.metrics.engine import evaluate_systems
 from releval.metrics.ties import ties
 from releval.params import Params
-from releval.retrieval.embeddings import EmbeddingCache, Encoder
+from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_root
 
 
 @dataclass(frozen=True)
@@ -102,9 +101,11 @@ def item_embeddings(p: Params, system: str, documents: pd.DataFrame) -> np.ndarr
     ``system``'s model through its embedding cache (the vectors its route uses)."""
     config = p.candidates.systems[system]
     normalize = getattr(config, "normalize", True)
-    encoder = Encoder(config.model, config.max_length, config.batch_size, normalize)
-    cache = EmbeddingCache(Path(config.cache_dir), encoder.digest, tuple(config.doc_fields),
-                           normalize, config.max_length)
+    encoder = Encoder(config.model, config.max_length, config.batch_size, normalize,
+                      config.backend)
+    cache = EmbeddingCache(cache_root(config.cache_dir), encoder.digest,
+                           tuple(config.doc_fields), normalize, config.max_length,
+                           config.backend)
     S.require_columns(documents, config.doc_fields, "documents")
     columns = (documents[f].fillna("").astype(str) for f in config.doc_fields)
     return cache.encode(functools.reduce(lambda a, b: a + " " + b, columns).tolist(), encoder)

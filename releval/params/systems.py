@@ -35,6 +35,7 @@ class DenseSystem(Section):
     query_field: str = "text"
     max_length: int = Field(256, ge=8)
     batch_size: int = Field(64, ge=1)
+    backend: Literal["onnx", "torch"] = "onnx"  # how the model runs (the same vectors)
     normalize: bool = True
     index: Literal["exact", "hnsw", "ivf"] = "exact"
     hnsw_m: int = Field(32, ge=2)
@@ -43,7 +44,7 @@ class DenseSystem(Section):
     nlist: int = Field(256, ge=1)  # IVF lists (at most one per document of the index)
     nprobe: int = Field(8, ge=1)  # IVF lists searched by a first request
     ann_sample: int = Field(1000, ge=1)  # queries the ANN recall compares with exact search
-    cache_dir: str = "data/cache/embeddings"
+    cache_dir: str | None = None  # the embedding cache (None: the machine's, shared)
     min_score: float | None = None  # similarity floor: below it a document is no candidate
 
 
@@ -85,7 +86,8 @@ class ContentSystem(Section):
     doc_fields: tuple[str, ...] = ("title", "text")  # the item text embedded, joined by " "
     max_length: int = Field(256, ge=8)  # tokens per item text
     batch_size: int = Field(64, ge=1)  # texts per encoder batch
-    cache_dir: str = "data/cache/embeddings"  # the embedding cache (shared with dense)
+    backend: Literal["onnx", "torch"] = "onnx"  # as the dense route's
+    cache_dir: str | None = None  # the embedding cache (None: the machine's, shared)
     half_life_days: float = Field(30.0, gt=0)  # a purchase this old weighs half a new one
 
 

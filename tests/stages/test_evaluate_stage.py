@@ -246,8 +246,10 @@ def test_run_in_recommendation_mode_embeds_the_items_with_the_first_dense_system
         "dense": {"route": "dense", "cache_dir": str(tmp_path), "doc_fields": ["title"]}}}}
     p = Params.model_validate(config)
     dense = p.candidates.systems["dense"]
-    encoder = Encoder(dense.model, dense.max_length, dense.batch_size, dense.normalize)
-    cache = EmbeddingCache(tmp_path, encoder.digest, ("title",), True, dense.max_length)
+    encoder = Encoder(dense.model, dense.max_length, dense.batch_size, dense.normalize,
+                      dense.backend)
+    cache = EmbeddingCache(tmp_path, encoder.digest, ("title",), True, dense.max_length,
+                           dense.backend)
     vectors = {"item a": [1, 0], "item b": [0, 1], "item c": [1, 1], "item d": [1, 0]}
     cache.encode(list(vectors), lambda texts: np.array([vectors[t] for t in texts], "float32"))
     out = stage.run(p, stage.Inputs(REC_RUNS, LATER, USER_SPLIT, USERS, ITEMS, INGEST, BOUGHT))
