@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-all lint bench dag docs
+.PHONY: demo test test-slow test-all lint bench dag docs
 
 # rectools (an oracle in tests/metrics) pins numpy<2 and pandas<3 in its metadata, which its
 # metrics do not need: it is installed without its dependencies, so pandas stays 3. The same
@@ -25,6 +25,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	@bash .ci/chromium
 	$(BIN)/python -m pytest -m "not slow" -q -n 3 --dist loadfile --durations=15
+
+# the slow checks alone (whole projects on real data, scheduled runs on a Prefect server):
+# .ci/run runs them after `make test`
+test-slow: $(STAMP)
+	@bash .ci/chromium
+	$(BIN)/python -m pytest -m slow -q -n 3 --dist loadfile --durations=15
 
 test-all: $(STAMP)
 	@bash .ci/chromium

@@ -24,6 +24,9 @@ from tests.projects import SELFTEST, git_project, lexical_only, tiny_beir
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_S, RUN_S = 90, 600  # bounds: the server's start, and the two runs together
 FLOW = "releval-scheduled"
+# two scheduled runs on a real server and two reproductions (about 7 minutes of one worker):
+# in `make test-slow`, which .ci/run runs after `make test`
+pytestmark = pytest.mark.slow
 
 
 def _port() -> int:
