@@ -82,7 +82,7 @@ GAIN_FORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "exp-log2": lambda g: np.exp2(g) - 1.0,
 }
 # the parameters every family may share; they are fields of ``Measure``, not ``options``
-SHARED = {"rel": Option(1, "an integer ≥ 1", _integer(1)),
+SHARED = {"rel": Option(1, "an integer ≥ 0", _integer(0)),  # 0: every judged document (trec_eval -l0)
           "dcg": one_of(*GAIN_FORMS),
           "gains": Option(None, "a dict {grade: gain ≥ 0}")}
 

@@ -187,3 +187,26 @@ def test_a_misspelt_measure_gets_one_line_with_the_closest_name(files, typo, mea
     assert result.exit_code == 2
     assert result.stderr.strip().endswith(f"did you mean {meant}?")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_level_zero_counts_every_judged_document_relevant_as_trec_eval_l0(files, tmp_path):
+    """``-l 0`` (trec_eval 9.0.8 accepts ``-l0``): a document judged 0 counts as relevant.
+    pytrec_eval refuses level 0, so the oracle is level 1 on the grades shifted by one
+    (g + 1 ≥ 1 ⟺ g ≥ 0), exact for every measure that reads relevance, not gains."""
+    qrels, runs = files
+    shifted = tmp_path / "shifted.txt"
+    shifted.write_text("".join(f"{q} 0 {d} {int(g) + 1}\n" for q, _, d, g in
+                               map(str.split, qrels.read_text().splitlines())))
+    binary = ["num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P_10",
+              "recall_100"]
+    qd, rd, _ = read(shifted, runs[0])
+    per_query = pytrec_eval.RelevanceEvaluator(qd, set(binary)).evaluate(rd)
+    result = runner.invoke(app, ["metrics", str(qrels), str(runs[0]), "-l", "0", "--max-grade",
+                                 "4", "--format", "trec", *[a for m in binary for a in ("-m", m)]])
+    assert result.exit_code == 0, result.output
+    fields = [line.split("\t") for line in result.stdout.splitlines()]
+    got = {f[0].strip(): float(f[2]) for f in fields if f[0].strip() in binary}
+    for name in binary:
+        values = [per_query[q][name] for q in per_query]
+        want = sum(values) if name.startswith("num_") else sum(values) / len(values)
+        assert got[name] == pytest.approx(want, abs=5e-5), name
