@@ -82,7 +82,8 @@ GAIN_FORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "exp-log2": lambda g: np.exp2(g) - 1.0,
 }
 # the parameters every family may share; they are fields of ``Measure``, not ``options``
-SHARED = {"rel": Option(1, "an integer ≥ 0", _integer(0)),  # 0: every judged document (trec_eval -l0)
+# (rel 0: every judged document is relevant, as trec_eval's -l0)
+SHARED = {"rel": Option(1, "an integer ≥ 0", _integer(0)),
           "dcg": one_of(*GAIN_FORMS),
           "gains": Option(None, "a dict {grade: gain ≥ 0}")}
 
