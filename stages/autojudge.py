@@ -71,7 +71,8 @@ def judge(p: Params, a: AutomaticJudge, pairs: pd.DataFrame, validation: pd.Data
                              labels.attrs.get("source", "labels"))
         return found[list(V.AUTOMATIC_COLUMNS)], {
             "kind": "file", "name": a.judge, "model": _one(found[judging.MODEL]),
-            "labels": a.labels, "labelled": int(len(found)), "asked": int(len(pairs))}
+            "labels": a.labels, "labelled": int(len(found)), "asked": int(len(pairs)),
+            "unmatched": judging.unmatched(labels, queries, documents)}
     name, config = dense_system(p.candidates.systems)
     keys = pairs[[S.QUERY_ID, S.DOC_ID]]
     similarity = judging.pair_similarity(keys, queries, documents, retriever(config))
@@ -197,7 +198,8 @@ def line(p: Params, result: Outputs) -> str:
     if not r["configured"]:
         return f"autojudge: {r['note']}"
     kappa = r["agreement"].get("kappa", {}).get("quadratic", {})
+    unmatched = judging.unmatched_note(r["judge"].get("unmatched") or {})
     return (f"autojudge: {r['judge']['name']} labelled {len(result.automatic):,} pairs "
             f"({r['holes']['filled']:,} holes); quadratic κ "
             f"{kappa.get('value', float('nan')):.3f} on {r['agreement']['pairs']:,} held-out "
-            "pairs")
+            "pairs" + (f"; {unmatched}" if unmatched else ""))

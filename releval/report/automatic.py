@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from releval.documents.agreement_auto import AgreementAuto
 from releval.documents.decision import Decision
+from releval.judging.automatic import unmatched_note
 from releval.report.formats import interval, markdown_table, number
 
 NONE = "no automatic judge configured (judgments.automatic)"
@@ -156,7 +157,9 @@ def _labels(doc: AgreementAuto) -> list[str]:
     thresholds = (f" Grade thresholds on the similarity: "
                   f"{', '.join(number(t, '.3f') for t in j['thresholds'])}."
                   if j.get("thresholds") else "")
-    return [f"Judge: {_judge(doc)}.{thresholds} " + (j.get("weak") or ""),
+    unmatched = unmatched_note(j.get("unmatched") or {})  # untyped
+    return [f"Judge: {_judge(doc)}.{thresholds} " + (j.get("weak") or "")
+            + (f" Labels file: {unmatched}." if unmatched else ""),
             f"Validation sample: {s['validation']} of {s['judged']} judged queries "  # untyped
             f"(share {s['validation_share']:g}, seed {s['seed']}); "  # untyped
             f"held out: {s['heldout']} "  # untyped

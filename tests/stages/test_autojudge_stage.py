@@ -116,13 +116,35 @@ def test_a_labels_file_that_copies_people_agrees_perfectly(cached):
     r = stage.run(p, stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT, labels)).report
     assert r["judge"] | {"labels": None} == {
         "kind": "file", "name": "copy", "model": "people", "labels": None,
-        "labelled": len(QRELS), "asked": r["judge"]["asked"]}
+        "labelled": len(QRELS), "asked": r["judge"]["asked"],
+        "unmatched": {"labels": len(QRELS), "unknown_queries": 0, "unknown_documents": 0,
+                      "first_unknown_query": None, "first_unknown_document": None}}
     a = r["agreement"]
     assert a["kappa"]["linear"]["value"] == a["kappa"]["quadratic"]["value"] == 1
     assert a["alpha"]["ordinal"]["value"] == a["alpha"]["interval"]["value"] == 1
     for x in r["ranking"]["measures"].values():
         assert x["tau"]["value"] == x["tau_ap"]["value"] == 1 and x["flips"] == []
     assert r["holes"]["filled"] == 0
+
+
+def test_labels_naming_nothing_of_the_data_are_counted_and_said(cached):
+    """Labels of a query and of a document the data lacks label no pair: they are not read,
+    and the stage's line and the report's judge line count them, naming the first of each."""
+    path = cached / "labels.csv"
+    extra = pd.DataFrame({S.QUERY_ID: ["x1", "q0", "q1"], S.DOC_ID: ["d0", "zz", "zz"],
+                          S.GRADE: [1, 2, 0]})
+    pd.concat([QRELS, extra]).assign(judge="copy", model="people").to_csv(path, index=False)
+    p = params(cached, judge="copy", labels=str(path))
+    labels = read_labels(path, judge="copy", max_grade=MAX_GRADE)
+    out = stage.run(p, stage.Inputs(RUNS, POOL, QRELS, DOCS, QUERIES, SPLIT, labels))
+    counts = out.report["judge"]["unmatched"]
+    assert (counts["unknown_queries"], counts["unknown_documents"]) == (1, 2)
+    line = stage.line(p, out)
+    assert (f"of {len(QRELS) + 3:,} labels, 1 name a query not in the data (first: x1/d0) and "
+            "2 a document not in the data (first: q0/zz): not read") in line
+    from releval.report.automatic import _labels
+    doc = AgreementAuto.model_validate(json.loads(json.dumps(out.report, default=str)))
+    assert "Labels file: of" in _labels(doc)[0]
 
 
 def test_without_an_automatic_judge_the_stage_says_so(tmp_path):
