@@ -106,3 +106,8 @@ def plan(
                      count(r.needed_queries_simulated) if pd.isna(r.needed_queries_simulated_beyond)
                      else f"> {int(r.needed_queries_simulated_beyond):,}")
     out.print(grid)
+    undefined = table[table["undefined"].notna()]
+    for reason, rows in undefined.groupby("undefined", sort=False):
+        where = sorted({S.ALL if d == S.ALL else f"{d}={v}"
+                        for d, v in zip(rows[S.DIMENSION], rows[S.SLICE], strict=True)})
+        out.print(f"— in {', '.join(where)}: {reason}", highlight=False)

@@ -99,3 +99,20 @@ def test_a_zero_effect_is_refused_in_one_line_before_any_work(tmp_path, monkeypa
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "--min-effect" in result.stderr
     assert "no finite number of queries" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_plan_that_cannot_be_made_says_why_under_the_table(tmp_path, monkeypatch):
+    """Two queries, one in each slice: the whole set has a plan, a slice of one query none;
+    its dashes are explained under the table, one line per reason."""
+    _project(tmp_path, monkeypatch)
+    path = tmp_path / artifacts.path("evaluate.per_query")
+    per_query = pd.read_parquet(path)
+    per_query[per_query["query_id"].isin(["q000", "q001"])].to_parquet(path)
+    labels_path = tmp_path / artifacts.path("evaluate.labels")
+    labels = pd.read_parquet(labels_path)
+    labels[labels["query_id"].isin(["q000", "q001"])].to_parquet(labels_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = CliRunner().invoke(app, ["plan", "--min-effect", "0.02"])
+    assert result.exit_code == 0, result.output
+    assert ("— in tag=head, tag=tail: 1 query with a value in both systems: σ of the differences needs "
+            "at least 2; evaluate more queries") in result.stdout
