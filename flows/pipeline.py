@@ -44,6 +44,7 @@ from releval.project import params_file, run_receipt, template
 
 VALIDATION_DIR = artifacts.path("validation.reports")
 REPORT_STAGE = "report"  # renders the run and its receipt: written just before, re-rendered
+# when the receipt's content (its sha256) differs from the one the page shows
 GATE_STAGE = "gate"  # reads the looks file (reports.looks): this run's looks added just before
 BOARD: list[Board] = []  # the quiet console's stage lines while main() shows one
 
@@ -205,6 +206,7 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     for stage, items in dag.items():
         outs = [out for paths in items.values() for out in paths]
         if stage == REPORT_STAGE:
+            shown = run_receipt.sha256_of(run_receipt.RECEIPT)
             try:
                 receipt = _receipt(p, raw, validations, started,
                                    {n for s, i in dag.items() if s != stage for n in i},
@@ -219,7 +221,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
             record[stage] = "kept"
             _show("finish", stage, "kept")
             continue
-        forced = force or stage == REPORT_STAGE  # the report shows the new receipt
+        # the report shows the receipt: rendered again when its content changed
+        forced = force or (stage == REPORT_STAGE and receipt["sha256"] != shown)
         if not forced and fresh.skippable(items):
             record[stage] = "skipped"
         else:
@@ -321,9 +324,55 @@ def on_executor(params_path: str) -> Iterator[tuple]:
                 os.environ[executor.ADDRESS_ENV] = before
 
 
+def unchanged(params_path: str) -> dict | None:
+    """The last run's receipt when this run has nothing to do, else None: a local run whose
+    inputs are pinned as given (``releval.project.inputs.pinned_as_given``), whose stages
+    ``dvc status`` finds up to date (``inputs`` always reports itself), which adds no look,
+    and whose receipt, collected afresh, has the last one's sha256. Such a run records no
+    flow run (no Prefect server starts) and renders nothing: the outputs, the decision and
+    the page are the last run's, and say so."""
+    from dvc.repo import Repo
+
+    from releval.project.inputs import pinned_as_given
+
+    shown = run_receipt.sha256_of(run_receipt.RECEIPT)
+    raw = read_raw(params_path)
+    p = parse_params(raw, params_path, parsers())
+    if shown is None or p.base.executor != "local" or not pinned_as_given(p):
+        return None
+    with Repo(".") as repo:
+        if set(repo.status()) - {"inputs"}:
+            return None
+        names = {stage.name for stage in repo.index.stages  # the receipt's: before report
+                 if stage.name != REPORT_STAGE}
+    last = json.loads(run_receipt.RECEIPT.read_text())
+    if run_receipt.looks_changed(p):
+        return None
+    doc = run_receipt.collect(p, raw, last["receipt"]["work"]["validations_passed"],
+                              {k: last["run"].get(k) for k in ("started_at", "finished_at",
+                                                              "schedule", "executor")},
+                              names)
+    return last if doc["sha256"] == shown else None
+
+
 def _show(method: str, *args) -> None:
     for board in BOARD:
         getattr(board, method)(*args)
+
+
+def _nothing_to_do(board: Board, last: dict) -> None:
+    """Every stage's line, skipped, and the line that says whose outputs stand."""
+    for stage in yaml.safe_load(Path("dvc.yaml").read_text())["stages"]:
+        board.start(stage)
+        board.finish(stage, "skipped")
+    board.terminal.print(
+        f"nothing changed since the run that finished {last['run']['finished_at']} (receipt "
+        f"sha256 {last['sha256'][:12]}): no stage ran and no flow run was recorded; the "
+        "outputs, the decision and the report are that run's", highlight=False)
+
+
+class NothingToDo(Exception):
+    """This run has nothing to do (``unchanged``): the flow is not started."""
 
 
 def main() -> None:
@@ -349,10 +398,16 @@ def main() -> None:
     with quiet(LOG, verbose=args.verbose) as board:
         BOARD.append(board)
         try:
+            last = None if args.force or args.skip else unchanged(args.params)
+            if last is not None:
+                _nothing_to_do(board, last)
+                raise NothingToDo
             with on_executor(args.params) as (run, executed):
                 state = run(args.params, force=args.force, skip=tuple(args.skip),
                             executed=executed, return_state=True)
             problem = None if state.is_completed() else f"error: {state.message}"
+        except NothingToDo:
+            pass
         except Exception as exc:  # bad params (2); a bug (1): its traceback into the log
             problem, status = one_line(exc, f"its traceback is in {LOG}")
             refused = status == 2

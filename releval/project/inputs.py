@@ -145,35 +145,45 @@ def _files(root: Path) -> Iterator[Path]:
                                                if f.is_file())
 
 
-def _sync(source: Path, target: Path) -> tuple[int, int]:
+def _sync(source: Path, target: Path, apply: bool = True) -> tuple[int, int, int]:
     """Make ``target`` an exact copy of ``source`` (file or folder); files whose size and
-    modification time already match are not copied again. Returns (files, files copied)."""
+    modification time already match are not copied again. Returns (files, files copied,
+    stale ones removed); ``apply`` False changes nothing, only counts."""
     if source.is_file():
         pairs = {target: source}
     else:
         pairs = {target / f.relative_to(source): f for f in _files(source)}
+    changed = 0
     if target.exists() and (target.is_file() != source.is_file()):
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        changed += 1
+        if apply:
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
     if target.is_dir():
         for stale in [f for f in _files(target) if f not in pairs]:
-            stale.unlink()
+            changed += 1
+            if apply:
+                stale.unlink()
     copied = 0
     for dest, src in pairs.items():
         st = src.stat()
         if dest.is_file() and (dest.stat().st_size, dest.stat().st_mtime_ns) == \
                 (st.st_size, st.st_mtime_ns):
             continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest)
         copied += 1
-    return len(pairs), copied
+        if apply:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+    return len(pairs), copied, changed
 
 
-def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> list[dict]:
+def pin(p: Params, out: Path = INPUT_DIR, base: Path | None = None, *,
+        apply: bool = True) -> list[dict]:
     """Copy every given input into its slot under ``out`` (relative paths resolve from
     ``base``, else ``$RELEVAL_INPUT_BASE``, else the working directory); an absent path is a
     one-line error naming its params key, and so is a path inside data/ (the demo's simulated
-runs) under a source that does not generate it. Returns one line of report per input."""
+    runs) under a source that does not generate it. Returns one line of report per input.
+    ``apply`` False writes nothing: its report counts what a pin would copy, and one more row
+    what it would remove or rewrite (``pinned_as_given``)."""
     base = Path(base or os.environ.get(BASE_ENV) or ".")
     report = []
     slots = {item.slot: item for item in inputs(p)}
@@ -183,12 +193,14 @@ runs) under a source that does not generate it. Returns one line of report per i
             raise InputError(f"{item.path} is a pipeline output that only a generated source "
                              f"({' | '.join(GENERATED_SOURCES)}) writes; prepare.source is "
                              f"{p.prepare.source}: give the run's own file", "params", item.key)
-    for stray in [d for d in out.glob(f"{RUNS}/*") if d.is_dir()
-                  and f"{RUNS}/{d.name}" not in slots]:
+    strays = [d for d in out.glob(f"{RUNS}/*") if d.is_dir() and f"{RUNS}/{d.name}" not in slots]
+    for stray in strays if apply else ():
         shutil.rmtree(stray)
+    changed = len(strays)
     for item in slots.values():
         folder = out / item.slot
-        folder.mkdir(parents=True, exist_ok=True)
+        if apply:
+            folder.mkdir(parents=True, exist_ok=True)
         keep = {MANIFEST}
         if item.external:
             source = base / item.path
@@ -196,10 +208,24 @@ runs) under a source that does not generate it. Returns one line of report per i
                 raise InputError(f"input not found: {source}", "params", item.key)
             target = pinned(p, item.key, out)
             keep.add(target.name)
-            files, copied = _sync(source, target)
+            files, copied, removed = _sync(source, target, apply)
             report.append({"key": item.key, "slot": item.slot, "files": files,
                            "copied": copied})
-        for extra in [e for e in folder.iterdir() if e.name not in keep]:
-            shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
-        (folder / MANIFEST).write_text(json.dumps({"key": item.key, "given": item.external}) + "\n")
+            changed += removed
+        extras = [e for e in folder.iterdir() if e.name not in keep] if folder.is_dir() else []
+        manifest = json.dumps({"key": item.key, "given": item.external}) + "\n"
+        written = folder / MANIFEST
+        changed += len(extras) + (not written.is_file() or written.read_text() != manifest)
+        if apply:
+            for extra in extras:
+                shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
+            written.write_text(manifest)
+    if not apply and changed:
+        report.append({"key": None, "slot": None, "files": 0, "copied": changed})
     return report
+
+
+def pinned_as_given(p: Params, out: Path = INPUT_DIR, base: Path | None = None) -> bool:
+    """Whether every slot under ``out`` already holds what ``pin`` would write (nothing to
+    copy, remove or rewrite): a run with nothing else changed then has nothing to do."""
+    return all(row["copied"] == 0 for row in pin(p, out, base, apply=False))

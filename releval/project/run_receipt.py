@@ -82,14 +82,25 @@ def _recorded() -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _looks_after(p: Params) -> tuple[dict | None, dict]:
+    """(the looks file as recorded, as this run would leave it)."""
+    before = _recorded()
+    recorded = before if before is not None else looks.from_ledger(
+        (run.get("looks"), run.get("finished_at")) for run in history.entries(LEDGER))
+    return before, looks.record(recorded, _looks(p), datetime.now(UTC).date().isoformat())
+
+
+def looks_changed(p: Params) -> bool:
+    """Whether this run would add a look to ``LOOKS`` (``write_looks``, writing nothing)."""
+    before, after = _looks_after(p)
+    return after != before
+
+
 def write_looks(p: Params) -> bool:
     """Add this run's looks to ``LOOKS`` (rebuilt from the ledger where it is missing or
     unreadable), each first seen today; the file is rewritten only when a look is new, so a
     rerun of the same candidates leaves the gate's input as it was. True when it changed."""
-    before = _recorded()
-    recorded = before if before is not None else looks.from_ledger(
-        (run.get("looks"), run.get("finished_at")) for run in history.entries(LEDGER))
-    after = looks.record(recorded, _looks(p), datetime.now(UTC).date().isoformat())
+    before, after = _looks_after(p)
     if after == before:
         return False
     receipt.write(LOOKS, after)
@@ -140,6 +151,15 @@ def collect(p: Params, raw: dict, validations: int, ran: dict, stages: set[str])
                          ran=ran | {"headline": _headline(p, metrics, decision),
                                     "inputs_lock": lock["stages"].get("inputs"),
                                     "looks_file": _recorded()})
+
+
+def sha256_of(path: Path) -> str | None:
+    """The sha256 of the receipt at ``path`` (its content's digest), None when there is none
+    or it cannot be read."""
+    try:
+        return json.loads(path.read_text()).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def write_receipt(p: Params, raw: dict, validations: int, started: str, stages: set[str],

@@ -187,7 +187,8 @@ def test_second_run_with_nothing_changed_skips_every_stage(project):
     record.pop("decision")
     receipt = record.pop("receipt")
     assert record.pop("inputs") == "ran"  # always: it re-reads every input's content
-    assert record.pop("report") == "ran"  # always: it renders this run's receipt
+    # the receipt's content is the first run's (the same sha256): the page already shows it
+    assert record.pop("report") == "skipped"
     assert set(record.values()) == {"skipped"}
     page = (root / "reports/index.html").read_text(encoding="utf-8")
     assert f"<code>{receipt}</code>" in page  # the page shows the receipt of this run
@@ -301,6 +302,34 @@ def run_changed(root: Path, change) -> object:
         (root / "params.yaml").write_text(good)
 
 
+def test_a_run_with_nothing_to_do_is_known_and_any_change_undoes_it(project, tmp_path):
+    """``unchanged``: after the fixture's second run, the last receipt; a gate rule's
+    wording changed in params, or a stage's output removed, and the run has work again."""
+    from flows.pipeline import unchanged
+
+    root = project[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, symlinks=True)
+    cwd = Path.cwd()
+    os.chdir(copy)
+    try:
+        last = unchanged("params.yaml")
+        assert last is not None and last["sha256"] == json.loads(
+            (copy / "reports/receipt.json").read_text())["sha256"]
+        params = yaml.safe_load((copy / "params.yaml").read_text())
+        params["compare"]["min_effect"] = 0.0123
+        (copy / "changed.yaml").write_text(yaml.safe_dump(params))
+        shutil.copy(copy / "params.yaml", copy / "kept.yaml")
+        shutil.copy(copy / "changed.yaml", copy / "params.yaml")
+        assert unchanged("params.yaml") is None  # compare's params moved
+        shutil.copy(copy / "kept.yaml", copy / "params.yaml")
+        assert unchanged("params.yaml") is not None
+        (copy / "data/gate/decision.json").unlink()
+        assert unchanged("params.yaml") is None  # an output is gone
+    finally:
+        os.chdir(cwd)
+
+
 def test_bad_rows_stop_the_flow_at_validation_before_later_stages(project, tmp_path):
     root, _, _ = project
     raw = root / "data/raw"
@@ -335,7 +364,8 @@ def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project,
 
 def test_releval_run_is_a_quiet_console(project):
     """One line per stage, the table, the decision and the report's path; DVC's notes,
-    Prefect's logs and the stages' own output only in reports/run.log."""
+    Prefect's logs and the stages' own output only in reports/run.log. Nothing changed since
+    the fixture's runs, so no stage runs and no flow run is recorded (``unchanged``)."""
     root = project[0]
     piped = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # xdist's workers set it
     done = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root,
@@ -356,8 +386,9 @@ def test_releval_run_is_a_quiet_console(project):
     assert len(lines) < 45 + 3 * len(failed)  # the failed rules' rows wrap onto 2-3 lines
     assert "report: reports/index.html" in done.stdout and (root / "reports/index.html").exists()
     assert "receipt: " in done.stdout and (root / "reports/receipt.json").exists()
-    log = (root / "reports/run.log").read_text()
-    assert "didn't change, skipping" in log and "Running stage 'report'" in log  # kept there
+    # nothing changed since the fixture's runs: no flow run, every stage's line skipped
+    assert "nothing changed since the run that finished" in console
+    assert all(line.startswith("·") for line in lines if line[:1] in "✓·✗")
 
 
 def test_the_report_page_renders_offline_in_a_real_browser(project):

@@ -114,3 +114,25 @@ def test_judges_files_and_review_are_inputs_only_when_they_are_used(sources):
     assert keys["judgments.files"] == str(sources / "labels")
     assert keys["failures.review"] == str(sources / "review.csv")
     assert {i.key: i.path for i in inputs(params(sources))}["judgments.files"] is None
+
+
+def test_pinned_as_given_sees_a_change_in_place_a_stale_file_and_a_missing_slot(sources):
+    """What a run with nothing else to do asks first: would pinning change anything?"""
+    from releval.project.inputs import pinned_as_given
+
+    p = params(sources)
+    out = sources / "input"
+    assert not pinned_as_given(p, out)  # nothing pinned yet
+    assert not out.exists()  # asking wrote nothing
+    pin(p, out)
+    assert pinned_as_given(p, out)
+    corpus = sources / "cacm" / "corpus.jsonl"
+    corpus.write_text('{"_id": "d1", "text": "changed in place"}\n')
+    assert not pinned_as_given(p, out)
+    pin(p, out)
+    assert pinned_as_given(p, out)
+    (out / "prepare" / "cacm" / "stale.txt").write_text("left by an older input\n")
+    assert not pinned_as_given(p, out)
+    pin(p, out)
+    (out / "review" / "pinned.json").unlink()
+    assert not pinned_as_given(p, out)
