@@ -114,5 +114,5 @@ def test_a_plan_that_cannot_be_made_says_why_under_the_table(tmp_path, monkeypat
     monkeypatch.delenv("COLUMNS", raising=False)
     result = CliRunner().invoke(app, ["plan", "--min-effect", "0.02"])
     assert result.exit_code == 0, result.output
-    assert ("— in tag=head, tag=tail: 1 query with a value in both systems: σ of the differences needs "
-            "at least 2; evaluate more queries") in result.stdout
+    assert ("— in tag=head, tag=tail: 1 query with a value in both systems: σ of the "
+            "differences needs at least 2; evaluate more queries") in result.stdout
