@@ -171,6 +171,8 @@ def main() -> None:
     ap.add_argument("--workdir", default=None, help="folder for the generated files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
+    if args.workdir:
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)  # a folder it may create
     scratch = Path(tempfile.mkdtemp(prefix="releval-bench-", dir=args.workdir))
     try:
         start = time.perf_counter()
