@@ -94,13 +94,14 @@ def enforced(system: str, stats: dict[str, dict]) -> bool:
 
 
 def conditions(system: str, per_query: pd.DataFrame, queries: pd.DataFrame, qrels: str,
-               corpus: str, stats: dict[str, dict]) -> dict:
+               corpus: str, stats: dict[str, dict], query_times: bool = True) -> dict:
     """``CONDITIONS`` for ``system``'s evaluation (``per_query`` rows of that system), with
     ``qrels`` the qrels revision and ``corpus`` the corpus digest; ``stats``: system -> its
-    run_stats.json."""
+    run_stats.json; ``query_times`` False: the queries' ``issued_at`` is a stand-in (a BEIR
+    collection's: the latest publication), so no time window is claimed."""
     ids = np.sort(per_query.loc[per_query[S.SYSTEM] == system, S.QUERY_ID].unique())
     times = pd.to_datetime(queries.loc[queries[S.QUERY_ID].isin(ids), S.ISSUED_AT], utc=True)
-    timed = times[times.notna() & (times != EPOCH)]
+    timed = times[times.notna() & (times != EPOCH)] if query_times else times[:0]
     window = (f"{timed.min():%Y-%m-%d %H:%M} … {timed.max():%Y-%m-%d %H:%M}" if len(timed)
               else "no query times: no time window held fixed" if len(ids) else "—")
     return {
@@ -157,6 +158,7 @@ class Evidence:
     split_report: dict
     labels_source: str
     rel: int = 1
+    query_times: bool = True  # the queries carry real issue times (False: a stand-in)
 
     @cached_property
     def corpus(self) -> str:
@@ -360,8 +362,8 @@ def conditions_of(kind: str | None, baseline: str, candidate: str,
     the two sides."""
     pair = (baseline, candidate)
     extra = held_values(holds_fixed(kind), pair, ev)
-    return {s: conditions(s, ev.per_query, ev.queries, ev.revision, ev.corpus, ev.stats)
-            | extra[s] for s in pair}
+    return {s: conditions(s, ev.per_query, ev.queries, ev.revision, ev.corpus, ev.stats,
+                          ev.query_times) | extra[s] for s in pair}
 
 
 def controlled_change(kind: str | None, held: dict[str, dict], baseline: str, candidate: str,

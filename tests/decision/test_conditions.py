@@ -50,6 +50,11 @@ def test_conditions_are_plain_comparable_values():
     assert prod["queries"] != bm25["queries"]
     swapped = per_query.assign(query_id=["q1", "q2", "q3"])
     assert conditions("bm25", swapped, queries, "rev1", "corpus1", STATS) == bm25
+    # a BEIR collection's queries: issued_at is a stand-in (the latest publication)
+    untimed = conditions("bm25", per_query, queries, "rev1", "corpus1", STATS,
+                         query_times=False)
+    assert untimed["time_window"] == ("no query times: no time window held fixed; "
+                                      "corpus corpus1")
 
 
 def test_qrels_revision_is_content_not_row_order():
