@@ -177,7 +177,7 @@ class Inputs:
     split_report: dict = reads("split.report")
     seeds: pd.DataFrame = reads("evaluate.seeds")
     horizons: pd.DataFrame | None = reads("evaluate.horizons")
-    source: Source | None = reads("raw.source")  # whether the queries carry real times
+    source: Source | None = reads("raw.source", optional=True)  # real query times or not
 
 
 def run(p: Params, inputs: Inputs) -> Outputs:

@@ -24,7 +24,9 @@ import pandas as pd
 
 from releval.artifacts import reads
 from releval.data.readers import sha256_of
+from releval.decision.freshness import untimed
 from releval.decision.health import FRESHNESS, PERCENTILES, evaluated_queries, health
+from releval.documents.source import Source
 from releval.errors import InputError
 from releval.params import Params
 
@@ -45,7 +47,8 @@ def revision(path: str | Path) -> dict:
 @dataclass(frozen=True)
 class Inputs:
     """qrels: the judgments' revision ({path, sha256}) the decision was made on; split: the
-    split, whose ``evaluate.splits`` queries the per-query figures count (None: every query)."""
+    split, whose ``evaluate.splits`` queries the per-query figures count (None: every query);
+    source: the data's source.json, whose ``query_times`` False makes the queries untimed."""
 
     runs: dict[str, pd.DataFrame] = reads("candidates.run", each="system")
     latencies: dict[str, pd.DataFrame] = reads("candidates.latency", each="system")
@@ -54,6 +57,7 @@ class Inputs:
     queries: pd.DataFrame = reads("raw.queries")
     qrels: dict | None = reads("judgments.qrels", reader=revision)
     split: pd.DataFrame | None = reads("split.split")
+    source: Source | None = reads("raw.source", optional=True)  # real query times or not
 
 
 def run(p: Params, inputs: Inputs) -> Outputs:
@@ -62,6 +66,8 @@ def run(p: Params, inputs: Inputs) -> Outputs:
     model for a system that is not evaluated is an InputError."""
     runs, latencies, stats = inputs.runs, inputs.latencies, inputs.stats
     documents, queries, qrels = inputs.documents, inputs.queries, inputs.qrels
+    if inputs.source is not None and inputs.source.query_times is False:
+        queries = untimed(queries)  # a stand-in issue time (BEIR's): no freshness is claimed
     unknown = sorted(set(p.health.cost) - set(runs))
     if unknown:
         raise InputError(f"health.cost names {', '.join(unknown)}, not evaluated systems "

@@ -31,6 +31,12 @@ from releval.data.adapters import EPOCH
 DAY = pd.Timedelta(days=1)
 
 
+def untimed(queries: pd.DataFrame) -> pd.DataFrame:
+    """``queries`` whose ``issued_at`` is a stand-in (the data has no query times), marked
+    as such (``EPOCH``): never eligible."""
+    return queries.assign(**{S.ISSUED_AT: EPOCH})
+
+
 def _times(values: pd.Series) -> pd.Series:
     return pd.to_datetime(values, utc=True)
 

@@ -116,3 +116,19 @@ def test_the_gate_reads_the_health_record():
     assert decision["rules"][1]["reason"].endswith("undefined: latency not measured")
     assert decision["rollback"][0]["offline"] == 0.02
     assert math.isclose(decision["rollback"][0]["headroom"], 0.03)
+
+
+def test_queries_whose_issue_time_is_a_stand_in_claim_no_freshness():
+    """A BEIR collection's queries are all issued at the latest publication (source.json's
+    query_times false): no document is eligible, so no freshness figure is claimed."""
+    from releval.documents.source import Source
+
+    dated = documents(doc("a", published="2024-06-01"), doc("b", published="2024-06-02"),
+                      doc("c", published="2024-01-01"))
+    spanned = queries(query("q1", issued="2024-06-01"), query("q2", issued="2024-06-03"))
+    timed = run(params(), Inputs(RUNS, LATENCIES, STATS, dated, spanned, None))
+    assert timed.table.set_index(S.SYSTEM).loc["bm25", "freshness_eligible"] > 0
+    source = Source.model_construct(query_times=False)
+    untimed = run(params(), Inputs(RUNS, LATENCIES, STATS, dated, spanned, None, None, source))
+    assert (untimed.table["freshness_eligible"] == 0).all()
+    assert untimed.table["freshness_median_days"].isna().all()
