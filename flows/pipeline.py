@@ -336,9 +336,11 @@ def unchanged(params_path: str) -> dict | None:
     from releval.project.inputs import pinned_as_given
 
     shown = run_receipt.sha256_of(run_receipt.RECEIPT)
+    if shown is None:  # no run yet (or its receipt is gone): the flow has work
+        return None
     raw = read_raw(params_path)
     p = parse_params(raw, params_path, parsers())
-    if shown is None or p.base.executor != "local" or not pinned_as_given(p):
+    if p.base.executor != "local" or not pinned_as_given(p):
         return None
     with Repo(".") as repo:
         if set(repo.status()) - {"inputs"}:

@@ -71,6 +71,7 @@ def test_the_whole_block_runs_and_gates_cacm_without_a_judged_rule(tmp_path):
     assert done.returncode == 0 and failed == [], done.stderr
 
 
+@pytest.mark.slow  # about a minute: in `make test-slow`, which CI runs
 def test_the_runs_only_block_decides_over_every_run_and_fails_nothing_about_documents(
         tmp_path):
     """From qrels and three run files, no corpus: the gate fails only on the pair's own

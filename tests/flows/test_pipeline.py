@@ -364,8 +364,8 @@ def test_an_uncontrolled_comparison_stops_the_flow_with_its_differences(project,
 
 def test_releval_run_is_a_quiet_console(project):
     """One line per stage, the table, the decision and the report's path; DVC's notes,
-    Prefect's logs and the stages' own output only in reports/run.log. Nothing changed since
-    the fixture's runs, so no stage runs and no flow run is recorded (``unchanged``)."""
+    Prefect's logs and the stages' own output only in reports/run.log. Run again at once,
+    nothing has changed: no stage runs and no flow run is recorded (``unchanged``)."""
     root = project[0]
     piped = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # xdist's workers set it
     done = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root,
@@ -386,9 +386,15 @@ def test_releval_run_is_a_quiet_console(project):
     assert len(lines) < 45 + 3 * len(failed)  # the failed rules' rows wrap onto 2-3 lines
     assert "report: reports/index.html" in done.stdout and (root / "reports/index.html").exists()
     assert "receipt: " in done.stdout and (root / "reports/receipt.json").exists()
-    # nothing changed since the fixture's runs: no flow run, every stage's line skipped
+    # at once again: nothing changed, so no flow run and every stage's line skipped
+    again = subprocess.run([sys.executable, "-m", "releval.cli", "run"], cwd=root,
+                           capture_output=True, text=True, timeout=600, env=piped)
+    assert again.returncode == 0, again.stderr[-2000:]
+    console = again.stdout + again.stderr
     assert "nothing changed since the run that finished" in console
-    assert all(line.startswith("·") for line in lines if line[:1] in "✓·✗")
+    marked = [line for line in console.splitlines() if line[:1] in "✓·✗"]
+    assert len(marked) == len(dvc_stages(root)) and all(m.startswith("·") for m in marked)
+    assert "FAIL" in again.stdout and "Traceback" not in console  # the decision still shown
 
 
 def test_the_report_page_renders_offline_in_a_real_browser(project):

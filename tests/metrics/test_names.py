@@ -32,7 +32,7 @@ def test_trec_cut_lists_expand():
 @pytest.mark.parametrize("text,rule", [
     ("foo@3", "unknown measure"), ("P", None), ("R", "needs a cutoff"),
     ("AP(dcg='log2')", "takes no parameter dcg"), ("Rprec@5", "takes no cutoff"),
-    ("nDCG(dcg='cubic')", "dcg must be one of"), ("P(rel=0)@5", "rel must be"),
+    ("nDCG(dcg='cubic')", "dcg must be one of"), ("P(rel=-1)@5", "rel must be"),
 ])
 def test_bad_names_say_why(text, rule):
     if rule is None:  # bare trec family: default cutoffs
