@@ -206,7 +206,7 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     for stage, items in dag.items():
         outs = [out for paths in items.values() for out in paths]
         if stage == REPORT_STAGE:
-            shown = run_receipt.sha256_of(run_receipt.RECEIPT)
+            shown = (run_receipt.last_receipt() or {}).get("sha256")
             try:
                 receipt = _receipt(p, raw, validations, started,
                                    {n for s, i in dag.items() if s != stage for n in i},
@@ -335,8 +335,8 @@ def unchanged(params_path: str) -> dict | None:
 
     from releval.project.inputs import pinned_as_given
 
-    shown = run_receipt.sha256_of(run_receipt.RECEIPT)
-    if shown is None:  # no run yet (or its receipt is gone): the flow has work
+    last = run_receipt.last_receipt()
+    if last is None:  # no run yet (or its receipt is gone): the flow has work
         return None
     raw = read_raw(params_path)
     p = parse_params(raw, params_path, parsers())
@@ -347,14 +347,11 @@ def unchanged(params_path: str) -> dict | None:
             return None
         names = {stage.name for stage in repo.index.stages  # the receipt's: before report
                  if stage.name != REPORT_STAGE}
-    last = json.loads(run_receipt.RECEIPT.read_text())
     if run_receipt.looks_changed(p):
         return None
-    doc = run_receipt.collect(p, raw, last["receipt"]["work"]["validations_passed"],
-                              {k: last["run"].get(k) for k in ("started_at", "finished_at",
-                                                              "schedule", "executor")},
-                              names)
-    return last if doc["sha256"] == shown else None
+    doc = run_receipt.collect(p, raw, last["receipt"]["work"]["validations_passed"], {},
+                              names)  # the run's own part (times) is not in the digest
+    return last if doc["sha256"] == last["sha256"] else None
 
 
 def _show(method: str, *args) -> None:

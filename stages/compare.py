@@ -45,7 +45,7 @@ from releval.decision.over_time import figures
 from releval.decision.planning import detectability, fields
 from releval.decision.seeds import training_variance
 from releval.decision.stats import clusters_of
-from releval.documents.source import Source
+from releval.documents.source import Source, timed_queries
 from releval.metrics.measures import MEASURES
 from releval.metrics.names import parse_measures
 from releval.numbers import formatted
@@ -198,7 +198,7 @@ def _compared(p: Params, inputs: Inputs) -> Outputs:
     qrels, visible = judgments_of(judgments, queries, documents, evaluated)
     ev = Evidence(per_query, queries, documents, qrels[visible], stats, runs, pool, split,
                   split_report, p.judges_source, p.evaluate.rel,
-                  query_times=inputs.source is None or inputs.source.query_times is not False)
+                  query_times=timed_queries(inputs.source))
     doc, parts = comparison(p, c.baseline, c.candidate, c.change, c.measures, ev, labels,
                             seeds)
     also = [comparison(p, a.baseline, a.candidate, a.change, a.measures or c.measures, ev,

@@ -26,7 +26,7 @@ from releval.artifacts import reads
 from releval.data.readers import sha256_of
 from releval.decision.freshness import untimed
 from releval.decision.health import FRESHNESS, PERCENTILES, evaluated_queries, health
-from releval.documents.source import Source
+from releval.documents.source import Source, timed_queries
 from releval.errors import InputError
 from releval.params import Params
 
@@ -66,7 +66,7 @@ def run(p: Params, inputs: Inputs) -> Outputs:
     model for a system that is not evaluated is an InputError."""
     runs, latencies, stats = inputs.runs, inputs.latencies, inputs.stats
     documents, queries, qrels = inputs.documents, inputs.queries, inputs.qrels
-    if inputs.source is not None and inputs.source.query_times is False:
+    if not timed_queries(inputs.source):
         queries = untimed(queries)  # a stand-in issue time (BEIR's): no freshness is claimed
     unknown = sorted(set(p.health.cost) - set(runs))
     if unknown:

@@ -28,3 +28,9 @@ class Source(Document):
     interactions_from: str | None = None  # logged feedback
     users_from: str | None = None  # logged feedback
     recommendation: dict[str, Any] | None = None  # users as queries: what was counted
+
+
+def timed_queries(source: Source | None) -> bool:
+    """Whether the queries' ``issued_at`` may be read as issue times: False only where
+    source.json says they are a stand-in (``query_times`` false: a BEIR collection's)."""
+    return source is None or source.query_times is not False

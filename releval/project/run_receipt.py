@@ -153,13 +153,14 @@ def collect(p: Params, raw: dict, validations: int, ran: dict, stages: set[str])
                                     "looks_file": _recorded()})
 
 
-def sha256_of(path: Path) -> str | None:
-    """The sha256 of the receipt at ``path`` (its content's digest), None when there is none
-    or it cannot be read."""
+def last_receipt(path: Path = RECEIPT) -> dict | None:
+    """The receipt document at ``path`` (its ``sha256`` the content's digest), None when
+    there is none or it cannot be read as one."""
     try:
-        return json.loads(path.read_text()).get("sha256")
-    except (OSError, ValueError, AttributeError):
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
         return None
+    return doc if isinstance(doc, dict) and "sha256" in doc else None
 
 
 def write_receipt(p: Params, raw: dict, validations: int, started: str, stages: set[str],

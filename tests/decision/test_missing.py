@@ -82,16 +82,23 @@ def test_a_complete_comparison_says_so_and_refuse_lets_it_through():
     assert answered(judged | {"extra"}, judged).not_judged == 1
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-def test_compare_on_runs_counts_the_missing_and_labels_the_comparison(tmp_path, monkeypatch,
-                                                                     shape):
-    monkeypatch.delenv("COLUMNS", raising=False)  # piped: whole lines
-    skip_b, skip_c = SHAPES[shape]
+def _files(tmp_path, skip_b: set, skip_c: set):
+    """qrels.txt, base.run (missing ``skip_b``) and cand.run (missing ``skip_c``) in
+    ``tmp_path``; returns the qrels' path."""
     qrels = tmp_path / "qrels.txt"
     _qrels().assign(it=0)[["query_id", "it", "doc_id", "grade"]].to_csv(
         qrels, sep=" ", header=False, index=False)
     _write(tmp_path / "base.run", _run(skip_b, 3), "base")
     _write(tmp_path / "cand.run", _run(skip_c, 4), "cand")
+    return qrels
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_compare_on_runs_counts_the_missing_and_labels_the_comparison(tmp_path, monkeypatch,
+                                                                     shape):
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: whole lines
+    skip_b, skip_c = SHAPES[shape]
+    qrels = _files(tmp_path, skip_b, skip_c)
     runner = CliRunner()
     args = ["compare", str(tmp_path / "base.run"), str(tmp_path / "cand.run"),
             "--qrels", str(qrels), "--resamples", "200"]
@@ -119,11 +126,7 @@ def test_compare_with_a_gate_labels_every_decision_on_missing_queries(tmp_path, 
     in the gate too (common: the queries both answer; refuse: one line)."""
     monkeypatch.delenv("COLUMNS", raising=False)
     skip_b, skip_c = SHAPES[shape]
-    qrels = tmp_path / "qrels.txt"
-    _qrels().assign(it=0)[["query_id", "it", "doc_id", "grade"]].to_csv(
-        qrels, sep=" ", header=False, index=False)
-    _write(tmp_path / "base.run", _run(skip_b, 3), "base")
-    _write(tmp_path / "cand.run", _run(skip_c, 4), "cand")
+    qrels = _files(tmp_path, skip_b, skip_c)
     (tmp_path / "rules.yaml").write_text(
         "rules:\n  - {rule: no_regression, measure: nDCG@10, max_drop: 0.5}\n")
     args = ["compare", str(tmp_path / "base.run"), str(tmp_path / "cand.run"), "--qrels",
