@@ -4,7 +4,7 @@ figures it is about."""
 
 from releval.decision.gate.evidence import Evidence
 from releval.documents.comparison import Comparison
-from releval.documents.health import Health
+from releval.documents.health import Health, Revisions, SystemHealth
 from releval.documents.run_stats import Latency
 from releval.documents.summary import Entry, Summary
 
@@ -54,9 +54,23 @@ def summary(systems: dict[str, dict]) -> dict:
             "qrels": "judged", "unjudged": 0}
 
 
+def health_record(system: str, **figures) -> dict:
+    """One system's record of health.json (``SystemHealth``): ``figures`` over plain
+    defaults (counts 0, rates and percentiles undefined, revisions None but those given)."""
+    counts = ("n_queries", "status_recorded", "freshness_eligible", "freshness_appeared",
+              "deleted_eligible", "deleted_still_appearing")
+    record = {name: 0 if name in counts else None for name in SystemHealth.model_fields}
+    revisions = dict.fromkeys(Revisions.model_fields) | figures.pop("revisions", {})
+    return record | {"system": system, "undefined": {}, "not_applicable": {}, "status": {},
+                     "cost_model": {}, "revisions": revisions} | figures
+
+
 def health(systems: dict[str, dict]) -> dict:
-    """health.json (``Health``) with ``systems``: system -> figure -> value."""
-    return {"systems": systems, "definitions": {}, "qrels": {"path": "qrels", "sha256": ""}}
+    """health.json (``Health``) with ``systems``: system -> figure -> value (each a
+    ``health_record``)."""
+    return {"systems": {name: health_record(name, **figures)
+                        for name, figures in systems.items()},
+            "definitions": {}, "qrels": {"path": "qrels", "sha256": ""}}
 
 
 def run_stats(system: str, p50=1.0, p95=1.0, p99=1.0, route="bm25") -> dict:

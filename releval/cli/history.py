@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from releval.documents.ledger import Row
 from releval.project.history import reuse
 from releval.report import history as h
 
@@ -20,7 +21,7 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     return out
 
 
-def tables(rows: list[dict], ledger: Path) -> list[Table | str]:
+def tables(rows: list[Row], ledger: Path) -> list[Table | str]:
     """What ``releval history`` prints, in order: the runs, how many decisions the newest
     run's evaluated set has informed, then what the newest run is set against and its
     decomposition per system and measure (UNCONTROLLED)."""

@@ -355,7 +355,7 @@ def history(
     ledger = ledger or LEDGER
     rows = entries(ledger)
     if as_json:
-        emit(rows)
+        emit([row.plain() for row in rows])
         return
     if not rows:
         err.print(f"{ledger}: no runs kept yet (releval run writes one per run)",
@@ -586,6 +586,7 @@ def _show_run(root: Path, title: str) -> None:
     slices that changed), the gate's
     decision, the report and the receipt."""
     from releval.cli.files import print_changed_slices, print_decision, print_paired
+    from releval.documents.summary import Recommendation
 
     summary = json.loads(artifacts.path("evaluate.summary", root).read_text())
     out = console()
@@ -593,7 +594,7 @@ def _show_run(root: Path, title: str) -> None:
     if block:
         out.print(f"{title} — {', '.join(summary['splits'])} split, {summary['queries']} "
                   f"user-queries, qrels: {summary['qrels']}", highlight=False)
-        out.print(rec.protocol_line(block), highlight=False)
+        out.print(rec.protocol_line(Recommendation.model_validate(block)), highlight=False)
         for table in _recommendation_tables(summary, title, out.width):
             out.print(table)
         out.print(rec.LEGEND, highlight=False, style="dim")

@@ -10,8 +10,10 @@ One module per document: ``source`` (raw.source), ``split_report`` (split.report
 ``slices_summary`` (slices.summary), ``safety`` (safety.report), ``health`` (health.report),
 ``failures`` (failures.report), ``offpolicy`` (offpolicy.report), ``decision``
 (gate.decision), ``receipt`` (reports.receipt and reports.reproduced) and ``looks``
-(reports.looks). A document is validated where it is written (``check``, by the stage's
-writer for every catalog entry) and read as its model (``read``). Fields whose keys are data
+(reports.looks); ``ledger`` holds the run ledger's rows, built from the receipts
+(``releval.project.history.entries``), not an artifact. A document is validated where it is
+written (``check``, by the stage's writer for every catalog entry) and read as its model
+(``read``; ``validated``: parsed JSON as the model). Fields whose keys are data
 (measure names, system names) are dicts; the parts with a fixed shape are nested models, and
 a fixed shape forbids unknown keys, so a renamed key fails naming the file and the key. The
 writers keep writing the stage's dict, so the files' bytes do not depend on the models.
@@ -44,6 +46,14 @@ class Checked:
         except ValidationError as exc:
             raise _error(cls, exc, source or cls.__name__) from None
         return doc
+
+    @classmethod
+    def validated(cls, doc: Any, source: str = "") -> Self:
+        """``doc`` (parsed JSON) as the model; InputError naming the first bad key otherwise."""
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as exc:
+            raise _error(cls, exc, source or cls.__name__) from None
 
     @classmethod
     def read(cls, path: str | Path) -> Self:

@@ -84,13 +84,102 @@ class Training(Fixed):
     seed: int
 
 
+class Held(Fixed):
+    """One condition a kind of change holds fixed, with both sides' values."""
+
+    condition: str
+    what: str
+    baseline: Any
+    candidate: Any
+    same: bool
+
+
+class Inspection(Fixed):
+    """One inspection of a kind of change (``releval.decision.inspections``): its formula in
+    words, its table (``rows``: one record per row, columns per inspection, None where
+    undefined), the systems whose measured latency the report shows (``measured``), the
+    slice tests it ran (``tested``) and Δ = candidate − baseline where it has one."""
+
+    definition: str
+    rows: list[dict[str, Any]]
+    measured: list[str] = []
+    tested: int | None = None
+    delta: Number = None
+
+    @property
+    def has_delta(self) -> bool:
+        return "delta" in self.model_fields_set
+
+
 class Change(Fixed):
     """The kind of change: the conditions it holds fixed and its inspections (by name)."""
 
     kind: str | None
     label: str
-    holds_fixed: list[dict[str, Any]]
-    inspections: dict[str, Any]
+    holds_fixed: list[Held]
+    inspections: dict[str, Inspection]
+
+
+class QuerySet(Fixed):
+    """The judged queries the means run over (``releval.decision.missing.chosen``): the
+    choice and its rule, judged and compared counts, each run's missing queries (``known``:
+    whether its run says which it missed), whether none is missing, and one line."""
+
+    choice: str
+    rule: str
+    judged: int
+    compared: int
+    missing: dict[str, int]
+    missing_either: int
+    left_out: int
+    complete: bool
+    known: dict[str, bool]
+    label: str
+
+
+class Aggregates(Fixed):
+    """One system × measure's aggregates (``releval.decision.aggregation.aggregates``)."""
+
+    n: int
+    n_undefined: int
+    n_slices: int
+    macro: Number
+    traffic_weighted: Number
+    equal_slice: Number
+    micro: Number
+
+
+class SliceChange(Fixed):
+    """One slice of a decomposition (``releval.decision.aggregation.SliceChange``)."""
+
+    slice: Any
+    n_before: int
+    n_after: int
+    n_undefined_before: int
+    n_undefined_after: int
+    share_before: float
+    share_after: float
+    mean_before: Number
+    mean_after: Number
+    rate: float
+    mix: float
+
+
+class Composition(Fixed):
+    """One measure's rate/mix decomposition (``releval.decision.aggregation.Decomposition``):
+    Δ = after − before = rate + mix."""
+
+    before: Number
+    after: Number
+    delta: Number
+    rate: Number
+    mix: Number
+    equal_slice_before: Number
+    equal_slice_after: Number
+    mix_shift: bool
+    slices: list[SliceChange]
+    controlled: bool
+    note: str
 
 
 class HorizonRow(Fixed):
@@ -190,7 +279,7 @@ class Family(Fixed):
     family: str
     correction: str
     test: str
-    query_set: dict[str, Any]
+    query_set: QuerySet
     measures: list[FamilyMeasure]
 
 
@@ -206,15 +295,15 @@ class Comparison(Document):
     strata: str
     paired: list[Paired]
     unpaired: list[dict[str, Any]]
-    aggregates: dict[str, dict[str, Any]]  # system -> measure -> aggregates
-    composition: dict[str, dict[str, Any]]  # measure -> rate/mix decomposition
+    aggregates: dict[str, dict[str, Aggregates]]  # system -> measure -> aggregates
+    composition: dict[str, Composition]  # measure -> rate/mix decomposition
     change: Change
     training: list[Training]
     figures: dict[str, Any] | None = None  # the primary comparison only
     also: list[Comparison] | None = None  # the primary comparison only
     horizons: Horizons | None = None  # the primary comparison, recommend.horizons_days only
     # the judged queries the means run over (releval.decision.missing.chosen)
-    query_set: dict[str, Any] | None = None
+    query_set: QuerySet | None = None
     # compare.systems as one family per measure (stage compare: family_block), primary only
     family: Family | None = None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from releval.documents import Document, Fixed
+from releval.documents.comparison import QuerySet
 
 Number = int | float | None
 
@@ -59,7 +60,7 @@ class Decision(Document):
     rollback: list[Rollback]
     looks: Looks | None = None  # absent from decisions written before looks were counted
     intervals: str | None = None  # judgments.automatic.gate ppi: which rows read PPI
-    query_set: dict[str, Any] | None = None  # the comparison's (releval.decision.missing)
+    query_set: QuerySet | None = None  # the comparison's (releval.decision.missing)
 
     @property
     def verdict(self) -> str:

@@ -78,6 +78,34 @@ class QuerySet(Fixed):
     minimums: str | None = None
 
 
+class SplitSystem(Fixed):
+    """One system under both protocols: measure -> value (``n``: the users scored), the
+    inflation random − forward and the ratio random / forward (None where forward is 0)."""
+
+    route: str
+    forward: dict[str, float | int | None]
+    random: dict[str, float | int | None]
+    inflation: dict[str, float | None]
+    ratio: dict[str, float | None]
+
+
+class RandomSplit(Fixed):
+    """The forward-in-time against a random split (``releval.retrieval.leakage.random_split``):
+    the protocol, the cut and the issue time t2 + h, the interactions before it, those held
+    out at random and their share, the test queries and each system's figures."""
+
+    protocol: str
+    cut: str
+    issued_at: str
+    horizon_days: int
+    seed: int
+    interactions: int
+    held_out: int
+    share: float | None
+    queries: int
+    systems: dict[str, SplitSystem]
+
+
 class SplitReport(Document):
     method: str
     temporal: bool
@@ -89,4 +117,4 @@ class SplitReport(Document):
     note: str | None = None  # a given split
     qrels_pointing_nowhere: dict[str, Any] | None = None
     query_set: QuerySet | None = None
-    random_split: dict[str, Any] | None = None  # recommendation mode
+    random_split: RandomSplit | None = None  # recommendation mode, recommend.random_split

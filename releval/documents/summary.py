@@ -54,6 +54,29 @@ class Horizon(Fixed):
     systems: dict[str, dict[str, Entry]]  # system -> measure -> its entry
 
 
+class Recommendation(Fixed):
+    """The recommendation protocol and its users (``stages.evaluate.recommendation_block``):
+    horizon, seen items, AUC negatives; users evaluated, with a positive in the horizon,
+    scored, with only unpublished positives, undefined (``releval.data.interactions``); the
+    definitions behind serendipity and ILD, the systems with probabilities and the measures
+    not applicable per system."""
+
+    horizon_days: int
+    exclude_seen: bool
+    negatives: str
+    n_negatives: int
+    users: int
+    users_with_positives_in_horizon: int
+    users_scored: int
+    users_only_unpublished_positives: int
+    undefined_users: int
+    serendipity_expected: str
+    ild_embeddings: str | None
+    probabilities: list[str]
+    not_applicable: dict[str, list[str]]  # system -> measures
+    held_out_users: int | None = None  # users kept out of every route's fitting data
+
+
 class Summary(Document):
     splits: list[str]
     queries: int
@@ -66,6 +89,6 @@ class Summary(Document):
     qrels: str
     unjudged: int
     answered: dict[str, Answered] = {}  # system -> its queries over the evaluated set
-    recommendation: dict[str, Any] | None = None  # recommendation mode only
+    recommendation: Recommendation | None = None  # recommendation mode only
     # recommend.horizons_days: horizon -> users evaluated, with a positive, scored, systems
     horizons: dict[str, Horizon] | None = None

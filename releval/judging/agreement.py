@@ -7,9 +7,9 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from releval.data import contracts as S
+from releval.judging.agreement_auto import kappa as weighted_kappa
 from releval.judging.ingest import checked_grades
 
 PAIR = [S.QUERY_ID, S.DOC_ID]
@@ -19,9 +19,9 @@ def agreement(judgments: pd.DataFrame, max_grade: int = 3, low: float = 0.4) -> 
     """How far judges agree on the (query_id, doc_id) items they share; JSON-ready.
 
     - ``pairs``: per annotator pair, n shared items and quadratic-weighted Cohen's kappa
-      (sklearn, labels 0..max_grade), κ = 1 − Σ w·O / Σ w·E with w = (i − j)². κ is None when
-      n < 2 or when every shared grade is the same (E = 0); it is never defaulted to 0. A
-      constant judge against a varying one has a defined κ of 0.
+      (labels 0..max_grade, as scikit-learn's ``cohen_kappa_score``), κ = 1 − Σ w·O / Σ w·E
+      with w = (i − j)². κ is None when n < 2 or when every shared grade is the same (E = 0);
+      it is never defaulted to 0. A constant judge against a varying one has a defined κ of 0.
     - ``mean_pairwise_kappa_weighted``: Σ n_ab κ_ab / Σ n_ab over the pairs with a κ.
     - ``krippendorff_alpha_interval``: see ``krippendorff_alpha_interval``.
     - ``confusion``: counts[a][b] = ordered pairs of different judges on one item with grades
@@ -53,8 +53,9 @@ def _kappa(a: pd.Series, b: pd.Series, labels: list[int]) -> dict:
     shared = a.notna() & b.notna()
     x, y = a[shared].astype(int), b[shared].astype(int)
     defined = len(x) >= 2 and pd.concat([x, y]).nunique() > 1
-    kappa = (float(cohen_kappa_score(x, y, weights="quadratic", labels=labels))
-             if defined else None)
+    confusion = np.zeros((len(labels), len(labels)))
+    np.add.at(confusion, (x.to_numpy(), y.to_numpy()), 1)
+    kappa = float(weighted_kappa(confusion, "quadratic")) if defined else None
     return {"annotator_a": str(a.name), "annotator_b": str(b.name), "n": int(shared.sum()),
             "kappa": kappa}
 

@@ -18,14 +18,17 @@ evaluation rows (``fit``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import LogisticRegression, Ridge
 
 from releval.data import contracts as S
 from releval.errors import InputError
 from releval.offpolicy.policy import action_index
+
+if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted (a slow import)
+    from sklearn.linear_model import LogisticRegression, Ridge
 
 TRAIN_SHARE = 0.5
 
@@ -107,6 +110,8 @@ def fit(log: pd.DataFrame, actions: np.ndarray, n_positions: int, *,
     features = Features.fit(log[train])
     context = features.matrix(log)
     x = design(context[train], action[train], position[train], len(actions), n_positions)
+    from sklearn.linear_model import LogisticRegression, Ridge
+
     model = (LogisticRegression(C=1.0, max_iter=5000) if binary else Ridge(alpha=1.0))
     model.fit(x, reward[train])
     coef = np.ravel(model.coef_)

@@ -23,8 +23,14 @@ different lineages are never set against each other: ``previous`` finds the newe
 the same lineage, and the report draws one lineage at a time.
 
 ``entries`` reads the ledger for ``releval history``, the report's history section and
-``reports/plots/history.csv``; ``reuse`` says how many decisions the newest run's evaluated
-set has informed (``releval.decision.looks``).
+``reports/plots/history.csv``: frozen typed rows (``releval.documents.ledger``: an ``Entry``
+per receipt it reads as the ``Receipt`` model, an ``Unreadable`` per file it sets aside),
+read by attribute. ``reuse`` says how many decisions the newest run's evaluated set has
+informed (``releval.decision.looks``); ``taken`` gives the ledger's looks for it.
+
+The writer's side (``previous``, ``lineage``'s argument, ``over_time``) reads and builds the
+receipts as the dicts they are written from; ``previous`` skips a receipt ``entries`` sets
+aside.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from releval import artifacts
 from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.over_time import compare_figures, figure_of
+from releval.documents.ledger import Entry, Lineage, Row, Unreadable
+from releval.documents.receipt import Headline, Receipt
 from releval.errors import InputError
 from releval.numbers import formatted
 from releval.params import parse_params
@@ -53,20 +61,27 @@ ENTRY = ("code.commit", "code.dirty", "work.queries_evaluated", "inputs")  # wha
 BEFORE = ("inputs",)  # what ``over_time`` reads of the run before
 
 
-def kept(folder: Path) -> list[tuple[Path, dict | str]]:
+def _read(path: Path, needs: tuple[str, ...]) -> Receipt:
+    """The receipt at ``path`` (``read``) as its model; InputError where ``read`` refuses it
+    or it is not of the model's shape (the first bad key named)."""
+    return Receipt.validated(read(path, needs), str(path))
+
+
+def kept(folder: Path) -> list[tuple[Path, Receipt | str]]:
     """The ledger's receipts oldest first (file names start with the finish time): (path,
-    document), or (path, why it is set aside: ``SET_ASIDE``, then why it cannot be read:
-    unreadable, edited, or a receipt of another schema and the fields it lacks)."""
-    out: list[tuple[Path, dict | str]] = []
+    receipt), or (path, why it is set aside: ``SET_ASIDE``, then why it cannot be read:
+    unreadable, edited, a receipt of another schema and the fields it lacks, or not of the
+    receipt model's shape)."""
+    out: list[tuple[Path, Receipt | str]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            out.append((path, read(path, ENTRY)))
+            out.append((path, _read(path, ENTRY)))
         except InputError as exc:
             out.append((path, f"{SET_ASIDE}: {exc.rule}"))
     return out
 
 
-def lineage(doc: dict) -> dict:
+def lineage(doc: dict) -> Lineage:
     """The receipt's lineage: ``mode`` (retrieval | recommendation | ?), ``data`` (its
     ``prepare.source``, and ``prepare.path`` where one is set, else ``prepare.qrels``),
     ``measures`` (the compared measures, canonical), ``key`` (a digest of the mode, the
@@ -101,20 +116,20 @@ def lineage(doc: dict) -> dict:
     where = prepare.get("path") or prepare.get("qrels")  # runs only: judged by these qrels
     data = str(prepare.get("source", "demo")) + (f":{where}" if where else "")
     key = digest({"mode": mode, "prepare": prepare, "measures": sorted(measures)})[:12]
-    return {"mode": mode, "data": data, "measures": list(measures), "key": key,
-            "derived": derived}
+    return Lineage(mode=mode, data=data, measures=list(measures), key=key, derived=derived)
 
 
-def previous(folder: Path, of: dict | None = None) -> dict | None:
+def previous(folder: Path, of: Lineage | None = None) -> dict | None:
     """The newest readable receipt in the ledger (of the lineage ``of``, a ``lineage``, where
-    given), or None; reads from the newest back, so a long ledger of one lineage costs one
-    file."""
+    given) as written, or None; reads from the newest back, so a long ledger of one lineage
+    costs one file."""
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
             doc = read(path, BEFORE)
+            Receipt.check(doc, str(path))
         except InputError:
             continue
-        if of is None or lineage(doc)["key"] == of["key"]:
+        if of is None or lineage(doc).key == of.key:
             return doc
     return None
 
@@ -202,41 +217,44 @@ def _delta(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else after - before
 
 
-def entries(folder: Path) -> list[dict]:
-    """One row per kept run, oldest first: run (its place in the ledger, 1 the oldest), file,
-    sha256 (12), finished_at, schedule (the scheduled run's deployment, flow run and window,
-    or None), commit, baseline, candidate, headline measure, decision, failed rules, figures,
-    fixture, over_time (as the receipt kept it), lineage (``lineage``) and looks
-    (``releval.decision.looks.taken``; None: a receipt written before looks were recorded,
-    unknown); a file it cannot list gives {run, file, problem} (``kept``)."""
-    rows = []
+def entries(folder: Path) -> list[Row]:
+    """One row per file of the ledger, oldest first (``releval.documents.ledger``): an
+    ``Entry`` per receipt it reads (``kept``), with its ``lineage``; an ``Unreadable`` (run,
+    file, problem) per file it sets aside."""
+    rows: list[Row] = []
     for i, (path, doc) in enumerate(kept(folder), start=1):
         if isinstance(doc, str):
-            rows.append({"run": i, "file": path.name, "problem": doc})
+            rows.append(Unreadable(run=i, file=path.name, problem=doc))
             continue
-        r, run = doc["receipt"], doc.get("run", {})
-        head = run.get("headline", {})
-        rows.append({"run": i, "file": path.name, "sha256": doc["sha256"][:12],
-                     "finished_at": run.get("finished_at"), "schedule": run.get("schedule"),
-                     "commit": (r["code"]["commit"] or "")[:10], "dirty": r["code"]["dirty"],
-                     "queries": r["work"]["queries_evaluated"],
-                     "inputs": r["inputs"], "measure": head.get("measure"),
-                     "baseline": head.get("baseline"), "candidate": head.get("candidate"),
-                     "values": head.get("systems", {}), "decision": head.get("decision"),
-                     "failed": head.get("failed", []),
-                     "controlled": head.get("controlled", True),
-                     "figures": r.get("figures"), "fixture": r.get("fixture"),
-                     "over_time": run.get("over_time"), "lineage": lineage(doc),
-                     "looks": r.get("looks")})
+        r, run = doc.receipt, doc.run
+        head = run.headline or Headline()
+        rows.append(Entry(run=i, file=path.name, sha256=doc.sha256[:12],
+                          finished_at=run.finished_at, schedule=run.schedule,
+                          commit=(r.code["commit"] or "")[:10], dirty=r.code["dirty"],
+                          queries=r.work["queries_evaluated"], inputs=r.inputs,
+                          measure=head.measure, baseline=head.baseline,
+                          candidate=head.candidate, values=head.systems,
+                          decision=head.decision, failed=head.failed,
+                          controlled=head.controlled, figures=r.figures, fixture=r.fixture,
+                          over_time=run.over_time,
+                          lineage=lineage(doc.model_dump(by_alias=True, exclude_unset=True)),
+                          looks=r.looks))
     return rows
 
 
-def reuse(rows: list[dict]) -> str | None:
+def taken(rows: list[Row]) -> list[tuple[list[dict] | None, str | None]]:
+    """Each row's looks (as dicts; None: unknown, for a receipt without looks and a file set
+    aside) and finish time, oldest first: what ``releval.decision.looks.from_ledger`` reads."""
+    return [(None if r.looks is None else [look.model_dump(by_alias=True) for look in r.looks],
+             r.finished_at) if isinstance(r, Entry) else (None, None) for r in rows]
+
+
+def reuse(rows: list[Row]) -> str | None:
     """How many decisions the evaluated set of the newest run with looks has informed, over
     the ledger's ``entries`` (``looks.sentence``); None when no run recorded looks."""
-    newest = next((r for r in reversed(rows) if r.get("looks")), None)
+    newest = next((r for r in reversed(rows) if isinstance(r, Entry) and r.looks), None)
     if newest is None:
         return None
-    doc = looks.from_ledger((r.get("looks"), r.get("finished_at")) for r in rows)
-    return looks.sentence(looks.count(doc, newest["looks"][0],
-                                      (newest["finished_at"] or "")[:10]))
+    doc = looks.from_ledger(taken(rows))
+    return looks.sentence(looks.count(doc, newest.looks[0].model_dump(by_alias=True),
+                                      (newest.finished_at or "")[:10]))

@@ -24,6 +24,7 @@ from releval.decision import looks
 from releval.decision.compare import canonical
 from releval.decision.no_answer import evaluated_queries
 from releval.documents.decision import Decision
+from releval.documents.receipt import Receipt
 from releval.documents.run_stats import RunStats
 from releval.errors import reading
 from releval.params import Params
@@ -86,7 +87,7 @@ def _looks_after(p: Params) -> tuple[dict | None, dict]:
     """(the looks file as recorded, as this run would leave it)."""
     before = _recorded()
     recorded = before if before is not None else looks.from_ledger(
-        (run.get("looks"), run.get("finished_at")) for run in history.entries(LEDGER))
+        history.taken(history.entries(LEDGER)))
     return before, looks.record(recorded, _looks(p), datetime.now(UTC).date().isoformat())
 
 
@@ -170,12 +171,14 @@ def write_receipt(p: Params, raw: dict, validations: int, started: str, stages: 
     its lineage (``releval.project.history``); ``stages`` are the names of dvc.yaml's stages,
     ``schedule`` a scheduled run's deployment, flow run and window, ``executed`` where the
     heavy work ran (executor, cluster size; the shard layout of each sharded search, from its
-    run_stats). Returns the receipt document."""
+    run_stats). The document is validated against its model (``Receipt``) first. Returns the
+    receipt document."""
     finished = datetime.now(UTC)
     doc = collect(p, raw, validations, {
         "started_at": started, "finished_at": finished.isoformat(timespec="seconds"),
         "schedule": schedule, "executor": _executed(p, executed)}, stages)
     doc["run"]["over_time"] = history.over_time(history.previous(LEDGER, history.lineage(doc)), doc)
+    Receipt.check(doc, str(RECEIPT))  # every key it holds is the model's: the ledger reads it
     receipt.write(RECEIPT, doc)
     receipt.write(LEDGER / f"{finished:%Y%m%dT%H%M%SZ}-{doc['sha256'][:12]}.json", doc)
     return doc

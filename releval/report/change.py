@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from releval.documents.comparison import Comparison
+from releval.documents.comparison import Comparison, Inspection
 from releval.documents.health import Health
-from releval.report.formats import field, interval, mark, markdown_table, number, significant
+from releval.report.formats import interval, mark, markdown_table, number, significant
 
 HEADERS = {"mean_diff": "Δ mean", "ci_low": "CI low", "ci_high": "CI high",
            "p_holm": "p (Holm)"}
@@ -43,22 +43,21 @@ def _table(records: list[dict]) -> Block:
     ``FORMATS``."""
     header = tuple(dict.fromkeys(k for r in records for k in r))
     return Block("table", header=tuple(HEADERS.get(h, h) for h in header),
-                 rows=tuple(tuple(number(r.get(h), FORMATS[h]) if h in FORMATS  # untyped
+                 rows=tuple(tuple(number(r.get(h), FORMATS[h]) if h in FORMATS
                                   else cell(r.get(h)) for h in header) for r in records))
 
 
-def _measured(found: dict, health: Health | dict | None) -> list[dict]:
-    """An inspection's rows (an untyped part), or for one that names ``measured`` systems
-    their latency percentiles from health.json (— where not measured)."""
-    systems = (field(health, "systems") if health else None) or {}
-    return found["rows"] or [  # untyped
-        {"system": s, **{f"{p} ms": (systems.get(s) or {}).get(f"latency_{p}_ms")
-                         for p in ("p50", "p95", "p99")}} for s in found.get("measured", [])]
+def _measured(found: Inspection, health: Health | None) -> list[dict]:
+    """An inspection's rows, or for one that names ``measured`` systems their latency
+    percentiles from health.json (— where not measured)."""
+    systems = health.systems if health else {}
+    return found.rows or [
+        {"system": s, **{f"{p} ms": systems[s].figure(f"latency_{p}_ms") if s in systems
+                         else None for p in ("p50", "p95", "p99")}} for s in found.measured]
 
 
 def _change(c: Comparison, level: int, health: Health | None) -> list[Block]:
-    """The kind, what it holds fixed on both sides (untyped rows), and each inspection
-    (untyped)."""
+    """The kind, what it holds fixed on both sides, and each inspection."""
     ch = c.change
     base, cand = c.baseline, c.candidate
     if not ch.kind:
@@ -67,16 +66,15 @@ def _change(c: Comparison, level: int, health: Health | None) -> list[Block]:
               Block("p", "Held fixed for this kind of change, besides the general conditions:"),
               Block("table", header=("condition", "what", f"{base} (baseline)",
                                      f"{cand} (candidate)", "same"),
-                    rows=tuple((f["condition"], f["what"], cell(f["baseline"]),  # untyped
-                                cell(f["candidate"]), mark(f["same"]))  # untyped
-                               for f in ch.holds_fixed))]
+                    rows=tuple((f.condition, f.what, cell(f.baseline), cell(f.candidate),
+                                mark(f.same)) for f in ch.holds_fixed))]
     for name, found in ch.inspections.items():
         blocks += [Block("h", name.replace("_", " "), level + 1),
-                   Block("p", found["definition"])]  # untyped
+                   Block("p", found.definition)]
         rows = _measured(found, health)
         blocks.append(_table(rows) if rows else Block("p", "None."))
-        if "delta" in found:
-            delta = number(found["delta"], "+.4g")  # untyped
+        if found.has_delta:
+            delta = number(found.delta, "+.4g")
             blocks.append(Block("p", f"Δ ({cand} − {base}): {delta}"))
     return blocks
 

@@ -56,8 +56,7 @@ def family_lines(block: Family | None) -> list[str]:
     query_set = block.query_set
     lines = [f"## Many systems: {', '.join(block.systems)}", "",
              f"Family {block.family}, {test}, {block.correction} over each measure's "
-             f"pairs; query set ({query_set['choice']}): "
-             f"{query_set['label']}."  # untyped
+             f"pairs; query set ({query_set.choice}): {query_set.label}."
              + (f" Left out (no evaluated values): {', '.join(block.left_out_systems)}."
                 if block.left_out_systems else ""), ""]
     for f in block.measures:
@@ -77,12 +76,12 @@ def family_lines(block: Family | None) -> list[str]:
 
 def _comparison_section(c: Comparison) -> list[str]:
     """The paired comparison, the conditions held fixed, aggregates and the mix check."""
-    block = c.query_set or {}
+    block = c.query_set
     label = ("UNCONTROLLED" if not c.controlled else
-             "controlled, MISSING QUERIES" if not block.get("complete", True) else "controlled")
+             "controlled, MISSING QUERIES" if block and not block.complete else "controlled")
     lines = [f"## Comparison: {c.candidate} vs {c.baseline} ({label})", ""]
     if block:
-        lines += [f"Query set ({block['choice']}): {block['label']}.", ""]  # untyped
+        lines += [f"Query set ({block.choice}): {block.label}.", ""]
     if not c.controlled:
         lines += ["**UNCONTROLLED** — conditions differ; read every number below as "
                   "indicative only:", *(f"- {d}" for d in c.differences), ""]
@@ -108,18 +107,17 @@ def _comparison_section(c: Comparison) -> list[str]:
     agg = c.aggregates
     if agg:
         lines += ["", f"Aggregates (equal-slice: each `{c.strata}` slice weighted alike):", ""]
-        rows = [[m, system, number(a["macro"]), number(a["micro"]),
-                 number(a["traffic_weighted"]), number(a["equal_slice"]), a["n"]]  # untyped
+        rows = [[m, system, number(a.macro), number(a.micro), number(a.traffic_weighted),
+                 number(a.equal_slice), a.n]
                 for system, by_measure in agg.items() for m, a in by_measure.items()]
         lines += markdown_table(["measure", "system", "macro", "micro", "traffic-weighted",
                                  "equal-slice", "n"], rows)
     for m, d in c.composition.items():
-        flag = "FLAGGED: the aggregate moved while no slice did (mix shift)" if d["mix_shift"] \
+        flag = "FLAGGED: the aggregate moved while no slice did (mix shift)" if d.mix_shift \
             else "no mix shift"
-        delta, rate, mix = d["delta"], d["rate"], d["mix"]  # untyped
-        lines.append(f"- {m}: traffic-weighted {number(d['before'])} → {number(d['after'])} "
-                     f"(Δ {number(delta, '+.4f')} = rate {number(rate, '+.4f')} + mix "
-                     f"{number(mix, '+.4f')}); {flag}")
+        lines.append(f"- {m}: traffic-weighted {number(d.before)} → {number(d.after)} "
+                     f"(Δ {number(d.delta, '+.4f')} = rate {number(d.rate, '+.4f')} + mix "
+                     f"{number(d.mix, '+.4f')}); {flag}")
     return lines
 
 
@@ -132,19 +130,19 @@ def _slices_section(slices: pd.DataFrame, c: Comparison, min_n: int) -> list[str
     lines = ["", f"## Slices ({measure}; {cand} − {base})", "",
              f"Holm over all {tested} measure × slice tests; every system and measure is in "
              f"{artifacts.at('slices.table')}.", ""]
-    body = [[r["dimension"], r["slice"], r["n"], number(r[f"mean_{base}"]),  # untyped
+    body = [[r["dimension"], r["slice"], r["n"], number(r[f"mean_{base}"]),  # column
              number(r[f"mean_{cand}"]),
-             f"{number(r['mean_diff'], '+.4f')} "  # untyped
-             f"{interval(r['ci_low'], r['ci_high'], '+.3f')}",  # untyped
-             number(r["p_holm"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),  # untyped
-             count(r.get("needed_queries"))]  # untyped
+             f"{number(r['mean_diff'], '+.4f')} "  # column
+             f"{interval(r['ci_low'], r['ci_high'], '+.3f')}",  # column
+             number(r["p_holm"], ".3f"), r["verdict"], number(r.get("mde"), ".3f"),  # column
+             count(r.get("needed_queries"))]  # column
             for _, r in rows[~rows[TOO_SMALL]].iterrows()]
     lines += markdown_table(["dimension", "slice", "n", base, cand, "Δ [95% CI]", "p (Holm)",
                              "verdict", "MDE", "queries for min effect"], body)
     small = rows[rows[TOO_SMALL]]
     if len(small):
         lines += ["", f"Too small to test (n < {min_n}): " + ", ".join(
-            f"{r['dimension']}={r['slice']} ({r['n']})" for _, r in small.iterrows())  # untyped
+            f"{r['dimension']}={r['slice']} ({r['n']})" for _, r in small.iterrows())  # column
             + "."]
     return lines
 
@@ -220,7 +218,7 @@ def _gate_section(decision: Decision) -> list[str]:
 
 def render_decision(comparison: Comparison, slices: pd.DataFrame, safety: Safety,
                     failures: Failures, sheet: pd.DataFrame, decision: Decision, min_n: int,
-                    system_health: Health | dict, query_set: list[str],
+                    system_health: Health | None, query_set: list[str],
                     receipt: Receipt | None = None,
                     offpolicy_doc: OffPolicyDoc | None = None) -> str:
     """The decision document, from comparison.json, slices.parquet, safety.json,

@@ -22,7 +22,9 @@ from __future__ import annotations
 import pandas as pd
 import vl_convert as vlc
 
+from releval import machine_cache
 from releval.data import contracts as S
+from releval.documents.ledger import Entry, Row
 from releval.report import history
 from releval.report.inputs import ReportInputs
 
@@ -43,10 +45,10 @@ def _per_query_delta(inputs: ReportInputs) -> pd.DataFrame:
 
 def _curve(inputs: ReportInputs, family: str) -> pd.DataFrame:
     c = inputs.curves
-    compared = c["system"].isin([inputs.baseline, inputs.candidate])  # untyped
-    mine = c[(c["family"] == family) & compared]  # untyped
+    compared = c["system"].isin([inputs.baseline, inputs.candidate])  # column
+    mine = c[(c["family"] == family) & compared]  # column
     wide = mine.pivot_table(index="k", columns="system", values=S.VALUE).reset_index()
-    return pd.DataFrame({"k": wide["k"],  # untyped
+    return pd.DataFrame({"k": wide["k"],  # column
                          "baseline": wide.get(inputs.baseline, pd.Series(dtype=float)).round(6),
                          "candidate": wide.get(inputs.candidate,
                                                pd.Series(dtype=float)).round(6)})
@@ -58,24 +60,24 @@ def _slices(inputs: ReportInputs) -> pd.DataFrame:
     s = pd.concat([s[overall], s[~overall]])
     name = s[S.DIMENSION].where(~overall.loc[s.index], "") + "=" + s[S.SLICE]
     return pd.DataFrame({"slice": name.str.lstrip("=").to_numpy(),
-                         "delta": pd.to_numeric(s["mean_diff"]).round(6).to_numpy(),  # untyped
-                         "ci_low": pd.to_numeric(s["ci_low"]).round(6).to_numpy(),  # untyped
-                         "ci_high": pd.to_numeric(s["ci_high"]).round(6).to_numpy(),  # untyped
-                         "verdict": s["verdict"].to_numpy()})  # untyped
+                         "delta": pd.to_numeric(s["mean_diff"]).round(6).to_numpy(),  # column
+                         "ci_low": pd.to_numeric(s["ci_low"]).round(6).to_numpy(),  # column
+                         "ci_high": pd.to_numeric(s["ci_high"]).round(6).to_numpy(),  # column
+                         "verdict": s["verdict"].to_numpy()})  # column
 
 
-def _mean(row: dict, instrument: str, role: str, measure: str | None) -> float | None:
-    found = history.figure(row, instrument, row.get(role), measure) if measure else None
-    return None if found is None else round(float(found["mean"]), 6)  # untyped
+def _mean(row: Entry, instrument: str, system: str | None, measure: str | None) -> float | None:
+    found = history.figure(row, instrument, system, measure) if measure else None
+    return None if found is None else round(float(found.mean), 6)
 
 
-def _history(rows: list[dict]) -> pd.DataFrame:
+def _history(rows: list[Row]) -> pd.DataFrame:
     measure = history.headline(rows)
-    return pd.DataFrame([[i, r.get("finished_at"), r["sha256"], r.get("decision"),  # untyped
-                          _mean(r, history.LIVE, "baseline", measure),
-                          _mean(r, history.LIVE, "candidate", measure),
-                          _mean(r, history.FIXTURE, "baseline", measure),
-                          _mean(r, history.FIXTURE, "candidate", measure)]
+    return pd.DataFrame([[i, r.finished_at, r.sha256, r.decision,
+                          _mean(r, history.LIVE, r.baseline, measure),
+                          _mean(r, history.LIVE, r.candidate, measure),
+                          _mean(r, history.FIXTURE, r.baseline, measure),
+                          _mean(r, history.FIXTURE, r.candidate, measure)]
                          for i, r in history.kept(rows)], columns=HISTORY)
 
 
@@ -86,7 +88,7 @@ def plot_tables(inputs: ReportInputs) -> dict[str, pd.DataFrame]:
         out["per_query_delta"] = _per_query_delta(inputs)
     if inputs.curves is not None:
         out |= {stem: _curve(inputs, family) for stem, family in CURVES.items()}
-    out["slices"] = _slices(inputs)  # untyped
+    out |= {"slices": _slices(inputs)}
     if inputs.history is not None:
         out["history"] = _history(inputs.history)
     return out
@@ -96,8 +98,11 @@ def page_template() -> str:
     """The HTML template for ``dvc plots show`` / ``dvc plots diff``: DVC's placeholders
     ``{refresh_tag}`` and ``{plot_divs}``, and in place of its CDN ``{scripts}`` the
     JavaScript of Vega, Vega-Lite and Vega-Embed (``vl_convert.javascript_bundle``: they
-    define ``vegaEmbed``, which DVC's plot divs call) inline."""
-    bundle = vlc.javascript_bundle().replace("</script", "<\\/script")  # stays in its element
+    define ``vegaEmbed``, which DVC's plot divs call) inline; the bundle (about a second to
+    build) is kept in the machine cache per vl-convert version."""
+    bundle = machine_cache.text(f"vl-convert-{vlc.__version__}-bundle.js",
+                                vlc.javascript_bundle)
+    bundle = bundle.replace("</script", "<\\/script")  # stays in its element
     return ("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n{refresh_tag}\n"
             "<title>releval: dvc plots</title>\n<style>table { border-spacing: 15px; }</style>\n"
             f"<script>\n{bundle}\n</script>\n</head>\n<body>\n{{plot_divs}}\n</body>\n</html>\n")

@@ -7,7 +7,7 @@ same lines, ``releval.report.html.markdown``).
 from __future__ import annotations
 
 from releval.documents.decision import Decision
-from releval.documents.health import Health
+from releval.documents.health import Health, SystemHealth
 from releval.documents.receipt import Receipt
 from releval.report.formats import UNDEFINED, mark, markdown_table, number, significant
 
@@ -24,28 +24,26 @@ SIGNS = {"max": ">", "min": "<"}
 UNDEFINED_NOTE = f"{UNDEFINED} = undefined (never zero), by system:"
 
 
-def _cost(entry: dict) -> str:
-    value = number(entry.get("cost_per_query"), ".3g")
-    return value if entry.get("cost_per_query") is None else f"{value} {entry['cost_unit']}"
+def _cost(e: SystemHealth) -> str:
+    value = number(e.cost_per_query, ".3g")
+    return value if e.cost_per_query is None else f"{value} {e.cost_unit}"
 
 
-def _systems(health: Health | None) -> dict[str, dict]:
-    """system -> its health figures (an untyped part: figure names are keys); {} without a
-    health.json."""
+def _systems(health: Health | None) -> dict[str, SystemHealth]:
+    """system -> its health figures; {} without a health.json."""
     return health.systems if health else {}
 
 
 def _health_rows(health: Health | None) -> list[list[str]]:
-    return [[name, str(e.get("route")), *(number(e.get(k), ".2f") for k in (  # untyped
-        "latency_p50_ms", "latency_p95_ms", "latency_p99_ms")),
-        f"{e['status_recorded']} of {e['n_queries']}",  # untyped
-        *(number(e.get(k), ".2%") for k in ("error_rate", "timeout_rate", "partial_rate",
-                                            "fallback_rate")),
-        number(e.get("candidates_per_query"), ".1f"),  # untyped
-        number(e.get("empty_share"), ".1%"),
-        number(e.get("near_duplicate_ratio"), ".1%"),
-        number(e.get("embedding_cache_hit_rate"), ".1%"), _cost(e)]
-        for name, e in _systems(health).items()]
+    return [[name, str(e.route),
+             *(number(v, ".2f") for v in (e.latency_p50_ms, e.latency_p95_ms, e.latency_p99_ms)),
+             f"{e.status_recorded} of {e.n_queries}",
+             *(number(v, ".2%") for v in (e.error_rate, e.timeout_rate, e.partial_rate,
+                                          e.fallback_rate)),
+             number(e.candidates_per_query, ".1f"), number(e.empty_share, ".1%"),
+             number(e.near_duplicate_ratio, ".1%"), number(e.embedding_cache_hit_rate, ".1%"),
+             _cost(e)]
+            for name, e in _systems(health).items()]
 
 
 REVISIONS_HEADER = ["system", "index", "model", "analyzer", "run file", "qrels"]
@@ -66,21 +64,19 @@ def _revision_rows(health: Health | None, receipt: Receipt | None) -> list[list[
     qrels = _short(health.qrels.sha256 if health else None)
     rows = []
     for name, e in _systems(health).items():
-        r = e.get("revisions")
-        if r is None:  # recorded by the health stage for every system it measured
-            continue
-        params, fusion = r.get("params") or {}, r.get("fusion") or {}  # untyped
+        r = e.revisions
+        params, fusion = r.params or {}, r.fusion or {}
         index = (", ".join(f"{k} {v}" for k, v in fusion.items()) if fusion
-                 else r.get("index") or ", ".join(f"{k} {params[k]}" for k in ("method", "k1", "b")
-                                                   if k in params) or UNDEFINED)
-        digest = (routes.get(name) or {}).get("model_digest")
-        model = (f"{r['model']} ({_short(digest)})" if r.get("model") and digest  # untyped
-                 else r.get("model") or UNDEFINED)  # untyped
+                 else r.index or ", ".join(f"{k} {params[k]}" for k in ("method", "k1", "b")
+                                           if k in params) or UNDEFINED)
+        digest = routes[name].model_digest if name in routes else None
+        model = (f"{r.model} ({_short(digest)})" if r.model and digest
+                 else r.model or UNDEFINED)
         analyzer = (f"stemmer {params.get('stemmer')}, stopwords {params.get('stopwords')}"
                     if "stemmer" in params else
                     f"the model's tokenizer, max {params['max_length']} tokens"
                     if "max_length" in params else UNDEFINED)
-        rows.append([name, str(index), model, analyzer, _short(r.get("run_sha256")), qrels])
+        rows.append([name, str(index), model, analyzer, _short(r.run_sha256), qrels])
     return rows
 
 
@@ -88,14 +84,13 @@ def _freshness_rows(health: Health | None) -> list[list[str]]:
     """One row per system; none (no table) when no document could be observed being
     published or deleted (no dates, or no query times)."""
     systems = _systems(health).items()
-    if not any(e.get("freshness_eligible") or e.get("deleted_eligible") for _, e in systems):
+    if not any(e.freshness_eligible or e.deleted_eligible for _, e in systems):
         return []
-    return [[name, str(e["freshness_eligible"]), str(e["freshness_appeared"]),
-             number(e.get("freshness_median_days"), ".1f"),
-             number(e.get("freshness_p95_days"), ".1f"), str(e["deleted_eligible"]),
-             str(e["deleted_still_appearing"]),
-             number(e.get("deletion_propagation_p95_days"), ".1f"),
-             number(e.get("deletion_propagation_max_days"), ".1f")]
+    return [[name, str(e.freshness_eligible), str(e.freshness_appeared),
+             number(e.freshness_median_days, ".1f"), number(e.freshness_p95_days, ".1f"),
+             str(e.deleted_eligible), str(e.deleted_still_appearing),
+             number(e.deletion_propagation_p95_days, ".1f"),
+             number(e.deletion_propagation_max_days, ".1f")]
             for name, e in systems]
 
 
@@ -113,8 +108,8 @@ def _rollback_rows(decision: Decision) -> list[list[str]]:
 
 def _undefined(health: Health | None) -> list[str]:
     """One line per system with undefined figures: "<system>: figure (why); …"."""
-    return [f"{name}: " + "; ".join(f"{k} ({why})" for k, why in e["undefined"].items())  # untyped
-            for name, e in _systems(health).items() if e.get("undefined")]  # untyped
+    return [f"{name}: " + "; ".join(f"{k} ({why})" for k, why in e.undefined.items())
+            for name, e in _systems(health).items() if e.undefined]
 
 
 def _parts(health: Health | None, decision: Decision,
@@ -141,12 +136,11 @@ def _parts(health: Health | None, decision: Decision,
     return [part for part in parts if part[3]]
 
 
-def markdown(health: Health | dict | None, decision: Decision,
+def markdown(health: Health | None, decision: Decision,
              receipt: Receipt | None = None) -> list[str]:
     """The "## System health" section's lines: each table with its heading and note (the
     revisions with the model digests of ``receipt``, the run's receipt.json, where given),
-    then what is undefined and why; ``health`` None or {}: no health.json."""
-    health = health or None
+    then what is undefined and why; ``health`` None: no health.json."""
     lines = ["", f"## {TITLE}"]
     for heading, note, header, rows in _parts(health, decision, receipt):
         lines += ["", f"### {heading}", "", note, "", *markdown_table(header, rows)]

@@ -276,8 +276,8 @@ def decision_section(inputs: ReportInputs) -> Raw:
     gate, c = inputs.gate, inputs.comparison
     passed = bool(gate.passed)
     controlled = bool(gate.controlled)
-    block = c.query_set or {}
-    incomplete = not block.get("complete", True)  # untyped
+    block = c.query_set
+    incomplete = bool(block) and not block.complete
     status = (Raw('<span class="badge warn">UNCONTROLLED</span>') if not controlled
               else Raw('<span class="badge warn">MISSING QUERIES</span>') if incomplete
               else Raw('<span class="badge ok">controlled</span>'))
@@ -289,7 +289,7 @@ def decision_section(inputs: ReportInputs) -> Raw:
     if reuse(gate):
         parts.append(_tag("p", reuse(gate), class_="note"))
     if block:
-        parts.append(_tag("p", f"Query set ({block['choice']}): {block['label']}",  # untyped
+        parts.append(_tag("p", f"Query set ({block.choice}): {block.label}",
                           class_="warn" if incomplete else "note"))
     differences = gate.differences or c.differences or []
     if not controlled:
@@ -515,8 +515,7 @@ def history_section(inputs: ReportInputs) -> Raw:
     if few:
         return Raw(parts[0] + _tag("p", few, class_="absent") + "".join(parts[1:]))
     last = history.newest(rows)
-    moved = last.get("over_time") or {}  # untyped
-    uncontrolled = moved.get("comparable")  # untyped
+    uncontrolled = last.over_time is not None and last.over_time.comparable
     badge = Raw(' <span class="badge warn">UNCONTROLLED</span>' if uncontrolled else "")
     parts += [Raw(f"<h3>The newest run against the one before it{badge}</h3>"),
               _tag("p", history.over_time_note(last),
@@ -570,10 +569,10 @@ def _layers_by_query(inputs: ReportInputs) -> dict[str, pd.Series]:
               .rename("n").reset_index())
     counts["order"] = counts[worksheet.LAYER].map(order).fillna(len(order))
     counts = counts.sort_values([S.SYSTEM, S.QUERY_ID, "order", worksheet.LAYER], kind="stable")
-    many = counts["n"] > 1  # untyped
-    counts["text"] = counts[worksheet.LAYER].astype(str) + np.where(  # untyped
-        many, "×" + counts["n"].astype(str), "")  # untyped
-    joined = counts.groupby([S.SYSTEM, S.QUERY_ID], sort=True)["text"].agg(", ".join)  # untyped
+    many = counts["n"] > 1  # column
+    counts["text"] = counts[worksheet.LAYER].astype(str) + np.where(  # column
+        many, "×" + counts["n"].astype(str), "")  # column
+    joined = counts.groupby([S.SYSTEM, S.QUERY_ID], sort=True)["text"].agg(", ".join)  # column
     return {str(system): part.droplevel(0) for system, part in joined.groupby(level=0)}
 
 

@@ -17,6 +17,7 @@ from releval.documents.decision import Decision
 from releval.documents.failures import Failures
 from releval.documents.health import Health
 from releval.documents.ingest import Ingest
+from releval.documents.ledger import Row
 from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.receipt import Receipt
 from releval.documents.run_stats import RunStats
@@ -74,7 +75,7 @@ class ReportInputs:
     selftest: SelfTest | None = reads("selftest.totals")
     selftest_rows: pd.DataFrame | None = reads("selftest.rows")
     differential: pd.DataFrame | None = reads("selftest.differential")
-    history: list[dict] | None = reads("reports.ledger", dep=False, reader=entries)
+    history: list[Row] | None = reads("reports.ledger", dep=False, reader=entries)
     health: Health | None = reads("health.report")
     automatic: AgreementAuto | None = reads("autojudge.report", when="judgments.automatic")
     offpolicy: OffPolicyDoc | None = reads("offpolicy.report")

@@ -211,23 +211,23 @@ def forest(inputs: ReportInputs) -> Chart | None:
         return None
     name = np.where(s[S.DIMENSION] == S.ALL, S.ALL,
                     s[S.DIMENSION].astype(str) + "=" + s[S.SLICE].astype(str))
-    small = s["too_small"].astype(bool).to_numpy()  # untyped
+    small = s["too_small"].astype(bool).to_numpy()  # column
     rows = pd.DataFrame({
-        "label": name + " (n=" + s["n"].astype(int).astype(str) + ")",  # untyped
-        "mean_diff": s["mean_diff"].astype(float).to_numpy(),  # untyped
-        "ci_low": s["ci_low"].astype(float).to_numpy(),  # untyped
-        "ci_high": s["ci_high"].astype(float).to_numpy(),  # untyped
-        "verdict": np.where(small, "too small", s["verdict"].astype(str)),  # untyped
+        "label": name + " (n=" + s["n"].astype(int).astype(str) + ")",  # column
+        "mean_diff": s["mean_diff"].astype(float).to_numpy(),  # column
+        "ci_low": s["ci_low"].astype(float).to_numpy(),  # column
+        "ci_high": s["ci_high"].astype(float).to_numpy(),  # column
+        "verdict": np.where(small, "too small", s["verdict"].astype(str)),  # column
         "small": small})
-    order = rows["label"].tolist()  # untyped
-    tested, untested = rows[~small & rows["mean_diff"].notna()], rows[small]  # untyped
-    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # untyped
+    order = rows["label"].tolist()  # column
+    tested, untested = rows[~small & rows["mean_diff"].notna()], rows[small]  # column
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # column
     colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
-    grey_labels = json.dumps(untested["label"].tolist())  # untyped
+    grey_labels = json.dumps(untested["label"].tolist())  # column
     y = alt.Y("label:N", sort=order, title=None,
               axis=alt.Axis(labelColor=alt.ExprRef(
                   f"indexof({grey_labels}, datum.value) >= 0 ? '{LIGHT}' : '#333333'")))
-    effects = s["min_effect"].dropna() if "min_effect" in s else []  # untyped
+    effects = s["min_effect"].dropna() if "min_effect" in s else []  # column
     effect = float(effects.iloc[0]) if len(effects) else None
     layers = [alt.Chart(_one(0.0)).mark_rule(color=GREY).encode(x="x:Q")]
     if effect:
@@ -269,7 +269,7 @@ def family(inputs: ReportInputs) -> Chart | None:
                           "ci_high": r.ci_high, "group": r.group,
                           "label": f"{r.system} ({r.group})"}
                          for r in f.leaderboard])
-    order = rows["label"].tolist()  # untyped
+    order = rows["label"].tolist()  # column
     y = alt.Y("label:N", sort=order, title=None)
     color = alt.Color("group:N", title="group", scale=alt.Scale(range=list(PALETTE)))
     chart = alt.layer(
@@ -338,20 +338,18 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
     doc = inputs.automatic
     if not doc or not doc.configured:
         return None
-    measures = doc.ranking["measures"]  # untyped
     panels = []
-    for measure, x in measures.items():
-        frame = pd.DataFrame(x.get("rankings", []))
+    for measure, x in doc.ranking.measures.items():
+        frame = pd.DataFrame([r.model_dump() for r in x.rankings or []])
         if frame.empty:
             continue
-        tau, tau_ap = x["tau"], x["tau_ap"]
-        subtitle = f"τ {figure(tau)}, τ_AP {figure(tau_ap)}"
+        subtitle = f"τ {figure(x.tau)}, τ_AP {figure(x.tau_ap)}"
         base = alt.Chart(frame).encode(
             x=alt.X("mean_human:Q", title=f"{measure}, human labels",
                     scale=alt.Scale(zero=False)),
             y=alt.Y("mean_automatic:Q", title=f"{measure}, automatic labels",
                     scale=alt.Scale(zero=False)))
-        shown = list(frame["system"])  # untyped
+        shown = list(frame["system"])  # column
         points = base.mark_point(filled=True, size=70).encode(
             color=alt.Color("system:N", scale=_system_scale(inputs, shown), title="system"),
             tooltip=["system", "mean_human", "mean_automatic", "rank_human", "rank_automatic"])
@@ -362,7 +360,7 @@ def automatic_rankings(inputs: ReportInputs) -> Chart | None:
         return None
     return _finish(alt.hconcat(*panels).properties(
         title=_title("Systems under human and automatic labels",
-                     f"{doc.systems['queries']} held-out queries; labels: human (x) vs "  # untyped
+                     f"{doc.systems.queries} held-out queries; labels: human (x) vs "
                      "automatic (y)")))
 
 
@@ -381,7 +379,7 @@ def failures_by_layer(inputs: ReportInputs) -> Chart | None:
                          for r in by_layer for system, role in ((base, "baseline"),
                                                                 (cand, "candidate"))],
                         columns=["layer", S.SYSTEM, "failures"])
-    rows["label"] = rows["failures"].map(lambda n: number(n, "d"))  # untyped
+    rows["label"] = rows["failures"].map(lambda n: number(n, "d"))  # column
     y = alt.Y("layer:N", sort=layers, title=None)
     color = alt.Color(f"{S.SYSTEM}:N", scale=_system_scale(inputs, [base, cand]),
                       title="system", sort=[base, cand])
@@ -422,7 +420,7 @@ def safety_violations(inputs: ReportInputs) -> Chart | None:
                             "band": np.asarray(names, dtype=object)[band]})
               .groupby([S.SYSTEM, "rule", "band"], sort=True).size()
               .rename("violations").reset_index())
-    rules = counts.groupby("rule")["violations"].sum().sort_values(  # untyped
+    rules = counts.groupby("rule")["violations"].sum().sort_values(  # column
         ascending=False, kind="stable").index.tolist()
     systems = [s for s in inputs.systems if s in set(counts[S.SYSTEM])] + sorted(
         set(counts[S.SYSTEM]) - set(inputs.systems))
@@ -461,8 +459,8 @@ def latency(inputs: ReportInputs) -> Chart | None:
     frame = pd.DataFrame(rows, columns=["system", "percentile", "ms"])
     without = [s for s, stats in inputs.stats.items()
                if not any(v is not None for v in stats.latency_ms.model_dump().values())]
-    frame["label"] = frame["ms"].map(lambda x: number(x, ".2f"))  # untyped
-    order = list(dict.fromkeys(frame["system"]))  # untyped
+    frame["label"] = frame["ms"].map(lambda x: number(x, ".2f"))  # column
+    order = list(dict.fromkeys(frame["system"]))  # column
     pcts = [p for p in ("p50", "p95", "p99") if p in set(frame["percentile"])]
     y = alt.Y("system:N", sort=order, title=None)
     offset = alt.YOffset("percentile:N", sort=pcts)
@@ -534,7 +532,7 @@ def reliability(inputs: ReportInputs) -> Chart | None:
     r = inputs.reliability
     if r is None or r.empty:
         return None
-    r = r[(r["n"] > 0) & r["mean_predicted"].notna() & r["observed"].notna()]  # untyped
+    r = r[(r["n"] > 0) & r["mean_predicted"].notna() & r["observed"].notna()]  # column
     if r.empty:
         return None
     rows = r.assign(**{S.SYSTEM: r[S.SYSTEM].astype(str)})[
@@ -581,11 +579,11 @@ def horizons(inputs: ReportInputs) -> Chart | None:
     rows = pd.DataFrame([r.model_dump() for r in block.rows]).dropna(subset=["delta"])
     if rows.empty:
         return None
-    rows = rows.assign(days=rows["horizon_days"].astype(str) + " days",  # untyped
+    rows = rows.assign(days=rows["horizon_days"].astype(str) + " days",  # column
                        label=[f"{number(d, '+.4f')} {interval(lo, hi)}" for d, lo, hi in zip(
-                           rows["delta"], rows["ci_low"], rows["ci_high"], strict=True)])  # untyped
+                           rows["delta"], rows["ci_low"], rows["ci_high"], strict=True)])  # column
     order = [f"{d} days" for d in block.days]
-    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # untyped
+    verdicts = list(dict.fromkeys([*VERDICT_COLORS, *rows["verdict"]]))  # column
     colors = alt.Scale(domain=verdicts, range=[VERDICT_COLORS.get(v, GREY) for v in verdicts])
     x = alt.X("days:N", sort=order, title="horizon", axis=alt.Axis(labelAngle=0))
     color = alt.Color("verdict:N", scale=colors, title="verdict (Holm)")
@@ -599,7 +597,7 @@ def horizons(inputs: ReportInputs) -> Chart | None:
                                                                 tooltip=["label:N"]))
     flagged = [f.measure for f in block.novelty if f.novelty]
     chart = layer.properties(width=160, height=200).facet(
-        column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),  # untyped
+        column=alt.Column("measure:N", sort=list(dict.fromkeys(rows["measure"])),  # column
                           header=alt.Header(title=None, labelFontSize=12)),
         title=_title("The candidate's gain by horizon",
                      "novelty effect: " + (", ".join(flagged) if flagged else "none"))
@@ -619,11 +617,11 @@ def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
     e = inputs.offpolicy_estimates
     if e is None or e.empty:
         return None
-    points = e[(e["kind"] == "estimate") & (e["position"] == "all")]  # untyped
-    lines = e[e["kind"] != "estimate"].assign(  # untyped
-        line=lambda f: f["kind"].map({"on_policy": "on-policy (logged)",  # untyped
+    points = e[(e["kind"] == "estimate") & (e["position"] == "all")]  # column
+    lines = e[e["kind"] != "estimate"].assign(  # column
+        line=lambda f: f["kind"].map({"on_policy": "on-policy (logged)",  # column
                                       "reference": "reference (deployed)"}))
-    order = points["estimator"].tolist()  # untyped
+    order = points["estimator"].tolist()  # column
     y = alt.Y("estimator:N", sort=order, title=None)
     x = alt.X("value:Q", title="policy value (mean reward per impression)",
               scale=alt.Scale(zero=False))
@@ -640,7 +638,7 @@ def offpolicy_estimates(inputs: ReportInputs) -> Chart | None:
     chart = alt.layer(bars, dots, rules).properties(
         width=WIDTH - 180, height=ROW * 2 * len(order),
         title=_title("The candidate policy's estimated value",
-                     ", ".join(f"{r['line']} {number(r['value'], '.4f')}"  # untyped
+                     ", ".join(f"{r['line']} {number(r['value'], '.4f')}"  # column
                                for _, r in lines.iterrows())))
     return _finish(chart)
 
@@ -663,7 +661,7 @@ def offpolicy_weights(inputs: ReportInputs) -> Chart | None:
                  "rows"]).properties(
         width=WIDTH - 100, height=200,
         title=_title("Importance weights of the logged rows",
-                     f"{number(int(w['rows'].sum()), ',d')} rows; weight 0: "  # untyped
+                     f"{number(int(w['rows'].sum()), ',d')} rows; weight 0: "  # column
                      f"{number(zero, ',d')}"))
     return _finish(chart)
 
@@ -679,7 +677,7 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
     data = history.points(rows, measure)
     if history.too_few(rows) or data.empty:
         return None
-    runs = sorted({int(r) for r in data["run"]})  # untyped
+    runs = sorted({int(r) for r in data["run"]})  # column
     times = json.dumps({str(i): history.finished(r)[5:] for i, r in history.kept(rows)
                         if i in runs})  # MM-DD HH:MM
     x = alt.X("run:O", scale=alt.Scale(domain=runs), sort=runs,
@@ -688,7 +686,7 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
                             labelExpr=f"['#' + datum.value, {times}[datum.value]]"))
     y = alt.Y("mean:Q", scale=alt.Scale(zero=False), title=f"{measure}, mean")
     color = alt.Color("system:N", title="system",
-                      scale=_system_scale(inputs, list(dict.fromkeys(data["system"]))),  # untyped
+                      scale=_system_scale(inputs, list(dict.fromkeys(data["system"]))),  # column
                       legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
                                         symbolOpacity=1))
     dash = alt.StrokeDash("instrument:N", title=None, scale=alt.Scale(
@@ -703,7 +701,7 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
                    x=x, y=y, color=color, detail="series:N")]
     gate = data[(data["role"] == "candidate") & (data["instrument"] == history.LIVE)]
     if len(gate):
-        decided = list(dict.fromkeys([*history.DECISION_COLORS, *gate["decision"]]))
+        decided = list(dict.fromkeys([*history.DECISION_COLORS, *gate["decision"]]))  # column
         fill = alt.Fill("decision:N", title="gate (candidate, live)", scale=alt.Scale(
             domain=decided, range=[history.DECISION_COLORS.get(d, GREY) for d in decided]))
         layers.append(alt.Chart(gate).mark_point(
@@ -714,5 +712,5 @@ def history_chart(inputs: ReportInputs, measure: str) -> Chart | None:
         width=WIDTH - 140, height=220,
         title=_title(f"{measure} over the kept runs",
                      f"{number(len(runs), 'd')} runs; newest: baseline "
-                     f"{last['baseline']}, candidate {last['candidate']}"))  # untyped
+                     f"{last.baseline}, candidate {last.candidate}"))
     return _finish(chart)

@@ -17,7 +17,7 @@ import re
 
 from releval.documents.comparison import Horizons, Novelty
 from releval.documents.split_report import SplitReport
-from releval.documents.summary import Entry, Summary
+from releval.documents.summary import Entry, Recommendation, Summary
 from releval.report.formats import NOT_APPLICABLE, interval, number
 
 RANKING, CALIBRATION, BEYOND = "ranking", "calibration", "beyond-accuracy"
@@ -88,55 +88,49 @@ def system_level(systems: dict[str, dict[str, Entry]]) -> list[str]:
                               if e.level == SYSTEM_LEVEL))
 
 
-def protocol(block: dict) -> list[str]:
-    """The recommendation protocol of summary.json's "recommendation" block (untyped: a dict,
-    from the report's model and the console's JSON alike), in sentences."""
-    days = block["horizon_days"]  # untyped
+def protocol(block: Recommendation) -> list[str]:
+    """The recommendation protocol of summary.json's ``recommendation`` block, in sentences."""
+    days = block.horizon_days
     lines = [f"Users as queries: at each cut t, every user with an interaction before t or in "
              f"the {days} days after it is one query issued at t; its positives are the items "
              f"the user bought in [t, t + {days} days)."]
     lines.append("Items a user bought before t are neither recommended nor counted as "
-                 "positives (exclude_seen)." if block["exclude_seen"] else
+                 "positives (exclude_seen)." if block.exclude_seen else
                  "Items a user bought before t may be recommended and count as positives "
                  "again (exclude_seen off).")
     lines.append("AUC and GAUC negatives: " + (
-        f"a seeded sample of {block['n_negatives']} items the user never bought."
-        if block["negatives"] == "sample" else
+        f"a seeded sample of {block.n_negatives} items the user never bought."
+        if block.negatives == "sample" else
         "the items of the system's window the user did not buy."))
-    if "users" in block:
-        lines.append(users_line(block))
-    if block.get("held_out_users"):
-        lines.append(f"Held-out users: {block['held_out_users']}, kept out of every route's "
+    lines.append(users_line(block))
+    if block.held_out_users:
+        lines.append(f"Held-out users: {block.held_out_users}, kept out of every route's "
                      "fitting data (the holdout slice: unseen).")
     return lines
 
 
-def users_line(block: dict) -> str:
+def users_line(block: Recommendation) -> str:
     """The users evaluated, each count with its definition: those with a positive in the
     horizon, those scored (a positive visible at the cut) and why the two differ, and those
     undefined."""
-    undefined, only = block["undefined_users"], block["users_only_unpublished_positives"]
-    users, positive = block["users"], block["users_with_positives_in_horizon"]  # untyped
-    scored = block["users_scored"]  # untyped
-    return (f"Users evaluated: {users}; {positive} "
-            f"bought in the horizon, of whom {scored} are scored (a positive "
+    only = block.users_only_unpublished_positives
+    return (f"Users evaluated: {block.users}; {block.users_with_positives_in_horizon} "
+            f"bought in the horizon, of whom {block.users_scored} are scored (a positive "
             f"visible at the cut)" + (f" and {only} bought only items first seen after the "
                                       "cut, which no route can return" if only else "")
-            + f"; {undefined} undefined (no positive visible at the cut: counted, never "
-            "scored).")
+            + f"; {block.undefined_users} undefined (no positive visible at the cut: counted, "
+            "never scored).")
 
 
-def protocol_line(block: dict) -> str:
+def protocol_line(block: Recommendation) -> str:
     """The protocol in one line (the console's)."""
-    parts = [f"horizon {block['horizon_days']} days",  # untyped
-             "seen items excluded" if block["exclude_seen"] else "seen items kept",
-             f"AUC negatives: {block['n_negatives']} sampled" if block["negatives"] == "sample"
-             else "AUC negatives: the window"]
-    if "users" in block:
-        parts.append(f"{block['users']} users ({block.get('undefined_users', 0)} "  # untyped
-                     "undefined)")
-    if block.get("held_out_users"):
-        parts.append(f"{block['held_out_users']} held out")
+    parts = [f"horizon {block.horizon_days} days",
+             "seen items excluded" if block.exclude_seen else "seen items kept",
+             f"AUC negatives: {block.n_negatives} sampled" if block.negatives == "sample"
+             else "AUC negatives: the window",
+             f"{block.users} users ({block.undefined_users} undefined)"]
+    if block.held_out_users:
+        parts.append(f"{block.held_out_users} held out")
     return " · ".join(parts)
 
 
@@ -149,12 +143,10 @@ def random_split(split_report: SplitReport) -> tuple[str, list[list[str]]] | Non
     r = split_report.random_split
     if not r:
         return None
-    rows = [[system, measure, number(v["forward"].get(measure)),
-             number(v["random"].get(measure)), number(v["inflation"].get(measure), "+.4f"),
-             number(v["ratio"].get(measure), ".2f")]
-            for system, v in (r.get("systems") or {}).items()  # untyped
-            for measure in v["forward"] if measure != "n"]
-    return str(r.get("protocol", "")), rows
+    rows = [[system, measure, number(v.forward.get(measure)), number(v.random.get(measure)),
+             number(v.inflation.get(measure), "+.4f"), number(v.ratio.get(measure), ".2f")]
+            for system, v in r.systems.items() for measure in v.forward if measure != "n"]
+    return r.protocol, rows
 
 
 def novelty_text(flag: Novelty) -> str:

@@ -54,7 +54,7 @@ def _differential(totals: SelfTest, diff: pd.DataFrame | None) -> list[str]:
             lines.append(f"| {name} | {o.version} | {o.cases:,} | {o.measures} | "
                          f"{o.paths} | {o.agree} | {o.differ} |")
     if diff is not None and len(diff):
-        compared = diff[diff["status"].isin(COMPARED)]  # untyped
+        compared = diff[diff["status"].isin(COMPARED)]  # column
         if len(compared):
             cases = compared.pivot_table(index="path", columns="oracle", values="cases",
                                          aggfunc="sum", fill_value=0)

@@ -7,7 +7,7 @@ Face cache; it always loads from disk (``HF_HUB_OFFLINE=1``), on the CPU, and ru
 faster) or ``torch`` (sentence-transformers). ``EmbeddingCache`` stores each text's vector
 under the sha256 of the text, separately per model digest, backend, fields, normalisation and
 max_length, so a rerun encodes only the texts it has never seen; by default it lives in the
-per-machine cache (``machine_cache``), shared by every project on the machine.
+per-machine cache (``releval.machine_cache``), shared by every project on the machine.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from releval import machine_cache
 from releval.errors import InputError
 from releval.progress import track
 
@@ -35,20 +36,10 @@ log = logging.getLogger(__name__)
 CHUNK_BATCHES = 16  # batches per backend call (one progress-bar step)
 
 
-def machine_cache() -> Path:
-    """The per-machine cache: ``$RELEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/releval``, else
-    ``~/.cache/releval``. Embeddings go under ``embeddings/``, exported graphs under
-    ``onnx/``; every write is locked and atomic, so projects share it safely."""
-    if os.environ.get("RELEVAL_CACHE_DIR"):
-        return Path(os.environ["RELEVAL_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "releval"
-
-
 def cache_root(cache_dir: str | Path | None) -> Path:
     """Where the embedding cache of a route lives: its ``cache_dir``, or (None) the
     per-machine cache's ``embeddings/``."""
-    return Path(cache_dir) if cache_dir is not None else machine_cache() / "embeddings"
+    return Path(cache_dir) if cache_dir is not None else machine_cache.root() / "embeddings"
 
 
 def resolve_model(model: str | Path) -> Path:
@@ -190,7 +181,7 @@ class Encoder:
         normalize)`` and ``.dim``."""
         if self._model is None:
             self._model = _backend(self.backend, str(self.path), self.max_length, self.digest,
-                                   machine_cache())
+                                   machine_cache.root())
         return self._model
 
     def __call__(self, texts: list[str]) -> np.ndarray:

@@ -10,7 +10,7 @@ SentenceTransformer's to float rounding (tests/retrieval/test_onnx_encoder.py ho
 0.999 per text; measured: ≥ 0.9999999).
 
 The graph is exported per model digest into the per-machine cache
-(``embeddings.machine_cache() / "onnx"``), written to a temporary file and renamed under an
+(``releval.machine_cache.root() / "onnx"``), written to a temporary file and renamed under an
 exclusive lock, so concurrent runs export it once and never read half a file. A model with
 other modules (a Dense layer, a second pooling) is refused in one line naming
 ``backend: torch``.

@@ -233,10 +233,12 @@ def test_latency_and_cost():
                                                       unit="EUR")})
     found = look.latency(sub)  # measured: shown from health.json, never in comparison.json
     assert found["rows"] == [] and found["measured"] == ["base", "wide"]
+    from releval.documents.comparison import Inspection
     from releval.report.change import _measured
-    health = {"systems": {"base": {"latency_p50_ms": 1.0, "latency_p95_ms": 2.0,
-                                   "latency_p99_ms": 3.0}}}
-    assert _measured(found, health) == [
+    from tests.documents import health, read_health
+    measured = read_health(health({"base": {"latency_p50_ms": 1.0, "latency_p95_ms": 2.0,
+                                            "latency_p99_ms": 3.0}}))
+    assert _measured(Inspection.model_validate(found), measured) == [
         {"system": "base", "p50 ms": 1.0, "p95 ms": 2.0, "p99 ms": 3.0},
         {"system": "wide", "p50 ms": None, "p95 ms": None, "p99 ms": None}]
     found = look.cost(sub)

@@ -96,7 +96,7 @@ def test_receipts_without_looks_are_counted_as_unrecorded_and_said(tmp_path):
                                          "run": {"finished_at": f"{finished}T10:00:00+00:00"}})
     (ledger / "20260107T100000Z-d.json").write_text("{")  # unreadable
     rows = history.entries(ledger)
-    doc = looks.from_ledger((r.get("looks"), r.get("finished_at")) for r in rows)
+    doc = looks.from_ledger(history.taken(rows))
     assert doc == {"looks": [{**look, "first_seen": "2026-01-05"}], "unrecorded": 2}
     counted = looks.count(doc, look, DAY3)
     assert (counted["count"], counted["since"], counted["unrecorded"]) == (1, "2026-01-05", 2)

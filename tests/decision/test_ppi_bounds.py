@@ -6,6 +6,7 @@ import pandas as pd
 
 from releval.decision import ppi
 from releval.decision.automatic import bounds_of
+from releval.documents.agreement_auto import Interval
 from releval.report.automatic import _interval
 
 
@@ -21,5 +22,5 @@ def test_an_interval_beyond_a_bounded_measure_is_clipped_and_says_so():
         assert 0.0 <= f["ci_low"] <= f["ci_high"] <= 1.0
         assert f.get("clipped", False) == (raw[key]["ci_high"] > 1 or raw[key]["ci_low"] < 0)
     clipped = next(figures[k] for k in ppi.INTERVALS if figures[k].get("clipped"))
-    assert _interval(clipped).endswith("(clipped to [0, 1])")
+    assert _interval(Interval.model_validate(clipped)).endswith("(clipped to [0, 1])")
     assert bounds_of("NumRet") is None and ppi.clipped(raw, None) is raw

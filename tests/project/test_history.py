@@ -4,6 +4,7 @@ back from the ledger's files."""
 
 import pytest
 
+from releval.documents.ledger import Entry, Unreadable
 from releval.project import history
 from releval.project.receipt import digest, write
 
@@ -14,7 +15,7 @@ def _figures(mean: float, slices: dict[str, tuple[float, float]]) -> dict:
     """figures of one system and measure: per slice (weight, mean)."""
     rows = [{"slice": s, "n": int(w), "n_undefined": 0, "weight": w, "mean": m}
             for s, (w, m) in slices.items()]
-    return {"dimension": "kind", "systems": {"hybrid": {"nDCG@10": {
+    return {"dimension": "kind", "alpha": 0.05, "systems": {"hybrid": {"nDCG@10": {
         "mean": mean, "ci_low": mean - 0.05, "ci_high": mean + 0.05, "n": 10,
         "n_undefined": 0, "slices": rows}}}}
 
@@ -25,8 +26,10 @@ def receipt(live: float, fixture: float | None, *, fixture_md5: str = "f1",
          "params": {"values": {"compare": {"min_effect": 0.02}}},
          "inputs": {"data/input/prepare": f"p{live}", FIXTURE: fixture_md5},
          "figures": _figures(live, {"a": (5.0, live), "b": (5.0, live)}),
-         "fixture": None if fixture is None else {"systems": {"hybrid": {"nDCG@10": {
-             "mean": fixture, "ci_low": None, "ci_high": None}}}}}
+         "fixture": None if fixture is None else {
+             "fixture": "fixture.tsv", "not_applicable": {}, "systems": {"hybrid": {
+                 "nDCG@10": {"mean": fixture, "ci_low": None, "ci_high": None, "n": 10,
+                             "n_undefined": 0}}}}}
     return {"receipt": r, "sha256": digest(r),
             "run": {"finished_at": finished, "headline": {
                 "measure": "nDCG@10", "baseline": "bm25", "candidate": "hybrid",
@@ -73,13 +76,44 @@ def test_entries_read_the_ledger_oldest_first_and_flag_an_edited_file(tmp_path):
     edited["receipt"]["work"]["queries_evaluated"] = 99  # the hash no longer matches
     write(tmp_path / "20261201T030000Z-c.json", edited)
     rows = history.entries(tmp_path)
-    assert [r.get("finished_at") for r in rows[:2]] == ["2026-11-23T03:00:00+00:00",
-                                                        "2026-11-30T03:00:00+00:00"]
-    assert rows[1]["over_time"]["attribution"]["hybrid"]["nDCG@10"]["verdict"] == "drift"
-    assert rows[2] == {"run": 3, "file": "20261201T030000Z-c.json",
-                       "problem": f"{history.SET_ASIDE}: the receipt's content does not "
-                                  "match its sha256 (edited?)"}
+    assert [r.finished_at for r in rows[:2]] == ["2026-11-23T03:00:00+00:00",
+                                                 "2026-11-30T03:00:00+00:00"]
+    assert rows[1].over_time.attribution["hybrid"]["nDCG@10"].verdict == "drift"
+    assert rows[2] == Unreadable(run=3, file="20261201T030000Z-c.json",
+                                 problem=f"{history.SET_ASIDE}: the receipt's content does not "
+                                         "match its sha256 (edited?)")
     assert history.previous(tmp_path)["sha256"] == second["sha256"]
+
+
+def test_an_entry_as_plain_data_is_the_receipts_parts_as_written(tmp_path):
+    first = receipt(0.50, 0.50, finished="2026-11-23T03:00:00+00:00")
+    second = receipt(0.60, None)
+    second["run"]["over_time"] = history.over_time(first, second)
+    write(tmp_path / "20261123T030000Z-a.json", first)
+    write(tmp_path / "20261130T030000Z-b.json", second)
+    rows = history.entries(tmp_path)
+    assert all(isinstance(r, Entry) for r in rows)
+    plain = rows[1].plain()
+    assert list(plain) == list(Entry.model_fields)
+    assert (plain["figures"], plain["fixture"]) == (second["receipt"]["figures"], None)
+    assert plain["over_time"] == second["run"]["over_time"]
+    assert list(plain["over_time"]) == sorted(plain["over_time"])  # as the file keeps it
+    assert plain["lineage"] == rows[1].lineage.model_dump()
+    assert rows[0].plain()["fixture"] == first["receipt"]["fixture"]
+
+
+def test_a_receipt_not_of_the_models_shape_is_set_aside_and_not_compared_with(tmp_path):
+    ours = receipt(0.50, 0.50, finished="2026-11-23T03:00:00+00:00")
+    write(tmp_path / "20261123T030000Z-a.json", ours)
+    odd = receipt(0.60, 0.50)
+    odd["receipt"]["figures"]["systems"]["hybrid"]["nDCG@10"]["median"] = 0.6  # unknown key
+    odd["sha256"] = digest(odd["receipt"])
+    write(tmp_path / "20261130T030000Z-b.json", odd)
+    rows = history.entries(tmp_path)
+    assert isinstance(rows[0], Entry) and isinstance(rows[1], Unreadable)
+    assert rows[1].problem.startswith(f"{history.SET_ASIDE}: not a Receipt document: "
+                                      "receipt.figures.systems.hybrid.nDCG@10.median")
+    assert history.previous(tmp_path)["sha256"] == ours["sha256"]
 
 
 def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path):
@@ -89,9 +123,9 @@ def test_a_receipt_of_another_schema_is_listed_with_what_it_lacks(tmp_path):
     write(tmp_path / "20261130T030000Z-b.json",
           {"receipt": other, "sha256": digest(other), "run": {}})
     rows = history.entries(tmp_path)
-    assert rows[0]["sha256"] == ours["sha256"][:12]
-    assert rows[1] == {"run": 2, "file": "20261130T030000Z-b.json", "problem": (
+    assert rows[0].sha256 == ours["sha256"][:12]
+    assert rows[1] == Unreadable(run=2, file="20261130T030000Z-b.json", problem=(
         f"{history.SET_ASIDE}: a receipt of another schema (releval.project.receipt/0; "
         "this releval writes releval.project.receipt/2): lacks code.commit, code.dirty, "
-        "work.queries_evaluated, inputs")}
+        "work.queries_evaluated, inputs"))
     assert history.previous(tmp_path)["sha256"] == ours["sha256"]  # the newest comparable

@@ -5,6 +5,7 @@ import json
 import pandas as pd
 import pytest
 
+from releval.documents.receipt import Taken
 from releval.errors import InputError
 from releval.params import Params
 from releval.project import history, receipt
@@ -129,4 +130,5 @@ def test_the_receipt_records_the_looks_and_an_older_receipt_without_them_is_read
     assert receipt.read(tmp_path / "20251201T100000Z-a.json")["sha256"] == older["sha256"]
     assert receipt.differences(older, new)[0].startswith("looks: None → ")
     rows = history.entries(tmp_path)
-    assert [r["looks"] for r in rows] == [None, [look]]  # None: unknown, not "no looks"
+    # None: unknown, not "no looks"
+    assert [r.looks for r in rows] == [None, [Taken.model_validate(look)]]

@@ -94,7 +94,9 @@ AUTOMATIC = {
                "systems": {s: {"human": 0.8, "automatic": 0.9, "both": 0.9}
                            for s in (BASE, CAND)}},
     "agreement": {"on": "the held-out queries' pairs both judged", "pairs": 40,
-                  "queries": 20, "max_grade": 1, "ci_alpha": 0.05, "exact": 0.75,
+                  "queries": 20, "max_grade": 1, "human_only_pairs": 0,
+                  "automatic_only_pairs": 0, "resamples": 500, "ci_alpha": 0.05, "seed": 0,
+                  "exact": 0.75,
                   "mean_difference": 0.1,
                   "confusion": {"grades": [0, 1], "rows": "human", "columns": "automatic",
                                 "counts": [[20, 6], [4, 10]]},
@@ -105,7 +107,8 @@ AUTOMATIC = {
     "systems": {"on": "the held-out queries", "queries": 20, "measures": {}},
     "ranking": {"on": "the held-out queries", "labels": ["human", "automatic"],
                 "measures": {MEASURE: {
-                    "systems": 2, "queries": 20, "tau": _ci(-1.0, -1.0, 1.0),
+                    "systems": 2, "queries": 20, "higher_is_better": True, "left_out": [],
+                    "tau": _ci(-1.0, -1.0, 1.0),
                     "tau_ap": _ci(-1.0, -1.0, 1.0),
                     "rankings": [{"system": CAND, "mean_human": 0.61, "mean_automatic": 0.5,
                                   "rank_human": 1, "rank_automatic": 2},
@@ -113,8 +116,10 @@ AUTOMATIC = {
                                   "rank_human": 2, "rank_automatic": 1}],
                     "flips": [{"system_a": BASE, "system_b": CAND, "diff_human": 0.11,
                                "ci_low_human": 0.02, "ci_high_human": 0.2,
-                               "diff_automatic": -0.05, "ci_low_automatic": -0.1,
-                               "ci_high_automatic": 0.01, "flip": "human only"}]}}},
+                               "significant_human": True, "diff_automatic": -0.05,
+                               "ci_low_automatic": -0.1, "ci_high_automatic": 0.01,
+                               "significant_automatic": False, "flip": "human only"}],
+                    "resamples": 500, "alpha": 0.05, "seed": 0}}},
     "ppi": {"labelled": "the validation queries' human values",
             "unlabelled": "every other judged query's automatic values",
             "measures": {MEASURE: {BASE: _ppi(0.5), CAND: _ppi(0.61)}}},
@@ -128,7 +133,10 @@ PAIRED = {"measure": MEASURE, "slice": "all", "unit": "query", "n": 40, "exclude
           "sd": 0.2, "power": 0.8, "mde": 0.0916, "needed_queries": 787}
 FAMILY = {"systems": [BASE, CAND, "team"], "left_out_systems": [], "family": "baseline",
           "correction": "holm", "test": "t",
-          "query_set": {"choice": "judged", "complete": True,
+          "query_set": {"choice": "judged", "rule": "every judged query", "judged": 40,
+                        "compared": 40, "missing": {BASE: 0, CAND: 0, "team": 0},
+                        "missing_either": 0, "left_out": 0, "complete": True,
+                        "known": {BASE: True, CAND: True, "team": True},
                         "label": "all 40 judged queries, answered by every run"},
           "measures": [{"measure": MEASURE, "family": "baseline", "correction": "holm",
                         "test": "t", "alpha": 0.05, "resamples": 500, "seed": 3, "n": 40,
@@ -335,11 +343,15 @@ REC_SUMMARY = SUMMARY | {
                        "n_negatives": 100, "users": 42,
                        "users_with_positives_in_horizon": 41, "users_scored": 40,
                        "users_only_unpublished_positives": 1, "undefined_users": 2,
+                       "serendipity_expected": "popularity", "ild_embeddings": None,
+                       "probabilities": [CAND], "not_applicable": {BASE: ["LogLoss"]},
                        "held_out_users": 5},
 }
 REC_SPLIT = SPLIT | {"random_split": {  # the shape of releval.retrieval.leakage
     "protocol": "a seeded random 80/20 split of the same log",
-    "systems": {"popularity": {"route": "popularity",
+    "cut": "2011-10-01T00:00:00+00:00", "issued_at": "2011-10-31T00:00:00+00:00",
+    "horizon_days": 30, "seed": 7, "interactions": 1000, "held_out": 200, "share": 0.2,
+    "queries": 40, "systems": {"popularity": {"route": "popularity",
                                "forward": {"HR@10": 0.2, "nDCG@10": 0.1, "n": 40},
                                "random": {"HR@10": 0.3, "nDCG@10": 0.125, "n": 38},
                                "inflation": {"HR@10": 0.1, "nDCG@10": 0.025},
@@ -424,6 +436,13 @@ def _receipt(finished, headline, figures=None, fixture=None, schedule=None, over
     return f"{finished[:19].replace('-', '').replace(':', '')}Z-{doc['sha256'][:12]}.json", doc
 
 
+def _fixture(base, cand):
+    """The pinned fixture's summary as a receipt keeps it (fixture.json)."""
+    systems = {s: {MEASURE: {k: v for k, v in figure(*m).items() if k != "slices"}}
+               for s, m in ((BASE, base), (CAND, cand))}
+    return {"fixture": "data/input/fixture", "systems": systems, "not_applicable": {}}
+
+
 def _figures(base, cand, recall=None):
     systems = {BASE: {MEASURE: figure(*base)}, CAND: {MEASURE: figure(*cand)}}
     if recall:
@@ -433,7 +452,9 @@ def _figures(base, cand, recall=None):
 
 COMPOSITION_CASE = {"before": 0.32, "after": 0.68, "delta": 0.36, "rate": 0.0, "mix": 0.36,
                     "equal_slice_before": 0.5, "equal_slice_after": 0.5, "mix_shift": True,
-                    "slices": []}
+                    "slices": [], "controlled": False,
+                    "note": "different query samples: not a controlled comparison",
+                    "macro_before": 0.32, "macro_after": 0.68}
 DRIFT_WHY = ("live +0.3600 while the pinned fixture stayed (0.0000): drift of the traffic or "
              "the corpus, to investigate")
 
@@ -449,9 +470,9 @@ def ledger_docs() -> list[tuple[str, dict]]:
         {"systems": {BASE: 0.3, CAND: 0.32}, "decision": "FAIL",
          "failed": [f"safety {CAND}"], "controlled": False},
         figures=_figures((0.3, 0.25, 0.35), (0.32, 0.27, 0.37), recall=(0.7, 0.72)),
-        fixture={"systems": {BASE: {MEASURE: figure(0.6, 0.55, 0.65)},
-                             CAND: {MEASURE: figure(0.7, 0.65, 0.75)}}},
-        schedule={"deployment": "weekly", "flow_run": "fr-2", "scheduled_at": "x",
+        fixture=_fixture((0.6, 0.55, 0.65), (0.7, 0.65, 0.75)),
+        schedule={"deployment": "weekly", "flow_run": "fr-2", "flow_run_id": "id-2",
+                  "scheduled_at": "x",
                   "window": {"prepare.window.start": "2026-11-01"}},
         over_time={"controlled": False, "comparable": False,
                    "why": "the earlier run kept no per-slice figures",
@@ -461,8 +482,7 @@ def ledger_docs() -> list[tuple[str, dict]]:
         "2026-11-15T08:00:00+00:00",
         {"systems": {BASE: 0.45, CAND: 0.68}, "decision": "PASS", "failed": []},
         figures=_figures((0.45, 0.4, 0.5), (0.68, 0.6, 0.75), recall=(0.71, 0.8)),
-        fixture={"systems": {BASE: {MEASURE: figure(0.6, 0.55, 0.65)},
-                             CAND: {MEASURE: figure(0.7, 0.65, 0.75)}}},
+        fixture=_fixture((0.6, 0.55, 0.65), (0.7, 0.65, 0.75)),
         over_time={"controlled": False, "comparable": True, "dimension": "kind",
                    "note": NOTE,
                    "previous": {"sha256": second[1]["sha256"][:12],

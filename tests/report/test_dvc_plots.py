@@ -71,14 +71,14 @@ def test_the_history_table_has_the_headline_mean_of_every_run(tmp_path):
     assert list(table.columns) == ["run", "finished_at", "receipt", "decision", "baseline",
                                    "candidate", "fixture_baseline", "fixture_candidate"]
     assert table["run"].tolist() == [1, 2, 3]
-    assert table["receipt"].tolist() == [r["sha256"] for r in inputs.history]
+    assert table["receipt"].tolist() == [r.sha256 for r in inputs.history]
     assert table["decision"].tolist() == ["PASS", "FAIL", "PASS"]
     assert table["candidate"].tolist() == [0.31, 0.32, 0.68]  # run 1: its headline value
     assert table["baseline"].tolist() == [0.3, 0.3, 0.45]
     assert table["fixture_candidate"].isna().tolist() == [True, False, False]
     assert table["fixture_baseline"].tolist()[1:] == [0.6, 0.6]
     written = table.to_csv(index=False).splitlines()
-    assert written[1] == "1,2026-11-01T08:00:00+00:00," + inputs.history[0]["sha256"] + \
+    assert written[1] == "1,2026-11-01T08:00:00+00:00," + inputs.history[0].sha256 + \
         ",PASS,0.3,0.31,,"
     assert "history" not in plot_tables(sample.inputs())
 

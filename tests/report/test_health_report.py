@@ -3,6 +3,7 @@ and the rollback thresholds, in markdown and as an escaped HTML fragment."""
 
 from releval.report.health import markdown as section
 from releval.report.html import markdown as page_of
+from tests.documents import health_record
 from tests.report.sample import model
 
 ENTRY = {"route": "hybrid", "n_queries": 100, "latency_p50_ms": 1.0, "latency_p95_ms": 2.5,
@@ -31,7 +32,9 @@ DECISION = {"candidate": "hybrid", "rules": [
 def markdown(health: dict, decision: dict, receipt: dict | None = None) -> list[str]:
     """The section of health.json, decision.json (completed with the sample's) and a
     receipt's parts, each read as its model."""
-    health = {"definitions": {}, "qrels": {"path": "qrels.parquet", "sha256": "cd" * 32}} | health
+    health = {"definitions": {}, "qrels": {"path": "qrels.parquet", "sha256": "cd" * 32},
+              "systems": {name: health_record(name, **figures)
+                          for name, figures in health["systems"].items()}}
     receipt = receipt and model("receipt", {"sha256": "0" * 64} | receipt)
     return section(model("health", health), model("gate", decision), receipt)
 
@@ -69,7 +72,7 @@ def test_the_page_escapes_every_string():
     fragment = str(page_of(markdown(HEALTH, DECISION)))
     assert fragment.startswith("<h2>System health</h2>")
     assert "<team>" not in fragment and "&lt;team&gt;" in fragment
-    assert fragment.count("<table>") == 4
+    assert fragment.count("<table>") == 5  # per system, revisions, freshness, rules, rollback
     assert "<td>health hybrid error_rate max</td>" in fragment
 
 

@@ -33,7 +33,7 @@ def test_the_runs_table_has_one_row_per_run_with_the_headline_and_the_decision(r
     assert history.measures(rows) == ["nDCG@10", "R@100"]
     table = history.run_rows(rows)
     assert [r[0] for r in table] == ["1", "2", "3"]
-    assert table[0][1:] == ["2026-11-01 08:00", "—", rows[0]["sha256"], f"{BASE} 0.3000",
+    assert table[0][1:] == ["2026-11-01 08:00", "—", rows[0].sha256, f"{BASE} 0.3000",
                             f"{CAND} 0.3100", "—", "PASS"]  # no figures: the headline value
     assert table[1][2] == "prepare.window.start=2026-11-01"
     assert table[1][4:] == [f"{BASE} 0.3000 [0.2500, 0.3500]", f"{CAND} 0.3200 [0.2700, 0.3700]",
@@ -56,7 +56,7 @@ def test_an_unreadable_receipt_keeps_its_place_and_says_so(tmp_path):
 def test_the_newest_run_against_the_one_before_is_uncontrolled_and_shows_the_mix(rows):
     last = history.newest(rows)
     assert history.over_time_note(last) == (
-        f"The newest run ({rows[2]['sha256']}) against the one before it ({rows[1]['sha256']}, "
+        f"The newest run ({rows[2].sha256}) against the one before it ({rows[1].sha256}, "
         f"finished 2026-11-08 08:00), UNCONTROLLED: {NOTE}; slices by kind.")
     assert history.over_time_rows(last) == [[
         CAND, "nDCG@10", "0.3200 → 0.6800", "Δ +0.3600 = rate 0.0000 + mix +0.3600",
@@ -123,7 +123,7 @@ def test_one_run_or_none_gives_the_message_and_no_chart(tmp_path):
     one = sample.history(tmp_path, runs=1)
     s = history_section(sample.inputs(history=one))
     assert history.ONE_RUN in s and "<svg" not in s and "UNCONTROLLED" not in s
-    assert f"<td>{one[0]['sha256']}</td>" in s  # the one run's row is still listed
+    assert f"<td>{one[0].sha256}</td>" in s  # the one run's row is still listed
     assert history_chart(sample.inputs(history=one), "nDCG@10") is None
     lines = history.history_lines(one)
     assert lines[-1] == history.ONE_RUN == "One run kept so far: history starts with the next run."

@@ -22,22 +22,22 @@ def folder(tmp_path):
 
 def test_retrieval_and_recommendation_runs_are_two_lineages(folder):
     rows = ledger.entries(folder)
-    modes = [r["lineage"]["mode"] for r in rows]
+    modes = [r.lineage.mode for r in rows]
     assert modes == ["retrieval", "recommendation", "retrieval"]
-    keys = [r["lineage"]["key"] for r in rows]
+    keys = [r.lineage.key for r in rows]
     assert keys[0] == keys[2] != keys[1]
-    assert all(r["lineage"]["derived"] == [] for r in rows)
+    assert all(r.lineage.derived == [] for r in rows)
 
 
 def test_the_page_shows_its_own_lineage_and_says_another_exists(folder):
     docs = [doc for _, doc in sample.lineage_docs()]
     rows = ledger.entries(folder)
     mine, line = history.own(rows, model("receipt", docs[2]))
-    assert [r["run"] for r in mine] == [1, 3]
+    assert [r.run for r in mine] == [1, 3]
     assert line.startswith("Lineage: retrieval · data demo · 3 measure(s): 2 of the ledger's 3")
     assert "1 other lineage(s) (1 run(s)) are not drawn" in line
     rec, line = history.own(rows, model("receipt", docs[1]))
-    assert [r["run"] for r in rec] == [2] and "recommendation" in line
+    assert [r.run for r in rec] == [2] and "recommendation" in line
     section = history_section(sample.inputs(history=rows, receipt=docs[1]))
     assert "1 other lineage(s)" in section and history.ONE_RUN in section
 
@@ -62,16 +62,16 @@ def test_the_previous_run_is_of_the_same_lineage_and_a_window_keeps_it(folder):
                 "run": {"schedule": {"window": {"prepare.path": "in/{date:%Y-%m-%d}"}}}}
     later = windowed | {"receipt": {"params": {"values": {"prepare": {
         "source": "tables", "path": "in/2026-12-08"}}}}}
-    assert ledger.lineage(windowed)["key"] == ledger.lineage(later)["key"]
-    assert ledger.lineage(windowed)["key"] != ledger.lineage(
-        {"receipt": later["receipt"]})["key"]  # unscheduled: the path is the data
+    assert ledger.lineage(windowed).key == ledger.lineage(later).key
+    assert ledger.lineage(windowed).key != ledger.lineage(
+        {"receipt": later["receipt"]}).key  # unscheduled: the path is the data
 
 
 def test_a_receipt_without_params_is_derived_and_says_so():
     _, doc = sample.ledger_docs()[0]
     found = ledger.lineage(doc)
-    assert found["mode"] == "?" and found["measures"] == [sample.MEASURE]
-    assert found["derived"] and "no params" in found["derived"][0]
+    assert found.mode == "?" and found.measures == [sample.MEASURE]
+    assert found.derived and "no params" in found.derived[0]
 
 
 

@@ -1,10 +1,10 @@
 """No module under releval/report/ reads a document by string key (``doc["key"]``,
-``doc.get("key")``): the report reads the models' attributes. A lookup by a data key held
-in a variable (``summary.systems[name][measure]``) is not flagged; a string key that is a
-field of a document model is, except on a line marked ``# untyped``: a key of a part the
-models leave untyped (a ``dict[str, Any]`` field such as comparison.json's ``aggregates``)
-or a column of a table row (a pandas row or frame) or a ledger row
-(``releval.project.history.entries``' dicts), which have no attributes to read."""
+``doc.get("key")``): the report reads the models' attributes, and every part of a document
+the report reads has a model (``releval.documents``; the ledger's rows too,
+``releval.documents.ledger``). A lookup by a data key held in a variable
+(``summary.systems[name][measure]``) is not flagged; a string key that is a field of a
+document model is, except on a line marked ``# column``: a column of a table (a pandas frame
+or row read from a parquet artifact), which has no attributes to read."""
 
 import ast
 from pathlib import Path
@@ -34,7 +34,7 @@ def _nested(annotation) -> list:
     return [annotation, *[t for a in args for t in _nested(a)]]
 
 
-UNTYPED = "# untyped"  # the mark of a line reading an untyped part or a table row by key
+COLUMN = "# column"  # the mark of a line reading a column of a table by name
 KEYS = set().union(*(_fields(artifacts.document(n), set()) for n, a in artifacts.CATALOG.items()
                      if a.document))
 
@@ -51,7 +51,7 @@ def string_key_lookups(source: str) -> list[tuple[int, str]]:
               and isinstance(node.args[0], ast.Constant)):
             key = node.args[0].value
         if isinstance(key, str) and key in KEYS \
-                and not lines[node.lineno - 1].endswith(UNTYPED):
+                and not lines[node.lineno - 1].endswith(COLUMN):
             found.append((node.lineno, key))
     return found
 
@@ -66,6 +66,11 @@ def test_the_check_finds_a_planted_lookup():
     planted = "def f(summary):\n    return summary[\"systems\"], summary.get(\"recommendation\")\n"
     assert string_key_lookups(planted) == [(2, "systems"), (2, "recommendation")]
     assert string_key_lookups("def f(summary, name):\n    return summary.systems[name]\n") == []
-    untyped = "def f(c):\n    return [a[\"n\"] for a in c.aggregates.values()]  # untyped\n"
-    assert string_key_lookups(untyped) == []
-    assert string_key_lookups(untyped.replace("  # untyped", "")) == [(2, "n")]
+    column = "def f(frame):\n    return frame[\"n\"].sum()  # column\n"
+    assert string_key_lookups(column) == []
+    assert string_key_lookups(column.replace("  # column", "")) == [(2, "n")]
+
+
+def test_no_line_is_left_untyped():
+    """The mark of a document part left untyped is gone: every part has a model."""
+    assert not [p.name for p in REPORT.glob("*.py") if "# untyped" in p.read_text()]

@@ -3,6 +3,7 @@ groups with n and undefined (n/a where a measure does not apply), and the random
 the history part from the run ledger."""
 
 from releval.decision.over_time import NOTE
+from releval.documents.summary import Recommendation
 from releval.report.recommendation import group, grouped, protocol, random_split
 from tests.report import sample
 from tests.report.sample import BASE, CAND, REC_SPLIT, REC_SUMMARY, SPLIT, SUMMARY
@@ -26,10 +27,11 @@ def test_measures_fall_into_their_groups_by_family():
 
 def test_the_protocol_in_words():
     block = REC_SUMMARY["recommendation"]
-    assert protocol(block)[1] == ("Items a user bought before t are neither recommended nor "
-                                  "counted as positives (exclude_seen).")
-    window = protocol(block | {"negatives": "window", "exclude_seen": False,
-                               "held_out_users": 0})
+    assert protocol(Recommendation.model_validate(block))[1] == (
+        "Items a user bought before t are neither recommended nor counted as positives "
+        "(exclude_seen).")
+    window = protocol(Recommendation.model_validate(
+        block | {"negatives": "window", "exclude_seen": False, "held_out_users": 0}))
     assert window[1].endswith("count as positives again (exclude_seen off).")
     assert window[2] == ("AUC and GAUC negatives: the items of the system's window the user "
                          "did not buy.")
@@ -109,7 +111,7 @@ def test_the_summary_has_a_history_part_with_the_runs_and_the_newest_comparison(
                       "mean [95% CI]."
     assert ("| # | finished (UTC) | window | receipt | baseline | candidate | fixture: candidate "
             "| decision |") in part
-    assert (f"| 2 | 2026-11-08 08:00 | prepare.window.start=2026-11-01 | {rows[1]['sha256']} | "
+    assert (f"| 2 | 2026-11-08 08:00 | prepare.window.start=2026-11-01 | {rows[1].sha256} | "
             f"{BASE} 0.3000 [0.2500, 0.3500] | {CAND} 0.3200 [0.2700, 0.3700] | "
             f"0.7000 [0.6500, 0.7500] | FAIL: safety {CAND} (UNCONTROLLED) |") in part
     assert any(f"UNCONTROLLED: {NOTE}" in x for x in part)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from releval import machine_cache
 from releval.errors import InputError
 from releval.retrieval.embeddings import (
     EmbeddingCache,
     Encoder,
     load_model,
-    machine_cache,
     resolve_model,
 )
 
@@ -40,7 +40,7 @@ def test_the_onnx_vectors_are_the_models_own():
                                                 * np.linalg.norm(reference, axis=1))
     assert cosine.min() >= 0.999, (cosine.argmin(), cosine.min())
     np.testing.assert_allclose(onnx, reference, atol=1e-4)
-    assert list(machine_cache().glob("onnx/*.onnx"))  # exported once, for every project
+    assert list(machine_cache.root().glob("onnx/*.onnx"))  # exported once, for every project
 
 
 def test_a_backend_not_known_and_a_model_it_cannot_run_are_refused(tmp_path):

@@ -48,11 +48,14 @@ COMPARISON = {"baseline": "bm25", "candidate": "hybrid", "controlled": False,
               "strata": "kind",
               "conditions": {"bm25": {"budget": 100, "qrels": "abc"}, "hybrid": {}},
               "paired": [PAIRED],
-              "aggregates": {"bm25": {"nDCG@10": {"macro": 0.5, "micro": None,
-                                                  "traffic_weighted": 0.45,
-                                                  "equal_slice": 0.4, "n": 40}}},
+              "aggregates": {"bm25": {"nDCG@10": {"n": 40, "n_undefined": 0, "n_slices": 2,
+                                                  "macro": 0.5, "traffic_weighted": 0.45,
+                                                  "equal_slice": 0.4, "micro": None}}},
               "composition": {"nDCG@10": {"before": 0.45, "after": 0.5, "delta": 0.05,
-                                          "rate": 0.0, "mix": 0.05, "mix_shift": True}}}
+                                          "rate": 0.0, "mix": 0.05, "equal_slice_before": 0.4,
+                                          "equal_slice_after": 0.4, "mix_shift": True,
+                                          "slices": [], "controlled": True,
+                                          "note": "paired: the same queries"}}}
 SLICES = pd.DataFrame({
     "dimension": ["all", "kind", "kind"], "slice": ["all", "typo", "error_code"],
     "measure": ["nDCG@10"] * 3, "n": [40, 25, 3], "mean_bm25": [0.5, 0.4, math.nan],

@@ -137,5 +137,5 @@ def decide(rules: Iterable, evidence: Evidence, rollback: Iterable = (),
         "note": None if checked else NO_RULES,
         "rollback": thresholds(rollback, evidence),
         "looks": evidence.looks or None,
-        "query_set": None if evidence.comparison is None else evidence.comparison.query_set,
+        "query_set": evidence.query_set_block,
     }

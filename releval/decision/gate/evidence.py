@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from releval.documents.comparison import Comparison
-from releval.documents.health import Health
+from releval.documents.health import Health, SystemHealth
 from releval.documents.offpolicy import OffPolicyDoc
 from releval.documents.run_stats import Latency
 from releval.documents.summary import Entry
@@ -63,21 +63,27 @@ class Evidence:
         return [] if self.comparison is None else self.comparison.differences
 
     @property
+    def query_set_block(self) -> dict | None:
+        """The comparison's query set as written (None: no comparison, or none recorded)."""
+        block = None if self.comparison is None else self.comparison.query_set
+        return None if block is None else block.model_dump()
+
+    @property
     def missing_note(self) -> str:
         """The comparison's query set in words where a run misses judged queries (scored 0,
         or left out), else ""."""
         block = None if self.comparison is None else self.comparison.query_set
-        if not block or block.get("complete", True):
+        if not block or block.complete:
             return ""
-        return f"query set {block['choice']}: {block['label']}"
+        return f"query set {block.choice}: {block.label}"
 
     def entry(self, system: str, measure: str) -> Entry | None:
         """``system``'s summary entry of ``measure`` (None when not evaluated)."""
         return self.summary.get(system, {}).get(measure)
 
-    def health_of(self, system: str) -> dict | None:
-        """``system``'s health record (figure -> value, and ``undefined``: figure -> why);
-        None when absent."""
+    def health_of(self, system: str) -> SystemHealth | None:
+        """``system``'s health record (its figures, ``undefined`` and ``not_applicable``:
+        figure -> why); None when absent."""
         return None if self.health is None else self.health.systems.get(system)
 
 

@@ -48,14 +48,14 @@ def check(rule: HealthRule, ev: Evidence) -> list[Outcome]:
                 outcomes.append(Outcome(rule.rule, name, False, None, threshold,
                                         f"no health record for {system} ({STAGE})"))
                 continue
-            value = number(entry.get(metric))
-            na = (entry.get("not_applicable") or {}).get(metric)
+            value = number(entry.figure(metric))
+            na = entry.not_applicable.get(metric)
             if value is None and na:
                 outcomes.append(Outcome.not_applicable(rule.rule, name,
                                                        f"{metric} of {system}: {na}"))
                 continue
             if value is None:
-                why = (entry.get("undefined") or {}).get(metric, "not in the health record")
+                why = entry.undefined.get(metric, "not in the health record")
                 outcomes.append(Outcome(rule.rule, name, False, None, threshold,
                                         f"{metric} of {system} is undefined: {why}"))
                 continue

@@ -24,7 +24,8 @@ def offline(metric: str, ev: Evidence, system: str | None = None) -> tuple[float
     figure nor evaluated."""
     system = system or ev.candidate
     if metric in HEALTH_METRICS:
-        return number((ev.health_of(system) or {}).get(metric)), "health"
+        record = ev.health_of(system)
+        return number(record.figure(metric) if record else None), "health"
     measures = ev.metrics.get(system) or {}
     if metric not in measures:
         raise InputError(f"rollback metric {metric!r} is neither a health figure "
