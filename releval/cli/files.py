@@ -131,14 +131,14 @@ def metrics(
             resolve(measure or DEFAULT_MEASURES, rel=rel)
         if judged_only and not wanted:
             measures = as_judged_only(measures)
-        run_frame = _select_system(read_run(run, comments=comments, compact=True), system)
+        run_frame = _select_system(read_run(run, comments=comments), system)
         if run_frame.empty:  # trec_eval refuses an empty results file too
             raise InputError("the run holds no ranked document: nothing to evaluate", str(run))
         if wanted:
             run_frame = trec_eval.as_ranked(run_frame, trec_version)
         if max_docs is not None:
             run_frame = truncated(run_frame, max_docs)
-        truth = read_qrels(qrels, comments=comments, compact=True)
+        truth = read_qrels(qrels, comments=comments)
         tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
             run_frame) else run.stem
         if wanted:

@@ -85,7 +85,7 @@ def test_revisions_name_index_model_analyzer_run_file_and_qrels():
             "model": "mini", "index": "hnsw", "params": {"max_length": 256}}},
         "team": ENTRY | {"route": "external", "revisions": {"run_sha256": "ab" * 32}}}
     health = {"systems": revisions, "qrels": {"path": "qrels.parquet", "sha256": "cd" * 32}}
-    receipt = {"receipt": {"routes": {"dense": {"model_digest": "ef" * 32}}}}
+    receipt = {"receipt": {"routes": {"dense": {"route": "dense", "model_digest": "ef" * 32}}}}
     lines = markdown(health, {"candidate": "dense", "rules": []}, receipt)
     assert ("| bm25 | method lucene, k1 1.2, b 0.75 | — | stemmer english, stopwords en | — | "
             "cdcdcdcdcdcd |") in lines
