@@ -144,7 +144,7 @@ def validate(stage: str, outs: list[str], params: dict) -> tuple[int, str | None
         kwargs = {k: _lookup(dotted, params) for k, dotted in entry.suite_params}
         k = validated.key(entry.suite, kwargs, path)
         if k not in done:
-            from flows.validation import ValidationFailed, check  # Great Expectations: slow
+            from flows.validation import ValidationFailed, check  # pandas checks, no GX
 
             try:
                 check(entry.suite, pd.read_parquet(path),

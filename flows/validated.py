@@ -1,6 +1,6 @@
 """Validations already passed, keyed by content: a suite that passed on these bytes, with
 these suite parameters and this suite code, is not run again (a skipped stage's outputs are
-the bytes validated when it ran, so a no-op run never loads Great Expectations).
+the bytes validated when it ran, so a no-op run neither reads nor checks them).
 
 The key is sha256 over the suite's name, its parameters, the digest of the code the suites
 run (``flows.validation``'s import closure) and the file's own sha256. Passed keys are kept

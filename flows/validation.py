@@ -1,31 +1,32 @@
-"""Great Expectations suites for the data contracts (docs/architecture.md), one per table.
+"""The data contracts' suites (docs/architecture.md), one per table, and their checks.
+
+Each suite is plain data: Great Expectations expectation types with their keyword arguments
+(:class:`Expect`). The flow runs them as vectorised pandas checks with GX's semantics
+(``flows.expectations``), so validating never imports GX; ``flows.validation_gx`` builds the
+same suites as GX ExpectationSuites and runs them through GX's pandas engine: the reference
+the checks are held to (``tests/flows/test_validation_parity.py``).
 
 ``check(name, frame)`` runs the table's suite on a frame, optionally saves the report as
 JSON, and raises :class:`ValidationFailed` naming the suite, expectation, column and
 example rows. Invariants GX cannot express (contiguous ranks, scores ordered by rank,
 integer grades) are computed with pandas into helper boolean columns (``_``-prefixed) on
-a copy of the frame and checked with ``ExpectColumnValuesToBeInSet({True})``, so their
-failures report the same way.
+a copy of the frame and checked with ``expect_column_values_to_be_in_set`` ``[True]``, so
+their failures report the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import json
-import logging
-import threading
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import great_expectations as gx
 import numpy as np
 import pandas as pd
-from great_expectations.data_context.types.base import ProgressBarsConfig
 
+from flows.expectations import evaluate
 from releval.data import contracts as S
 from releval.decision import health
 from releval.decision.safety import SAFETY_REASONS, VIOLATION_COLUMNS
@@ -33,9 +34,7 @@ from releval.diagnosis.layers import LAYERS
 from releval.documents.offpolicy import ESTIMATE_TABLE, KINDS
 from releval.params.slices import DIMENSIONS
 
-E = gx.expectations
 N_EXAMPLES = 5
-RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": N_EXAMPLES}
 
 
 # --- helper columns -------------------------------------------------------------------------
@@ -109,258 +108,291 @@ HELPERS: dict[str, Helper] = {
 }
 
 
-def _holds(helper: str) -> E.ExpectColumnValuesToBeInSet:
-    return E.ExpectColumnValuesToBeInSet(column=helper, value_set=[True])
+# --- suites as data ---------------------------------------------------------------------------
+
+
+class Expect(NamedTuple):
+    """One expectation: its GX type (``expect_…``) and keyword arguments, as GX takes them."""
+
+    type: str
+    kwargs: dict
+
+
+class Suite(NamedTuple):
+    name: str
+    expectations: tuple[Expect, ...]
+
+
+def _suite(name: str, expectations: list[Expect]) -> Suite:
+    return Suite(name, tuple(expectations))
+
+
+def _exist(columns) -> list[Expect]:
+    return [Expect("expect_column_to_exist", {"column": c}) for c in columns]
+
+
+def _not_null(*columns: str) -> list[Expect]:
+    return [Expect("expect_column_values_to_not_be_null", {"column": c}) for c in columns]
+
+
+def _unique(column: str) -> Expect:
+    return Expect("expect_column_values_to_be_unique", {"column": column})
+
+
+def _compound_unique(columns: list[str]) -> Expect:
+    return Expect("expect_compound_columns_to_be_unique", {"column_list": list(columns)})
+
+
+def _in_set(column: str, values) -> Expect:
+    return Expect("expect_column_values_to_be_in_set",
+                  {"column": column, "value_set": list(values)})
+
+
+def _between(column: str, min_value=None, max_value=None) -> Expect:
+    bounds = {"min_value": min_value, "max_value": max_value}
+    return Expect("expect_column_values_to_be_between",
+                  {"column": column, **{k: v for k, v in bounds.items() if v is not None}})
+
+
+def _a_at_least_b(a: str, b: str, **kwargs) -> Expect:
+    return Expect("expect_column_pair_values_a_to_be_greater_than_b",
+                  {"column_A": a, "column_B": b, "or_equal": True, **kwargs})
+
+
+def _holds(helper: str) -> Expect:
+    return _in_set(helper, [True])
 
 
 # --- suites ---------------------------------------------------------------------------------
 
 
-def _exist(columns) -> list:
-    return [E.ExpectColumnToExist(column=c) for c in columns]
-
-
-def _not_null(*columns: str) -> list:
-    return [E.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
-
-
-def documents_suite() -> gx.ExpectationSuite:
+def documents_suite() -> Suite:
     """documents: doc_id key, known status, deleted_at ≥ published_at where set."""
-    return gx.ExpectationSuite(name="documents", expectations=[
+    return _suite("documents", [
         *_exist(S.DOCUMENT_COLUMNS),
         *_not_null(S.DOC_ID, S.PUBLISHED_AT, S.STATUS, S.TENANT),
-        E.ExpectColumnValuesToBeUnique(column=S.DOC_ID),
-        E.ExpectColumnValuesToBeInSet(column=S.STATUS, value_set=list(S.STATUSES)),
-        E.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A=S.DELETED_AT, column_B=S.PUBLISHED_AT, or_equal=True,
-            ignore_row_if="either_value_is_missing"),
+        _unique(S.DOC_ID),
+        _in_set(S.STATUS, list(S.STATUSES)),
+        _a_at_least_b(S.DELETED_AT, S.PUBLISHED_AT, ignore_row_if="either_value_is_missing"),
     ])
 
 
-def queries_suite() -> gx.ExpectationSuite:
+def queries_suite() -> Suite:
     """queries: query_id key, issued_at and role set, weight ≥ 0, a source (an optional
     column) logged or template."""
-    return gx.ExpectationSuite(name="queries", expectations=[
+    return _suite("queries", [
         *_exist(S.QUERY_COLUMNS),
         *_not_null(S.QUERY_ID, S.ISSUED_AT, S.ROLE, S.WEIGHT),
-        E.ExpectColumnValuesToBeUnique(column=S.QUERY_ID),
-        E.ExpectColumnValuesToBeBetween(column=S.WEIGHT, min_value=0),
+        _unique(S.QUERY_ID),
+        _between(S.WEIGHT, min_value=0),
         _holds("_query_source_ok"),
     ])
 
 
-def split_suite() -> gx.ExpectationSuite:
+def split_suite() -> Suite:
     """split: every query once, in one of the known splits."""
-    return gx.ExpectationSuite(name="split", expectations=[
+    return _suite("split", [
         *_exist((S.QUERY_ID, S.SPLIT)),
         *_not_null(S.QUERY_ID, S.SPLIT),
-        E.ExpectColumnValuesToBeUnique(column=S.QUERY_ID),
-        E.ExpectColumnValuesToBeInSet(column=S.SPLIT, value_set=list(S.SPLITS)),
+        _unique(S.QUERY_ID),
+        _in_set(S.SPLIT, list(S.SPLITS)),
     ])
 
 
-def run_suite() -> gx.ExpectationSuite:
+def run_suite() -> Suite:
     """run: one row per (system, query, doc); ranks 1..n contiguous; scores follow ranks;
     a probability, where the run has that column, on every row and in [0, 1]."""
-    return gx.ExpectationSuite(name="run", expectations=[
+    return _suite("run", [
         *_exist(S.RUN_COLUMNS),
         *_not_null(S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.QUERY_ID, S.DOC_ID]),
-        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+        _compound_unique([S.SYSTEM, S.QUERY_ID, S.DOC_ID]),
+        _between(S.RANK, min_value=1),
         _holds("_rank_contiguous"),
         _holds("_score_order_ok"),
         _holds("_probability_ok"),
     ])
 
 
-def seeds_suite() -> gx.ExpectationSuite:
+def seeds_suite() -> Suite:
     """seeds (every training seed's window): the run suite with one list per (system, seed,
     query)."""
-    return gx.ExpectationSuite(name="seeds", expectations=[
+    return _suite("seeds", [
         *_exist((*S.RUN_COLUMNS, S.SEED)),
         *_not_null(S.SYSTEM, S.SEED, S.QUERY_ID, S.DOC_ID, S.RANK, S.SCORE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.SEED, S.QUERY_ID,
-                                                       S.DOC_ID]),
-        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+        _compound_unique([S.SYSTEM, S.SEED, S.QUERY_ID, S.DOC_ID]),
+        _between(S.RANK, min_value=1),
         _holds("_rank_contiguous"),
         _holds("_score_order_ok"),
     ])
 
 
-def interactions_suite() -> gx.ExpectationSuite:
+def interactions_suite() -> Suite:
     """interactions (recommendation mode): user, item and time on every row, label 0 or 1."""
-    return gx.ExpectationSuite(name="interactions", expectations=[
+    return _suite("interactions", [
         *_exist(S.INTERACTION_COLUMNS),
         *_not_null(*S.INTERACTION_COLUMNS),
-        E.ExpectColumnValuesToBeInSet(column=S.LABEL, value_set=[0, 1]),
+        _in_set(S.LABEL, [0, 1]),
     ])
 
 
-def horizons_suite() -> gx.ExpectationSuite:
+def horizons_suite() -> Suite:
     """further horizons (recommendation mode): a (horizon, user-query) once, horizons ≥ 1
     day, a list of positives on every row."""
-    return gx.ExpectationSuite(name="horizons", expectations=[
+    return _suite("horizons", [
         *_exist(S.HORIZON_COLUMNS),
         *_not_null(*S.HORIZON_COLUMNS),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.HORIZON_DAYS, S.QUERY_ID]),
-        E.ExpectColumnValuesToBeBetween(column=S.HORIZON_DAYS, min_value=1),
+        _compound_unique([S.HORIZON_DAYS, S.QUERY_ID]),
+        _between(S.HORIZON_DAYS, min_value=1),
     ])
 
 
-def team_runs_suite() -> gx.ExpectationSuite:
+def team_runs_suite() -> Suite:
     """team runs (recommendation demo): a (system, user, item) once, probability in [0, 1]."""
     columns = (S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SCORE, S.PROBABILITY, S.SPLIT)
-    return gx.ExpectationSuite(name="team_runs", expectations=[
+    return _suite("team_runs", [
         *_exist(columns),
         *_not_null(*columns),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SPLIT]),
-        E.ExpectColumnValuesToBeBetween(column=S.PROBABILITY, min_value=0, max_value=1),
+        _compound_unique([S.SYSTEM, S.USER_ID, S.ITEM_ID, S.SPLIT]),
+        _between(S.PROBABILITY, min_value=0, max_value=1),
     ])
 
 
-def reliability_suite() -> gx.ExpectationSuite:
+def reliability_suite() -> Suite:
     """reliability diagram data: a (system, binning, bin) once, bins inside [0, 1], n ≥ 0,
     predicted and observed rates in [0, 1]."""
-    return gx.ExpectationSuite(name="reliability", expectations=[
+    return _suite("reliability", [
         *_exist((S.SYSTEM, "binning", "bin", "lo", "hi", "n", "mean_predicted", "observed")),
         *_not_null(S.SYSTEM, "binning", "bin", "n"),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, "binning", "bin"]),
-        E.ExpectColumnValuesToBeInSet(column="binning", value_set=["width", "mass"]),
-        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
-        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1)
+        _compound_unique([S.SYSTEM, "binning", "bin"]),
+        _in_set("binning", ["width", "mass"]),
+        _between("n", min_value=0),
+        *[_between(c, min_value=0, max_value=1)
           for c in ("lo", "hi", "mean_predicted", "observed")],
-        E.ExpectColumnPairValuesAToBeGreaterThanB(column_A="hi", column_B="lo", or_equal=True,
-                                                  ignore_row_if="either_value_is_missing"),
+        _a_at_least_b("hi", "lo", ignore_row_if="either_value_is_missing"),
     ])
 
 
-def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> gx.ExpectationSuite:
+def qrels_suite(min_grade: int = 0, max_grade: int = 3) -> Suite:
     """qrels: one row per (query, doc); integer grades on the scale min_grade..max_grade; a
     hard_negative mark (True / False) on every row, True only on a grade below 1."""
-    return gx.ExpectationSuite(name="qrels", expectations=[
+    return _suite("qrels", [
         *_exist((*S.QRELS_COLUMNS, S.HARD_NEGATIVE)),
         *_not_null(*S.QRELS_COLUMNS, S.HARD_NEGATIVE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
-        E.ExpectColumnValuesToBeBetween(column=S.GRADE, min_value=min_grade, max_value=max_grade),
-        E.ExpectColumnValuesToBeInSet(column=S.HARD_NEGATIVE, value_set=[True, False]),
+        _compound_unique([S.QUERY_ID, S.DOC_ID]),
+        _between(S.GRADE, min_value=min_grade, max_value=max_grade),
+        _in_set(S.HARD_NEGATIVE, [True, False]),
         _holds("_grade_integer"),
         _holds("_hard_negative_ok"),
     ])
 
 
-def selftest_suite() -> gx.ExpectationSuite:
+def selftest_suite() -> Suite:
     """self-test rows: one per (system, relation), a known status, counts that add up."""
     columns = (S.SYSTEM, S.ROUTE, "relation", "precondition", "trials", "reached", "passed",
                "failed", "status")
-    return gx.ExpectationSuite(name="selftest", expectations=[
+    return _suite("selftest", [
         *_exist(columns),
         *_not_null(*columns),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.SYSTEM, "relation"]),
-        E.ExpectColumnValuesToBeInSet(column="status", value_set=[
-            "passed", "failed", "unreached", "not_applicable"]),
+        _compound_unique([S.SYSTEM, "relation"]),
+        _in_set("status", ["passed", "failed", "unreached", "not_applicable"]),
         _holds("_tally_ok"),
     ])
 
 
-
-
-def pool_suite() -> gx.ExpectationSuite:
+def pool_suite() -> Suite:
     """pool: one row per (query, doc), a unique blind id each, ranks and rounds ≥ 1."""
-    return gx.ExpectationSuite(name="pool", expectations=[
+    return _suite("pool", [
         *_exist(S.POOL_COLUMNS),
         *_not_null(*S.POOL_COLUMNS),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
-        E.ExpectColumnValuesToBeUnique(column=S.BLIND_ID),
-        E.ExpectColumnValuesToBeBetween(column="min_rank", min_value=1),
-        E.ExpectColumnValuesToBeBetween(column="round", min_value=1),
+        _compound_unique([S.QUERY_ID, S.DOC_ID]),
+        _unique(S.BLIND_ID),
+        _between("min_rank", min_value=1),
+        _between("round", min_value=1),
     ])
 
 
-def _per_query(name: str, *keys: str) -> gx.ExpectationSuite:
+def _per_query(name: str, *keys: str) -> Suite:
     """per-query metrics: one value per (``keys``, query, measure), ≥ 0 or NaN (undefined)."""
-    return gx.ExpectationSuite(name=name, expectations=[
+    return _suite(name, [
         *_exist((*keys, *S.PER_QUERY_COLUMNS)),
         *_not_null(*keys, S.QUERY_ID, S.MEASURE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[*keys, S.QUERY_ID, S.MEASURE]),
-        E.ExpectColumnValuesToBeBetween(column=S.VALUE, min_value=0),
+        _compound_unique([*keys, S.QUERY_ID, S.MEASURE]),
+        _between(S.VALUE, min_value=0),
     ])
 
 
-def metrics_suite() -> gx.ExpectationSuite:
+def metrics_suite() -> Suite:
     """per-query metrics of every system."""
     return _per_query("metrics", S.SYSTEM)
 
 
-def seed_metrics_suite() -> gx.ExpectationSuite:
+def seed_metrics_suite() -> Suite:
     """per-query metrics of every training seed."""
     return _per_query("seed_metrics", S.SYSTEM, S.SEED)
 
 
-def horizon_metrics_suite() -> gx.ExpectationSuite:
+def horizon_metrics_suite() -> Suite:
     """per-query metrics at each further horizon."""
     return _per_query("horizon_metrics", S.HORIZON_DAYS, S.SYSTEM)
 
 
-def labels_suite() -> gx.ExpectationSuite:
+def labels_suite() -> Suite:
     """slice labels: known dimensions, no empty label, a (query, dimension, slice) once."""
-    return gx.ExpectationSuite(name="labels", expectations=[
+    return _suite("labels", [
         *_exist(S.LABEL_COLUMNS),
         *_not_null(*S.LABEL_COLUMNS),
-        E.ExpectCompoundColumnsToBeUnique(column_list=list(S.LABEL_COLUMNS)),
-        E.ExpectColumnValuesToBeInSet(column=S.DIMENSION, value_set=list(DIMENSIONS)),
+        _compound_unique(list(S.LABEL_COLUMNS)),
+        _in_set(S.DIMENSION, list(DIMENSIONS)),
     ])
 
 
-def diff_suite() -> gx.ExpectationSuite:
+def diff_suite() -> Suite:
     """per-query differences: one row per (query, measure), diff = candidate − baseline."""
-    return gx.ExpectationSuite(name="diff", expectations=[
+    return _suite("diff", [
         *_exist((S.QUERY_ID, S.MEASURE, "baseline", "candidate", "diff")),
         *_not_null(S.QUERY_ID, S.MEASURE),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.MEASURE]),
+        _compound_unique([S.QUERY_ID, S.MEASURE]),
         _holds("_diff_consistent"),
     ])
 
 
-def slices_suite() -> gx.ExpectationSuite:
+def slices_suite() -> Suite:
     """slice comparisons: one row per (dimension, slice, measure), n ≥ 0, p-values in [0, 1],
     ci_low ≤ ci_high where tested."""
-    return gx.ExpectationSuite(name="slices", expectations=[
+    return _suite("slices", [
         *_exist((S.DIMENSION, S.SLICE, S.MEASURE, "n", "too_small", "ci_low", "ci_high",
                  "p_value", "p_holm", "verdict")),
         *_not_null(S.DIMENSION, S.SLICE, S.MEASURE, "n", "verdict"),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.DIMENSION, S.SLICE, S.MEASURE]),
-        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
-        E.ExpectColumnValuesToBeBetween(column="p_value", min_value=0, max_value=1),
-        E.ExpectColumnValuesToBeBetween(column="p_holm", min_value=0, max_value=1),
-        E.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A="ci_high", column_B="ci_low", or_equal=True,
-            ignore_row_if="either_value_is_missing"),
+        _compound_unique([S.DIMENSION, S.SLICE, S.MEASURE]),
+        _between("n", min_value=0),
+        _between("p_value", min_value=0, max_value=1),
+        _between("p_holm", min_value=0, max_value=1),
+        _a_at_least_b("ci_high", "ci_low", ignore_row_if="either_value_is_missing"),
     ])
 
 
-def violations_suite() -> gx.ExpectationSuite:
+def violations_suite() -> Suite:
     """safety violations: a known reason, rank ≥ 1, a (system, query, doc, reason) once."""
-    return gx.ExpectationSuite(name="violations", expectations=[
+    return _suite("violations", [
         *_exist(VIOLATION_COLUMNS),
         *_not_null(*VIOLATION_COLUMNS),
-        E.ExpectCompoundColumnsToBeUnique(
-            column_list=[S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.REASON]),
-        E.ExpectColumnValuesToBeInSet(column=S.REASON, value_set=list(SAFETY_REASONS)),
-        E.ExpectColumnValuesToBeBetween(column=S.RANK, min_value=1),
+        _compound_unique([S.SYSTEM, S.QUERY_ID, S.DOC_ID, S.REASON]),
+        _in_set(S.REASON, list(SAFETY_REASONS)),
+        _between(S.RANK, min_value=1),
     ])
 
 
-def failures_suite() -> gx.ExpectationSuite:
+def failures_suite() -> Suite:
     """failures: a known kind and layer, evidence present, a system's rank ≥ 1 where set."""
-    return gx.ExpectationSuite(name="failures", expectations=[
+    return _suite("failures", [
         *_exist((S.SYSTEM, S.QUERY_ID, S.DOC_ID, "kind", "layer", "evidence")),
         *_not_null(S.SYSTEM, S.QUERY_ID, S.DOC_ID, "kind", "layer", "evidence"),
-        E.ExpectColumnValuesToBeInSet(column="kind", value_set=["relevance", "safety"]),
-        E.ExpectColumnValuesToBeInSet(column="layer", value_set=list(LAYERS)),
+        _in_set("kind", ["relevance", "safety"]),
+        _in_set("layer", list(LAYERS)),
     ])
 
 
-def health_suite() -> gx.ExpectationSuite:
+def health_suite() -> Suite:
     """system health: one row per system; counts ≥ 0 and set; rates and shares in [0, 1],
     latencies, cost and days ≥ 0 (NaN: undefined, not checked); appeared ≤ published in the
     span, still appearing ≤ deleted."""
@@ -370,45 +402,45 @@ def health_suite() -> gx.ExpectationSuite:
     amounts = (*health.PERCENTILES, "candidates_per_query", "cost_per_query",
                "freshness_median_days", "freshness_p95_days", "deletion_propagation_p95_days",
                "deletion_propagation_max_days")
-    return gx.ExpectationSuite(name="health", expectations=[
+    return _suite("health", [
         *_exist(health.COLUMNS),
         *_not_null(S.SYSTEM, *counts),
-        E.ExpectColumnValuesToBeUnique(column=S.SYSTEM),
-        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1) for c in shares],
-        *[E.ExpectColumnValuesToBeBetween(column=c, min_value=0) for c in (*counts, *amounts)],
-        *[E.ExpectColumnPairValuesAToBeGreaterThanB(column_A=a, column_B=b, or_equal=True)
+        _unique(S.SYSTEM),
+        *[_between(c, min_value=0, max_value=1) for c in shares],
+        *[_between(c, min_value=0) for c in (*counts, *amounts)],
+        *[_a_at_least_b(a, b)
           for a, b in (("freshness_eligible", "freshness_appeared"),
                        ("deleted_eligible", "deleted_still_appearing"))],
     ])
 
 
-def offpolicy_estimates_suite() -> gx.ExpectationSuite:
+def offpolicy_estimates_suite() -> Suite:
     """off-policy estimates: a (kind, estimator, position) once, a known kind, n ≥ 0, each
     CI around its value."""
-    return gx.ExpectationSuite(name="offpolicy_estimates", expectations=[
+    return _suite("offpolicy_estimates", [
         *_exist(ESTIMATE_TABLE),
         *_not_null("kind", "estimator", "position", "n"),
-        E.ExpectCompoundColumnsToBeUnique(column_list=["kind", "estimator", "position"]),
-        E.ExpectColumnValuesToBeInSet(column="kind", value_set=list(KINDS)),
-        E.ExpectColumnValuesToBeBetween(column="n", min_value=0),
+        _compound_unique(["kind", "estimator", "position"]),
+        _in_set("kind", list(KINDS)),
+        _between("n", min_value=0),
         _holds("_ci_ordered"),
     ])
 
 
-def automatic_labels_suite(max_grade: int = 3) -> gx.ExpectationSuite:
+def automatic_labels_suite(max_grade: int = 3) -> Suite:
     """automatic.parquet: one label per (query, doc), integer grades on 0..max_grade, a named
     judge, a known role (the confidence's meaning is the judge's: not bounded)."""
-    return gx.ExpectationSuite(name="automatic_labels", expectations=[
+    return _suite("automatic_labels", [
         *_exist((*S.QRELS_COLUMNS, "judge", "model", "confidence", "role")),
         *_not_null(*S.QRELS_COLUMNS, "judge", "role"),
-        E.ExpectCompoundColumnsToBeUnique(column_list=[S.QUERY_ID, S.DOC_ID]),
-        E.ExpectColumnValuesToBeBetween(column=S.GRADE, min_value=0, max_value=max_grade),
-        E.ExpectColumnValuesToBeInSet(column="role", value_set=["validation", "heldout", "hole"]),
+        _compound_unique([S.QUERY_ID, S.DOC_ID]),
+        _between(S.GRADE, min_value=0, max_value=max_grade),
+        _in_set("role", ["validation", "heldout", "hole"]),
         _holds("_grade_integer"),
     ])
 
 
-SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
+SUITES: dict[str, Callable[..., Suite]] = {  # name -> the suite, built from its params
     "documents": documents_suite,
     "queries": queries_suite,
     "split": split_suite,
@@ -440,8 +472,11 @@ SUITES: dict[str, Callable[..., gx.ExpectationSuite]] = {
 
 @dataclasses.dataclass(frozen=True)
 class ValidationReport:
-    """Outcome of one suite on one frame; ``failures`` hold plain, JSON-ready dicts with
-    expectation, columns, unexpected_count, examples ([{index, value}], ≤ 5) and error."""
+    """Outcome of one suite on one frame, saved as JSON as it is (``to_dict``): suite,
+    success, rows, evaluated (the suite's expectations), params, and ``failures``, one plain
+    dict per failed expectation in suite order: expectation (its GX type), columns,
+    unexpected_count (None when it could not be counted), examples ([{index, value}], ≤ 5)
+    and error (why it could not be checked, else None)."""
 
     suite: str
     success: bool
@@ -483,27 +518,12 @@ def _describe(suite: str, failure: dict) -> str:
     return f"{head}: {failure['unexpected_count']} unexpected, e.g. rows {rows}"
 
 
-@functools.cache
-def _batch_definition():
-    """The one ephemeral GX context's whole-dataframe batch definition (created on first use)."""
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    return (context.data_sources.add_pandas("releval")
-            .add_dataframe_asset("frame").add_batch_definition_whole_dataframe("whole"))
-
-
-_LOCK = threading.Lock()  # GX gives every batch of the asset the same id: one at a time
-# GX's column-pair metrics read tz-aware columns through Series.values (pandas 3 deprecation)
-_GX_PANDAS_WARNING = "Series.values returning an ndarray that drops timezone"
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copy of a GX result value (numpy scalars, timestamps, NaN -> None)."""
+def plain(value: Any) -> Any:
+    """JSON-ready copy of a result value (numpy scalars, timestamps, NaN -> None)."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | np.ndarray):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dt.datetime | np.datetime64):
         return None if pd.isna(value) else pd.Timestamp(value).isoformat()
     if isinstance(value, np.generic):
@@ -515,66 +535,67 @@ def _plain(value: Any) -> Any:
     return None if pd.isna(value) else str(value)
 
 
-def _columns(kwargs: dict) -> list[str]:
+def columns(kwargs: dict) -> list[str]:
+    """The columns an expectation's kwargs name, in order."""
     if "column_list" in kwargs:
         return list(kwargs["column_list"])
     return [kwargs[k] for k in ("column", "column_A", "column_B") if k in kwargs]
 
 
-def _error(info: dict) -> str | None:
-    """The exception message GX caught, flat or keyed by metric id, else None."""
-    infos = [info] if "raised_exception" in info else list(info.values())
-    return next((i["exception_message"] or "raised" for i in infos
-                 if i.get("raised_exception")), None)
+def failure(data: pd.DataFrame, expectation: Expect, unexpected_count: int | None,
+            index: list, values: list, error: str | None) -> dict:
+    """A failed expectation's report entry from its first unexpected rows' ``index`` labels
+    and ``values`` (its first column's); a helper's failing row shows its inputs rather than
+    False, a multi-column one the row's columns."""
+    names = columns(expectation.kwargs)
+    helper = HELPERS.get(names[0]) if names else None
+    shown = list(helper.inputs) if helper else names if len(names) > 1 else None
+    examples = [{"index": plain(i), "value": plain(data.loc[i, shown].to_dict() if shown else v)}
+                for i, v in zip(index[:N_EXAMPLES], values, strict=False)]
+    return {"expectation": expectation.type, "columns": names,
+            "unexpected_count": unexpected_count, "examples": examples, "error": error}
 
 
-def _failure(result, data: pd.DataFrame) -> dict:
-    kwargs = result.expectation_config.kwargs
-    columns, res = _columns(kwargs), result.result
-    helper = HELPERS.get(columns[0]) if columns else None
-    # a helper's failing row shows its inputs rather than False; multi-column ones the row
-    shown = list(helper.inputs) if helper else columns if len(columns) > 1 else None
-    examples = []
-    for index, value in zip(res.get("partial_unexpected_index_list") or [],
-                            res.get("partial_unexpected_list") or [], strict=False):
-        value = data.loc[index, shown].to_dict() if shown else value
-        examples.append({"index": _plain(index), "value": _plain(value)})
-    return {"expectation": result.expectation_config.type, "columns": columns,
-            "unexpected_count": res.get("unexpected_count"),
-            "examples": examples[:N_EXAMPLES], "error": _error(result.exception_info or {})}
-
-
-def _with_helpers(frame: pd.DataFrame, suite: gx.ExpectationSuite) -> pd.DataFrame:
+def with_helpers(frame: pd.DataFrame, suite: Suite) -> pd.DataFrame:
     """Copy of ``frame`` plus the helper columns the suite checks (all-null, i.e. not
-    checked, when an input column is missing: its ExpectColumnToExist reports that)."""
-    needed = [c for e in suite.expectations for c in _columns(e.configuration.kwargs)
-              if c in HELPERS]
+    checked, when an input column is missing: its expect_column_to_exist reports that)."""
+    needed = [c for e in suite.expectations for c in columns(e.kwargs) if c in HELPERS]
     return frame.assign(**{
         c: HELPERS[c].compute(frame) if set(HELPERS[c].inputs) <= set(frame.columns) else None
         for c in needed})
 
 
+def _checked(data: pd.DataFrame, expectation: Expect) -> dict | None:
+    """``expectation`` on ``data``: its failure, or None when it holds."""
+    outcome = evaluate(data, *expectation)
+    if outcome.success:
+        return None
+    if outcome.unexpected is None:
+        return failure(data, expectation, None, [], [], outcome.error)
+    rows = np.flatnonzero(outcome.unexpected)
+    first = rows[:N_EXAMPLES]
+    values = data[columns(expectation.kwargs)[0]].iloc[first].tolist()
+    return failure(data, expectation, len(rows), data.index[first].tolist(), values, None)
+
+
+def suite(name: str, **params) -> Suite:
+    """Suite ``name`` built with ``params`` (unknown: ValueError; a wrong param: TypeError)."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+    return SUITES[name](**params)
+
+
 def validate(name: str, frame: pd.DataFrame, **params) -> ValidationReport:
     """Run suite ``name`` (built with ``params``) on ``frame``; example rows are index labels
     (row positions when the index has duplicates)."""
-    if name not in SUITES:
-        raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
-    suite = SUITES[name](**params)
+    spec = suite(name, **params)
     if not frame.index.is_unique:
         frame = frame.reset_index(drop=True)
-    data = _with_helpers(frame, suite)
-    with _LOCK, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=DeprecationWarning,
-                                message=_GX_PANDAS_WARNING)
-        batch = _batch_definition().get_batch(batch_parameters={"dataframe": data})
-        result = batch.validate(suite, result_format=RESULT_FORMAT)
-    order = {(e.expectation_type, tuple(_columns(e.configuration.kwargs))): i
-             for i, e in enumerate(suite.expectations)}
-    failed = sorted((r for r in result.results if not r.success), key=lambda r: order.get(
-        (r.expectation_config.type, tuple(_columns(r.expectation_config.kwargs))), len(order)))
-    return ValidationReport(suite=name, success=bool(result.success), rows=len(frame),
-                            evaluated=len(result.results), params=_plain(params),
-                            failures=[_failure(r, data) for r in failed])
+    data = with_helpers(frame, spec)
+    failures = [f for e in spec.expectations if (f := _checked(data, e)) is not None]
+    return ValidationReport(suite=name, success=not failures, rows=len(frame),
+                            evaluated=len(spec.expectations), params=plain(params),
+                            failures=failures)
 
 
 def check(name: str, frame: pd.DataFrame, out_json: Path | None = None,

@@ -131,20 +131,21 @@ def metrics(
             resolve(measure or DEFAULT_MEASURES, rel=rel)
         if judged_only and not wanted:
             measures = as_judged_only(measures)
-        run_frame = _select_system(read_run(run, comments=comments), system)
+        run_frame = _select_system(read_run(run, comments=comments, compact=True), system)
         if run_frame.empty:  # trec_eval refuses an empty results file too
             raise InputError("the run holds no ranked document: nothing to evaluate", str(run))
         if wanted:
             run_frame = trec_eval.as_ranked(run_frame, trec_version)
         if max_docs is not None:
             run_frame = truncated(run_frame, max_docs)
-        truth = read_qrels(qrels, comments=comments)
+        truth = read_qrels(qrels, comments=comments, compact=True)
         tag = str(run_frame[S.SYSTEM].iloc[0]) if S.SYSTEM in run_frame.columns and len(
             run_frame) else run.stem
         if wanted:
             result = trec_eval.evaluate(run_frame, truth, wanted, run_id=tag, level=rel,
                                         complete=not common_only, max_grade=max_grade,
-                                        undefined_aware=undefined_aware, version=trec_version)
+                                        undefined_aware=undefined_aware, version=trec_version,
+                                        per_query=per_query)
         else:
             result = evaluate(Qrels(truth, str(qrels)), {tag: Run(run_frame, tag, str(run))},
                               measures, query_set="common" if common_only else "judged",

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,6 @@ from releval.errors import InputError
 
 TREC_QRELS = (S.QUERY_ID, "iteration", S.DOC_ID, S.GRADE)
 TREC_RUN = (S.QUERY_ID, "q0", S.DOC_ID, S.RANK, S.SCORE, S.SYSTEM)
-CATEGORY = pa.dictionary(pa.int32(), pa.string())
 
 
 def _tag(frame: pd.DataFrame, source: str, unit: str, first: int) -> pd.DataFrame:
@@ -160,18 +160,19 @@ def _read_whitespace(path: Path, names: tuple[str, ...]) -> pd.DataFrame:
     return _tag(frame, str(path), "line", 1)
 
 
-def _read_trec(path: Path, names: tuple[str, ...], types: dict) -> pd.DataFrame:
-    """A TREC file: Arrow's CSV reader for the common shape (``trec_fast``), else the general
-    whitespace reader; the columns of ``types`` (others are read, then dropped). The system
-    column (a run's tag, the same on most lines) is categorical."""
+def _read_trec(path: Path, names: tuple[str, ...], kinds: dict[str, trec_fast.Kind],
+               compact: bool) -> pd.DataFrame:
+    """A TREC file: the compiled reader for the common shape (``trec_fast``), else the
+    general whitespace reader; the columns of ``kinds`` (others are read, then dropped). The
+    system column (a run's tag, the same on most lines) is categorical; with ``compact`` the
+    fast reader's query ids are too, and its doc ids Arrow strings (``trec_fast.read``)."""
     path = existing(path)
-    kinds = {name: pa.large_string() if kind is str else kind for name, kind in types.items()}
-    frame = trec_fast.read(path, names, kinds)
+    frame = trec_fast.read(path, names, kinds, compact=compact)
     if frame is None:
         frame = _read_whitespace(path, names)
-        frame = frame.drop(columns=[c for c in names if c not in types])
+        frame = frame.drop(columns=[c for c in names if c not in kinds])
         for name, kind in kinds.items():
-            if pa.types.is_dictionary(kind):
+            if kind == "category":
                 frame[name] = frame[name].astype("category")
     return _tag(frame, str(path), "line", 1)
 
@@ -298,13 +299,15 @@ def is_table(path: Path) -> bool:
     return path.suffix.lower() in {".parquet", ".csv", ".tsv"}
 
 
-def read_qrels(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
+def read_qrels(path: str | Path, *, comments: bool = False, compact: bool = False
+               ) -> pd.DataFrame:
     """qrels as (query_id, doc_id, grade): TREC ``qid iter docid grade``, BEIR TSV
     (``query-id corpus-id score`` header), or a CSV/parquet table with contract columns.
     ``comments``: a TREC file's comment lines are skipped as trec_eval 10.0 skips them
-    (``QRELS_COMMENT``)."""
+    (``QRELS_COMMENT``); ``compact``: a TREC file's ids in the evaluator's form, without a
+    string per row (``_read_trec``)."""
     if comments and not is_table(existing(path)):
-        return _without_comments(read_qrels, path, QRELS_COMMENT)
+        return _without_comments(partial(read_qrels, compact=compact), path, QRELS_COMMENT)
     path = existing(path)
     if is_table(path):
         frame = read_table(path)
@@ -314,7 +317,8 @@ def read_qrels(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
             columns={"query-id": S.QUERY_ID, "corpus-id": S.DOC_ID, "score": S.GRADE})
         frame[[S.QUERY_ID, S.DOC_ID]] = frame[[S.QUERY_ID, S.DOC_ID]].astype(str)
     else:
-        frame = _read_trec(path, TREC_QRELS, {S.QUERY_ID: str, S.DOC_ID: str, S.GRADE: pa.int64()})
+        frame = _read_trec(path, TREC_QRELS, {S.QUERY_ID: "ids", S.DOC_ID: "text",
+                                              S.GRADE: "int"}, compact)
     S.require_columns(frame, (S.QUERY_ID, S.DOC_ID, S.GRADE), "qrels")
     _numeric(frame, S.GRADE, integer=True, fields=() if is_table(path) else TREC_QRELS)
     return frame
@@ -347,17 +351,20 @@ def _without_comments(read, path: str | Path, comment: re.Pattern | None) -> pd.
     return frame
 
 
-def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
+def read_run(path: str | Path, *, comments: bool = False, compact: bool = False
+             ) -> pd.DataFrame:
     """A run as (query_id, doc_id, score[, rank][, system]).
 
     TREC run files (``qid Q0 docid rank score tag``) lose their rank column: trec_eval
     orders them by score descending, ties by doc_id descending, and so does releval.
     Tables (CSV/parquet) keep an explicit ``rank`` when they have one. ``-`` reads a TREC
     run from standard input; ``comments`` skips its comment lines as trec_eval 10.0 does
-    (``RUN_COMMENT``).
+    (``RUN_COMMENT``); ``compact``: a TREC run's ids in the evaluator's form, without a
+    string per row (``_read_trec``).
     """
     if str(path) == "-" or comments and not is_table(existing(path)):
-        return _without_comments(read_run, path, RUN_COMMENT if comments else None)
+        return _without_comments(partial(read_run, compact=compact), path,
+                                 RUN_COMMENT if comments else None)
     path = existing(path)
     if is_table(path):
         frame = read_table(path)
@@ -366,8 +373,8 @@ def read_run(path: str | Path, *, comments: bool = False) -> pd.DataFrame:
         if S.RANK not in frame.columns:
             S.require_columns(frame, (S.SCORE,), "run")
     else:
-        frame = _read_trec(path, TREC_RUN, {S.QUERY_ID: str, S.DOC_ID: str,
-                                            S.SCORE: pa.float64(), S.SYSTEM: CATEGORY})
+        frame = _read_trec(path, TREC_RUN, {S.QUERY_ID: "ids", S.DOC_ID: "text",
+                                            S.SCORE: "float", S.SYSTEM: "category"}, compact)
     if S.SCORE in frame.columns:
         _numeric(frame, S.SCORE, integer=False, fields=() if is_table(path) else TREC_RUN)
     if S.RANK in frame.columns:

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from releval.metrics import ids
 from releval.metrics.judgments import Judgments
 
-BLOCK_ROWS = 1 << 21
+BLOCK_ROWS = 1 << 19
 MAX_WORKERS = 8
 
 
@@ -66,11 +66,10 @@ def plan(run: pd.DataFrame, queries: list[str] | None) -> Plan | None:
     (it is then evaluated whole)."""
     if len(run) <= BLOCK_ROWS:
         return None
-    run_qs = ids.query_ids(run, "run")
-    starts = np.flatnonzero(np.r_[True, ~ids.same_as_previous(run_qs)])
-    heads = ids.whole(run_qs.take(pa.array(starts)))
-    if len(pc.unique(heads)) < len(heads):
+    found = ids.query_runs(run, "run")
+    if found is None:
         return None
+    heads, starts = found
     listed = None if queries is None else pc.unique(pa.array(queries, pa.large_string()))
     bounds = np.r_[starts, len(run)]  # each block ends at the first query start past its size
     cuts = np.unique(np.r_[bounds[np.searchsorted(starts, np.arange(0, len(run), BLOCK_ROWS))],

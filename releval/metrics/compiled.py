@@ -32,19 +32,25 @@ def _kernel(fn: Callable) -> Callable:
     return fn
 
 
+_WRAPPING = threading.Lock()  # threads asking at once (the reader's, the warming one)
+
+
 def __getattr__(name: str):
     """A loop, compiled: the first request imports numba and wraps every loop (in definition
-    order, so a loop's callees are numba functions when it compiles)."""
+    order, so a loop's callees are numba functions when it compiles), once."""
     if name not in _KERNELS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from numba import njit
-    uncached = None
-    for key, fn in _KERNELS.items():
-        try:
-            globals()[key] = njit(cache=True, nogil=True)(fn)
-        except RuntimeError as exc:  # no writable cache folder: compile in every process
-            uncached = exc
-            globals()[key] = njit(nogil=True)(fn)
+    with _WRAPPING:
+        if name in globals():
+            return globals()[name]
+        from numba import njit
+        uncached = None
+        for key, fn in _KERNELS.items():
+            try:
+                globals()[key] = njit(cache=True, nogil=True)(fn)
+            except RuntimeError as exc:  # no writable cache folder: compile in every process
+                uncached = exc
+                globals()[key] = njit(nogil=True)(fn)
     if uncached is not None:
         warnings.warn(f"releval: numba cannot cache the metrics engine's loops ({uncached}); "
                       "each process compiles them: set NUMBA_CACHE_DIR to a writable folder",
@@ -58,16 +64,24 @@ def warm() -> threading.Thread:
 
     def compile_all():
         k = sys.modules[__name__]
-        offsets, data = buffers(pa.array(["a", "b"], pa.large_string()))
+        line = np.frombuffer(bytearray(b"q 1\n"), np.uint8)  # the TREC reader's loops first
+        where, index = np.zeros((1, 2), np.int32), np.zeros(1, np.int64)
+        k.trec_block(line, 32, 9, index + 1, index, where, where, np.zeros((1, 2), bool),
+                     np.zeros(2, np.int32), np.zeros(1, np.uint8), np.zeros(1), index,
+                     np.zeros(1, bool))
+        k.gather_bytes(line, where[0], where[0], index, np.zeros(2, np.int32), line)
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         hashes = np.zeros(2, np.uint64)
         score = np.zeros(2)
         score.flags.writeable = False  # as pandas hands a score column over
-        k.hash_strings(offsets, data, hashes)
-        k.same_as_previous(offsets, data, np.zeros(1, bool))
+        for kind in (pa.string(), pa.large_string()):  # the compact reader's: 4-byte offsets
+            offsets, data = buffers(pa.array(["a", "b"], kind))
+            k.hash_strings(offsets, data, hashes)
+            k.join(none, one - 1, one, hashes, offsets, data, one - 1, none, one - 1, one,
+                   hashes, offsets, data, np.zeros(2), np.zeros(2, np.int64), np.zeros(2))
+            if kind == pa.large_string():  # query ids as strings: a plain frame's
+                k.same_as_previous(offsets, data, np.zeros(1, bool))
         k.repeated_hashes(none, one - 1, one, hashes, np.zeros(2, bool))
-        k.join(none, one - 1, one, hashes, offsets, data, one - 1, none, one - 1, one, hashes,
-               offsets, data, np.zeros(2), np.zeros(2, np.int64), np.zeros(2))
         k.in_order(np.zeros(2, np.int64), np.zeros(2, np.int64), False)
         k.in_order(np.zeros(2, np.int64), score, True)
 
@@ -275,6 +289,154 @@ def in_order(codes, values, descending):  # pragma: no cover - compiled
         elif (a < b) if descending else (a > b):
             return 2
     return 1 if ties else 0
+
+
+# ---- the TREC reader's loops (``releval.data.trec_fast``) ----
+
+_POW10 = np.array([float(10 ** k) for k in range(23)])  # every one exact in a double
+_EXACT = 1 << 53  # an integer mantissa up to this is exact in a double
+
+
+@_kernel
+def _decimal(buf, a, b):  # pragma: no cover - compiled
+    """(value, True) of the bytes buf[a:b] where they are a plain decimal ``-?d+(.d+)?
+    ([eE][+-]?d+)?`` that one IEEE operation rounds exactly (an integer mantissa up to 2^53,
+    a power of ten up to 22: Clinger's fast path, strtod's value); else (NaN, False)."""
+    negative = buf[a] == 45
+    j = a + 1 if negative else a
+    mantissa = 0
+    scale = 0
+    start = j
+    while j < b and 48 <= buf[j] <= 57 and mantissa <= _EXACT:
+        mantissa = mantissa * 10 + (buf[j] - 48)
+        j += 1
+    if j == start:
+        return np.nan, False
+    if j < b and buf[j] == 46:  # the fraction
+        j += 1
+        start = j
+        while j < b and 48 <= buf[j] <= 57 and mantissa <= _EXACT:
+            mantissa = mantissa * 10 + (buf[j] - 48)
+            j += 1
+        if j == start:
+            return np.nan, False
+        scale = start - j
+    if j < b and (buf[j] == 101 or buf[j] == 69):  # the exponent
+        j += 1
+        sign = -1 if j < b and buf[j] == 45 else 1
+        if j < b and (buf[j] == 43 or buf[j] == 45):
+            j += 1
+        start = j
+        power = 0
+        while j < b and 48 <= buf[j] <= 57 and j - start < 4:
+            power = power * 10 + (buf[j] - 48)
+            j += 1
+        if j == start:
+            return np.nan, False
+        scale += sign * power
+    if j != b or mantissa > _EXACT or scale < -22 or scale > 22:
+        return np.nan, False
+    value = float(mantissa)
+    value = value * _POW10[scale] if scale >= 0 else value / _POW10[-scale]
+    return (-value if negative else value), True
+
+
+@_kernel
+def _integer(buf, a, b):  # pragma: no cover - compiled
+    """(value, True) of the bytes buf[a:b] where they are ``-?d{1,17}``; else (0, False)."""
+    negative = buf[a] == 45
+    j = a + 1 if negative else a
+    if j == b or b - j > 17:
+        return 0, False
+    value = 0
+    while j < b and 48 <= buf[j] <= 57:
+        value = value * 10 + (buf[j] - 48)
+        j += 1
+    if j != b:
+        return 0, False
+    return (-value if negative else value), True
+
+
+@_kernel
+def trec_block(buf, delim, other, role, slot, begins, ends, changes, offsets, data, floats,
+               ints, slow):  # pragma: no cover - compiled
+    """Cut ``buf`` (whole lines, the last one's line feed optional, CR LF allowed) into
+    lines of ``len(role)`` non-empty fields separated by the byte ``delim``, and keep what
+    ``role[f]`` asks of field f of each line i: 1 (an id) its place, begins/ends[slot[f], i],
+    and changes[slot[f], i], whether it differs from line i - 1's (True for line 0); 2 (a
+    text) its bytes, in ``data`` from offsets[0] on (offsets[i + 1] ends line i's); 3 / 4 (a
+    decimal / an integer) floats[i] / ints[i], or where the compiled parse does not apply
+    slow[i] and its place (begins/ends[slot[f], i]); 0 nothing. Returns (lines, common):
+    common is False at the first line of another shape (blank, an empty field, more or fewer
+    fields, the byte ``other``, a quote, a NUL byte, a carriage return that does not end a
+    line)."""
+    n_fields = len(role)
+    stop = len(buf)
+    line = f = begin = i = 0
+    while i < stop:  # one field a turn
+        while True:
+            while i < stop and buf[i] > 34:  # neither blank, line end, quote nor NUL
+                i += 1
+            if i == stop:
+                c = 10  # the last line, without its line feed
+                break
+            c = buf[i]
+            if c == delim or c == 10 or c == 13:
+                break
+            if c == other or c == 34 or c == 0:
+                return line, False
+            i += 1  # another byte below the quote: part of the field
+        end = i
+        last = c != delim
+        if end == begin or (f + 1 == n_fields) != last:
+            return line, False
+        if c == 13 and i + 1 < stop:
+            if buf[i + 1] != 10:
+                return line, False
+            i += 1
+        r = role[f]
+        if r == 1:
+            s = slot[f]
+            begins[s, line], ends[s, line] = begin, end
+            same = line > 0 and end - begin == ends[s, line - 1] - begins[s, line - 1]
+            k, p = 0, begins[s, line - 1] if line > 0 else 0
+            while same and k < end - begin:
+                same = buf[begin + k] == buf[p + k]
+                k += 1
+            changes[s, line] = not same
+        elif r == 2:
+            at = offsets[line]
+            data[at:at + end - begin] = buf[begin:end]
+            offsets[line + 1] = at + end - begin
+        elif r == 3 or r == 4:
+            if r == 3:
+                value, ok = _decimal(buf, begin, end)
+                floats[line] = value
+            else:
+                number, ok = _integer(buf, begin, end)
+                ints[line] = number
+            slow[line] = not ok
+            if not ok:
+                begins[slot[f], line], ends[slot[f], line] = begin, end
+        i += 1
+        begin = i
+        if last:
+            line += 1
+            f = 0
+        else:
+            f += 1
+    return line, f == 0
+
+
+@_kernel
+def gather_bytes(buf, begins, ends, rows, offsets, data):  # pragma: no cover - compiled
+    """The bytes buf[begins[r]:ends[r]] of each r in ``rows``, one after another in ``data``
+    (``offsets`` already holds where each ends)."""
+    for j in range(len(rows)):
+        a = begins[rows[j]]
+        at = offsets[j]
+        for k in range(offsets[j + 1] - at):
+            data[at + k] = buf[a + k]
 
 
 for _name in _KERNELS:  # the plain functions leave the module: ``__getattr__`` compiles them

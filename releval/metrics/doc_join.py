@@ -74,7 +74,8 @@ def _first_repeat(rows: np.ndarray, keys: np.ndarray) -> tuple[int, int] | None:
 
 def _joined(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The arrays one after another, as one array."""
-    chunks = [c for a in arrays for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+    chunks = [c.cast(pa.large_string()) for a in arrays
+              for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
     return pa.chunked_array(chunks, pa.large_string()).combine_chunks()
 
 

@@ -19,10 +19,10 @@ from releval.metrics import doc_join, ids
 
 class Judgments:
     """``qrels`` (query_id, doc_id, grade, optional hard_negative) for the engine.
-    ``uniques``: the judged queries, ``codes``: each judgment's index among them; ``layout``:
-    the judgments grouped by code; ``docs`` / ``hashes`` / ``laid_grade``: each judgment's doc
-    id, its hash and its grade in layout order (a query's judgments side by side);
-    ``grade``: each judgment's grade (float, input order); ``laid_hard``: in layout order,
+    ``uniques``: the judged queries, ``codes``: each judgment's index among them (int32);
+    ``layout``: the judgments grouped by code; ``docs`` / ``hashes`` / ``laid_grade``: each
+    judgment's doc id, its hash and its grade in layout order (a query's judgments side by
+    side); ``grade``: each judgment's grade (float, input order); ``laid_hard``: in layout order,
     whether each judgment marks a hard negative (``hard_negatives``), None when the qrels
     mark none. Rules: grades are integers ≤ ``max_grade``; one judgment per (query, doc),
     else an InputError at the first repeat; the hard-negative rules of ``hard_negatives``."""
@@ -31,19 +31,21 @@ class Judgments:
         self.frame, self.max_grade = qrels, max_grade
         self.grade = S.check_grades(qrels, max_grade)
         hard = S.hard_negative_flags(qrels, "qrels", self.grade)
-        qs, ds = ids.query_ids(qrels, "qrels"), ids.doc_ids(qrels, "qrels")
-        self.uniques, self.codes, contiguous = ids.encode(qs)
+        self.uniques, codes, contiguous = ids.query_codes(qrels, "qrels")
+        self.codes = codes.astype(np.int32)
+        ds = ids.whole(ids.doc_ids(qrels, "qrels"))
         self.layout = doc_join.Grouped(self.codes, len(self.uniques), contiguous)
         hashes = doc_join.hash64(ds)
         dup = doc_join.repeated_judgment(ds, hashes, self.codes, self.layout)
         if dup:
             i, j = dup
-            raise InputError(f"duplicate judgment for query {qs[j].as_py()!r} doc "
+            query = self.uniques[self.codes[j]].as_py()
+            raise InputError(f"duplicate judgment for query {query!r} doc "
                              f"{ds[j].as_py()!r} (first at {S.where(qrels, qrels.index[i])})",
                              S.source_of(qrels, "qrels"), S.where(qrels, qrels.index[j]))
         self.input_docs = ds
         order = self.layout.order
-        self.docs = ids.whole(ds.take(pa.array(order)) if len(order) else ds)
+        self.docs = ds.take(pa.array(order)) if len(order) else ds
         self.hashes = hashes[order] if len(order) else hashes
         self.laid_grade = self.grade[order] if len(order) else self.grade
         self.laid_hard = (hard[order] if len(order) else hard) if hard.any() else None
@@ -73,4 +75,5 @@ class Judgments:
 
     def rows(self, codes: np.ndarray) -> np.ndarray:
         """The input rows of the judgments of queries ``codes``, in input order."""
-        return np.sort(self.layout.rows(codes))
+        rows = self.layout.rows(codes)  # ascending codes of contiguous queries: in order
+        return rows if (rows[1:] >= rows[:-1]).all() else np.sort(rows)

@@ -69,9 +69,9 @@ class Ranking:
     def __init__(self, run: pd.DataFrame, qrels: pd.DataFrame | Judgments | Future, *,
                  max_grade: int = 3, common_only: bool = False, queries=None, catalog=None):
         j = Judgments(qrels, max_grade) if isinstance(qrels, pd.DataFrame) else qrels
-        run_qs, run_ds = ids.query_ids(run, "run"), ids.doc_ids(run, "run")
         # the run's own arrays: query codes, doc-id hashes, the ranked order
-        run_quniq, run_qc, run_contiguous = ids.encode(run_qs)
+        run_quniq, run_qc, run_contiguous = ids.query_codes(run, "run")
+        run_ds = ids.doc_ids(run, "run")
         run_layout = doc_join.Grouped(run_qc, len(run_quniq), run_contiguous)
         run_hashes = doc_join.hash64(run_ds)
         ordered = self._order(run, run_qc, run_ds)
@@ -112,7 +112,8 @@ class Ranking:
         grade, judgment = doc_join.match(
             run_ds, run_hashes, run_qc, run_layout, judged_by, j.docs, j.hashes, j.laid_grade,
             j.layout,
-            lambda d: S.duplicate_doc(run, d, run_qs[d[1]].as_py(), run_ds[d[1]].as_py()))
+            lambda d: S.duplicate_doc(run, d, run_quniq[run_qc[d[1]]].as_py(),
+                                      run_ds[d[1]].as_py()))
         hard = None if j.laid_hard is None else np.append(j.laid_hard, False)[judgment]
 
         # ranked rows of evaluated queries, grouped by query, by position within it
@@ -320,7 +321,7 @@ def truncated(run: pd.DataFrame, depth: int) -> pd.DataFrame:
     """The first ``depth`` documents of each query's ranked list in ``Ranking``'s order (by
     rank, else score descending, ties by doc_id descending), the rest dropped: trec_eval's
     ``max_num_docs_per_topic``, applied before everything else (the judged-only view too)."""
-    codes = ids.encode(ids.query_ids(run, "run"))[1]
+    codes = ids.query_codes(run, "run")[1]
     order = Ranking._order(run, codes, ids.doc_ids(run, "run"))
     order = np.arange(len(run)) if order is None else order
     grouped = codes[order]

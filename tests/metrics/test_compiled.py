@@ -7,6 +7,7 @@ import sys
 import pandas as pd
 import pyarrow as pa
 
+from releval.data.readers import read_qrels, read_run
 from releval.metrics import compiled, doc_join
 from releval.metrics.engine import evaluate
 
@@ -36,9 +37,10 @@ def test_without_a_cache_folder_the_loops_compile_and_say_so_once():
     assert "NUMBA_CACHE_DIR" in warned
 
 
-def test_warming_compiles_every_loop_with_the_signatures_the_engine_calls():
+def test_warming_compiles_every_loop_with_the_signatures_the_engine_calls(tmp_path):
     compiled.warm().join()
-    names = ("hash_strings", "same_as_previous", "repeated_hashes", "join", "in_order")
+    names = ("hash_strings", "same_as_previous", "repeated_hashes", "join", "in_order",
+             "trec_block", "gather_bytes")
     warmed = {name: len(getattr(compiled, name).signatures) for name in names}
     run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"],
                         "score": [2.0, 1.0, 3.0]})
@@ -46,5 +48,9 @@ def test_warming_compiles_every_loop_with_the_signatures_the_engine_calls():
                           "grade": [1, 2, 0]})
     evaluate(run, qrels, ["nDCG@10", "AP"])
     evaluate(run.assign(rank=[1, 2, 1]), qrels, ["nDCG@10", "AP"])
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 2 r\nq1 Q0 b 2 1.5e40 r\nq2 Q0 a 1 3 r\n")
+    (tmp_path / "qrels.txt").write_text("q2 0 a 1\nq1 0 b 2\nq1 0 c 0\n")
+    evaluate(read_run(tmp_path / "run.txt", compact=True),  # as ``releval metrics`` reads
+             read_qrels(tmp_path / "qrels.txt", compact=True), ["nDCG@10", "AP"])
     assert all(warmed.values())
     assert {name: len(getattr(compiled, name).signatures) for name in names} == warmed
