@@ -3,8 +3,9 @@
 Stages run through ``dvc repro --single-item`` (so unchanged stages are skipped and
 dvc.lock pins what ran; a stage ``dvc status`` found up to date when the run began is passed
 over without asking again while no stage run since changed its outputs, ``Fresh``); then
-the stage's outputs are checked with their Great Expectations suites (each output's suite is
-its entry's in ``releval.artifacts``; a check that passed on the same bytes is not run again,
+the stage's outputs are checked with their suites, Great Expectations expectations run as
+compiled pandas checks (``flows.validation``; each output's suite is its entry's in
+``releval.artifacts``; a check that passed on the same bytes is not run again,
 ``flows.validated``), and a failed check stops the flow with the suite, expectation, column
 and example rows. Validation reports are saved as JSON in the catalog's validation folder.
 The stages, their order and their outputs come from dvc.yaml (``dvc_stages``). Each run ends
