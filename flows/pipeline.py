@@ -19,7 +19,9 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -35,7 +37,7 @@ from prefect.artifacts import (
 )
 from prefect.states import Failed
 
-from flows import validated
+from flows import dvc_lock, validated
 from flows.console import LOG, Board, offline_env, quiet
 from releval import artifacts, executor
 from releval.documents.decision import Decision
@@ -102,6 +104,26 @@ class Fresh:
         return (yaml.load(path.read_text(), Loader=loader) or {}).get("stages", {})
 
 
+@contextlib.contextmanager
+def warm_worker() -> Iterator[None]:
+    """The stages' warm worker (``stages.worker``) for this run: started beside the flow,
+    named in ``RELEVAL_STAGE_WORKER`` for the stage commands DVC runs, stopped at the end.
+    A command that finds it not yet listening runs its stage itself."""
+    from stages.worker import ENV
+
+    with tempfile.TemporaryDirectory(prefix="releval-") as folder:
+        address = os.path.join(folder, "stages.sock")
+        worker = subprocess.Popen([sys.executable, "-m", "stages.worker", address],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        os.environ[ENV] = address
+        try:
+            yield
+        finally:
+            os.environ.pop(ENV, None)
+            worker.terminate()
+            worker.wait()
+
+
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
 def repro(stage: str, force: bool = False) -> str:
     """Run one stage through DVC: "ran", "skipped" (unchanged) or "failed: <why>". A stage
@@ -114,6 +136,7 @@ def repro(stage: str, force: bool = False) -> str:
     if not os.environ.get("PATH", "").startswith(bin_dir):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
     logging.getLogger("dvc").propagate = False  # DVC prints its own lines; no echo
+    dvc_lock.install()  # dvc.lock rewritten stage by stage: DVC's bytes, not its 2 s
     try:
         with Repo(".") as repo:
             ran = repo.reproduce(stage, single_item=True, force=force)
@@ -204,43 +227,44 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     dag = dvc_stages()
     fresh = Fresh()
     receipt = None
-    for stage, items in dag.items():
-        outs = [out for paths in items.values() for out in paths]
-        if stage == REPORT_STAGE:
-            shown = (run_receipt.last_receipt() or {}).get("sha256")
-            try:
-                receipt = _receipt(p, raw, validations, started,
-                                   {n for s, i in dag.items() if s != stage for n in i},
-                                   schedule, executed)
-            except InputError as exc:
-                get_run_logger().error(str(exc))
-                return Failed(message=str(exc))
-        if stage == GATE_STAGE and stage not in skip and run_receipt.write_looks(p):
-            fresh.changed = True  # a new look: the gate must count it
-        _show("start", stage)
-        if stage in skip:
-            record[stage] = "kept"
-            _show("finish", stage, "kept")
-            continue
-        # the report shows the receipt: rendered again when its content changed
-        forced = force or (stage == REPORT_STAGE and receipt["sha256"] != shown)
-        if not forced and fresh.skippable(items):
-            record[stage] = "skipped"
-        else:
-            record[stage] = repro(stage, forced)
-            if record[stage] == "ran":
-                fresh.ran(items)
-        if record[stage].startswith("failed"):  # the stage printed its own one-line error
-            _show("finish", stage, "failed")
-            get_run_logger().error(record[stage])
-            return Failed(message=record[stage])
-        passed, problem = _validate_all(stage, outs, params,
-                                        (executed or {}).get("task_runner") == "dask")
-        validations += passed
-        _show("finish", stage, "failed" if problem else record[stage])
-        if problem:
-            get_run_logger().error(problem)
-            return Failed(message=problem)
+    with warm_worker():  # the stage commands' imports, done once
+        for stage, items in dag.items():
+            outs = [out for paths in items.values() for out in paths]
+            if stage == REPORT_STAGE:
+                shown = (run_receipt.last_receipt() or {}).get("sha256")
+                try:
+                    receipt = _receipt(p, raw, validations, started,
+                                       {n for s, i in dag.items() if s != stage for n in i},
+                                       schedule, executed)
+                except InputError as exc:
+                    get_run_logger().error(str(exc))
+                    return Failed(message=str(exc))
+            if stage == GATE_STAGE and stage not in skip and run_receipt.write_looks(p):
+                fresh.changed = True  # a new look: the gate must count it
+            _show("start", stage)
+            if stage in skip:
+                record[stage] = "kept"
+                _show("finish", stage, "kept")
+                continue
+            # the report shows the receipt: rendered again when its content changed
+            forced = force or (stage == REPORT_STAGE and receipt["sha256"] != shown)
+            if not forced and fresh.skippable(items):
+                record[stage] = "skipped"
+            else:
+                record[stage] = repro(stage, forced)
+                if record[stage] == "ran":
+                    fresh.ran(items)
+            if record[stage].startswith("failed"):  # the stage printed its own one-line error
+                _show("finish", stage, "failed")
+                get_run_logger().error(record[stage])
+                return Failed(message=record[stage])
+            passed, problem = _validate_all(stage, outs, params,
+                                            (executed or {}).get("task_runner") == "dask")
+            validations += passed
+            _show("finish", stage, "failed" if problem else record[stage])
+            if problem:
+                get_run_logger().error(problem)
+                return Failed(message=problem)
     create_markdown_artifact(artifacts.path("reports.summary").read_text(),
                              key="releval-summary", description="releval summary")
     create_markdown_artifact(artifacts.path("reports.decision").read_text(),

@@ -1,0 +1,156 @@
+"""A warm process for stage commands: what every stage imports, imported once.
+
+A stage command (``python -m stages <name> …``, what dvc.yaml runs) spends most of a light
+stage's second importing pandas, pyarrow, pydantic and releval's models. The flow starts one
+worker (``python -m stages.worker SOCKET``) and names its Unix socket in
+``RELEVAL_STAGE_WORKER``; ``python -m stages`` then hands its arguments, working directory,
+environment and standard streams (the descriptors themselves, ``SCM_RIGHTS``) to the
+worker (:func:`hand_over`), which forks: the child runs ``stages.common.main`` as the
+command would, on the caller's streams, and the caller exits with its status. DVC still
+runs the command, hashes its deps and outs and writes dvc.lock: a stage run through the
+worker is the same code on the same inputs in the same directory. Without the variable, or
+when no worker answers, the command runs the stage itself.
+
+The worker imports the stage modules that start no thread (a fork copies one thread only;
+it refuses to serve if any import started one) and serves one request at a time, as DVC
+runs one stage at a time. A signal the caller gets (Ctrl-C, DVC stopping it) goes to the
+child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+ENV = "RELEVAL_STAGE_WORKER"
+_LENGTH = struct.Struct("!I")  # the request's length, sent with the three descriptors
+_STATUS = struct.Struct("!ii")  # (child pid, 0) when forked, then (exit status, 1)
+_FORK_UNSAFE = ("candidates", "autojudge")  # their dense encoders start thread pools
+
+
+def hand_over(address: str, argv: list[str]) -> int | None:
+    """Run ``python -m stages ARGV`` in the worker at ``address``: the stage's exit status,
+    or None when no worker answers (the caller then runs the stage itself)."""
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(address)
+    except OSError:
+        return None
+    with conn:
+        request = json.dumps({"argv": argv, "cwd": os.getcwd(),
+                              "env": dict(os.environ)}).encode()
+        socket.send_fds(conn, [_LENGTH.pack(len(request))], [0, 1, 2])
+        conn.sendall(request)
+        child = None
+
+        def forward(signum, _frame):
+            if child:
+                os.kill(child, signum)
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, forward)
+        while True:
+            reply = conn.recv(_STATUS.size, socket.MSG_WAITALL)
+            if len(reply) < _STATUS.size:
+                print("internal error: the stage worker ended before the stage did",
+                      file=sys.stderr)
+                return 1
+            value, final = _STATUS.unpack(reply)
+            if final:
+                return value
+            child = value
+
+
+def _run_child(request: dict, fds: list[int]) -> None:
+    """In the forked child: become the command (streams, directory, environment, argv) and
+    run the stage; never returns."""
+    status = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = ["stages", *request["argv"]]
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        from stages.common import main
+
+        try:
+            main(request["argv"][0], request["argv"][1:])
+            status = 0
+        except SystemExit as exit_:
+            code = exit_.code
+            status = code if isinstance(code, int) else 0 if code is None else 1
+            if not isinstance(code, int | None):
+                print(code, file=sys.stderr)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream; the status still goes back
+                pass
+        os._exit(status)
+
+
+def _preload() -> None:
+    """Import ``stages.common`` and every stage module that starts no thread."""
+    import importlib
+    import pkgutil
+    import threading
+
+    import stages
+
+    importlib.import_module("stages.common")
+    for module in pkgutil.iter_modules(stages.__path__):
+        if module.name not in (*_FORK_UNSAFE, "__main__", "table", "worker"):
+            importlib.import_module(f"stages.{module.name}")
+    if threading.active_count() > 1:
+        raise SystemExit("stage worker: an import started a thread; stages run alone")
+
+
+def serve(address: str) -> None:
+    """Listen at ``address`` and run each request in a forked child, one at a time."""
+    _preload()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(8)
+    while True:
+        conn, _ = server.accept()
+        with conn:
+            header, fds, _flags, _ = socket.recv_fds(conn, _LENGTH.size, 3)
+            if len(fds) != 3 or len(header) != _LENGTH.size:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            message = conn.recv(_LENGTH.unpack(header)[0], socket.MSG_WAITALL)
+            pid = os.fork()
+            if pid == 0:
+                server.close()
+                conn.close()
+                _run_child(json.loads(message), fds)
+            for fd in fds:
+                os.close(fd)
+            try:
+                conn.sendall(_STATUS.pack(pid, 0))
+            except OSError:
+                pass
+            _, wait_status = os.waitpid(pid, 0)
+            try:
+                code = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
+                conn.sendall(_STATUS.pack(code if code >= 0 else 128 - code, 1))
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,85 @@
+"""The stages' warm worker (stages/worker.py): a stage handed to it ends as the command run
+alone does (its line, its status, its files), on the caller's own streams; with no worker
+answering, the command runs the stage itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stages.worker import ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+HAND_OVER = ("import sys; from stages.worker import hand_over; "
+             "print('status', hand_over(sys.argv[1], sys.argv[2:]))")
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return {**env, **extra}
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("worker")
+    address = str(folder / "w.sock")
+    proc = subprocess.Popen([sys.executable, "-m", "stages.worker", address], env=_env(),
+                            cwd=folder, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(address):
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the worker never listened"
+        time.sleep(0.1)
+    yield address
+    proc.terminate()
+    proc.wait()
+
+
+def _stage(cwd: Path, *argv: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stages", *argv], cwd=cwd, env=_env(**env),
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_stage_through_the_worker_ends_as_it_does_alone(worker, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "params.yaml").write_text("prepare:\n  source: demo\n")
+    alone = _stage(project, "gate", "--params", "params.yaml")
+    handed = _stage(project, "gate", "--params", "params.yaml", **{ENV: worker})
+    assert alone.returncode == handed.returncode == 2
+    assert handed.stderr == alone.stderr
+    assert handed.stderr.startswith("error: ") and handed.stderr.count("\n") == 1
+    assert "Traceback" not in handed.stderr
+
+    # the worker ran it: hand_over says the status it got back
+    asked = subprocess.run([sys.executable, "-c", HAND_OVER, worker, "gate", "--params",
+                            "params.yaml"], cwd=project, env=_env(), capture_output=True,
+                           text=True, timeout=300)
+    assert asked.stdout.strip() == "status 2"
+    assert asked.stderr == alone.stderr
+
+
+def test_the_worker_runs_in_the_callers_directory_and_environment(worker, tmp_path):
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    (project / "mine.yaml").write_text("prepare:\n  source: demo\n")
+    handed = _stage(project, "gate", "--params", "missing.yaml", **{ENV: worker})
+    alone = _stage(project, "gate", "--params", "missing.yaml")
+    assert handed.returncode == alone.returncode != 0
+    assert handed.stderr == alone.stderr and "missing.yaml" in handed.stderr
+
+
+def test_no_worker_answering_the_command_runs_the_stage_itself(tmp_path):
+    gone = str(tmp_path / "nobody.sock")
+    asked = subprocess.run([sys.executable, "-c", HAND_OVER, gone, "gate"], cwd=tmp_path,
+                           env=_env(), capture_output=True, text=True, timeout=60)
+    assert asked.stdout.strip() == "status None"
+    alone = _stage(tmp_path, "gate", "--params", "params.yaml")
+    handed = _stage(tmp_path, "gate", "--params", "params.yaml", **{ENV: gone})
+    assert handed.returncode == alone.returncode and handed.stderr == alone.stderr
