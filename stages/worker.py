@@ -103,7 +103,8 @@ def _run_child(request: dict, fds: list[int]) -> None:
 
 
 def _preload() -> None:
-    """Import ``stages.common`` and every stage module that starts no thread."""
+    """Import ``stages.common`` and every stage module that starts no thread, and initialise
+    numba's compiler."""
     import importlib
     import pkgutil
     import threading
@@ -114,6 +115,9 @@ def _preload() -> None:
     for module in pkgutil.iter_modules(stages.__path__):
         if module.name not in (*_FORK_UNSAFE, "__main__", "table", "worker"):
             importlib.import_module(f"stages.{module.name}")
+    import numba  # its compiler initialised once: the metrics' loops load from their cache
+
+    numba.njit(lambda x: x + 1)(1)
     if threading.active_count() > 1:
         raise SystemExit("stage worker: an import started a thread; stages run alone")
 

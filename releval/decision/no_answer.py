@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.membership import member
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -61,7 +62,7 @@ def refusals(runs: dict[str, pd.DataFrame], queries: pd.DataFrame, query_ids: It
     for name, run in runs.items():
         threshold = thresholds.get(name)
         answering = run if threshold is None else run[run[S.SCORE] >= threshold]
-        answers = chosen[S.QUERY_ID].isin(answering[S.QUERY_ID]).to_numpy()
+        answers = member(chosen[S.QUERY_ID], answering[S.QUERY_ID])
         n_none, n_answerable = int(no_answer.sum()), int((~no_answer).sum())
         refused = int((no_answer & ~answers).sum())
         empty = int((~no_answer & ~answers).sum())

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.membership import member
 from releval.judging.ingest import (
     CONFLICT,
     MISSING_ANNOTATOR,
@@ -121,7 +122,7 @@ def simulate_round(pool: pd.DataFrame, truth: pd.DataFrame, accepted: pd.DataFra
     of those pairs (1 when there are none), then ``corrupt`` (seed ``seed``) when
     ``corrupt_share`` > 0."""
     if accepted is not None and len(accepted):
-        pool = pool[~pool[S.BLIND_ID].isin(accepted[S.BLIND_ID])]
+        pool = pool[~member(pool[S.BLIND_ID], accepted[S.BLIND_ID])]
     latest = int(pool[S.ROUND].max()) if len(pool) else 1
     rows = simulate(pool, truth, judges=judges, seed=seed + latest, noise=noise,
                     max_grade=max_grade)

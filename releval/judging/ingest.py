@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
+from releval.data.membership import member
 from releval.errors import InputError
 from releval.judging.files import CANCELLED, MALFORMED
 
@@ -91,7 +92,7 @@ def ingest(rows: pd.DataFrame, pool: pd.DataFrame, *, pool_id: str, max_grade: i
     checks = {
         MALFORMED_ROW: _flag(rows, MALFORMED),
         WRONG_POOL: row_pool.notna() & (row_pool != str(pool_id)),
-        UNKNOWN_BLIND_ID: ~blind.isin(pairs.index),
+        UNKNOWN_BLIND_ID: pd.Series(~member(blind, pairs.index), index=blind.index),
         MISSING_ANNOTATOR: annotator.isna(),
         CANCELLED_ANNOTATION: _flag(rows, CANCELLED),
         MISSING_GRADE: grade.isna(),
