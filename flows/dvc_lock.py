@@ -4,9 +4,10 @@ DVC rewrites the whole dvc.lock after every stage it runs, parsing it with ruame
 round-trip loader and dumping it again (pure Python, kept for the comments of dvc.yaml):
 about 2 s per stage for a lock of 7,000 lines (every stage pins each code file it imports).
 The lock is DVC's own file and holds no comments, so :func:`install` routes DVC's
-``modify_yaml`` for dvc.lock alone through :func:`read` (ruamel's safe loader, in C) and
-:func:`render`: DVC's own dumper applied to one stage's entry at a time, each entry's text
-kept while the entry is unchanged, so a stage's run dumps that stage alone. The file written
+``modify_yaml`` for dvc.lock alone through :func:`read` (ruamel's safe loader, in C; not
+even that while the file holds what was last written) and :func:`render`: DVC's own dumper
+applied to one stage's entry at a time, each entry's text kept while the entry is
+unchanged, so a stage's run dumps that stage alone. The file written
 is the one DVC writes (tests/flows/test_dvc_lock.py); dvc.yaml and every other file keep
 DVC's writer, and ``dvc repro`` from a shell is untouched.
 """
@@ -21,6 +22,7 @@ from pathlib import PurePath
 
 LOCK_NAME = "dvc.lock"
 _BLOCKS: dict[str, str] = {}  # an entry's JSON -> its text under "stages:"
+_LAST: dict[str, tuple[str, dict | None]] = {}  # path -> (the text written, its data)
 
 
 def read(text: str, path: str = LOCK_NAME) -> dict:
@@ -30,13 +32,18 @@ def read(text: str, path: str = LOCK_NAME) -> dict:
     return parse_yaml(text, path, typ="safe") if text else {}
 
 
-def _block(name: str, entry: dict) -> str:
+def _blocks(stages: dict) -> list[str]:
+    """Each entry's text under ``stages:``, dumped where the entry changed since the last
+    render (the texts kept are the last render's)."""
     from dvc.utils.serialize import dumps_yaml
 
-    key = json.dumps([name, entry], default=str)
-    if key not in _BLOCKS:
-        _BLOCKS[key] = dumps_yaml({"stages": {name: entry}}).partition("\n")[2]
-    return _BLOCKS[key]
+    kept = {}
+    for name, entry in stages.items():
+        key = json.dumps([name, entry], default=str)
+        kept[key] = _BLOCKS.get(key) or dumps_yaml({"stages": {name: entry}}).partition("\n")[2]
+    _BLOCKS.clear()
+    _BLOCKS.update(kept)
+    return list(kept.values())
 
 
 def _shared(value, seen: set[int]) -> bool:
@@ -62,7 +69,7 @@ def render(data: dict) -> str:
             or _shared(stages, set())):
         return dumps_yaml(data)
     return (dumps_yaml({"schema": data["schema"]}) + "stages:\n"
-            + "".join(_block(name, entry) for name, entry in stages.items()))
+            + "".join(_blocks(stages)))
 
 
 def install() -> None:
@@ -84,10 +91,13 @@ def install() -> None:
         if exists(os.fspath(path)):
             with open_fn(path, encoding="utf-8") as fd:
                 text = fd.read()
-        data = read(text, path)
+        written, _LAST[os.fspath(path)] = _LAST.get(os.fspath(path), ("", None)), ("", None)
+        data = written[1] if written[0] == text and text else read(text, path)
         yield data
+        text = render(data)
         with open_fn(path, "w+", encoding="utf-8") as fd:
-            fd.write(render(data))
+            fd.write(text)
+        _LAST[os.fspath(path)] = (text, data)  # read again only if the file changes
 
     modify_yaml.by_stage = True
     dvcfile.modify_yaml = modify_yaml
