@@ -119,7 +119,9 @@ def _preload() -> None:
 
     numba.njit(lambda x: x + 1)(1)
     if threading.active_count() > 1:
-        raise SystemExit("stage worker: an import started a thread; stages run alone")
+        names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
+        raise SystemExit(f"stage worker: importing the stages started a thread ({names}); "
+                         "stages run alone")
 
 
 def serve(address: str) -> None:
