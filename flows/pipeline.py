@@ -113,7 +113,8 @@ def warm_worker() -> Iterator[None]:
 
     with tempfile.TemporaryDirectory(prefix="releval-") as folder:
         address = os.path.join(folder, "stages.sock")
-        worker = subprocess.Popen([sys.executable, "-m", "stages.worker", address],
+        worker = subprocess.Popen([sys.executable, "-m", "stages.worker", address,
+                                   str(os.getpid())],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         os.environ[ENV] = address
         try:

@@ -2,7 +2,7 @@
 
 A stage command (``python -m stages <name> …``, what dvc.yaml runs) spends most of a light
 stage's second importing pandas, pyarrow, pydantic and releval's models. The flow starts one
-worker (``python -m stages.worker SOCKET``) and names its Unix socket in
+worker (``python -m stages.worker SOCKET PARENT_PID``) and names its Unix socket in
 ``RELEVAL_STAGE_WORKER``; ``python -m stages`` then hands its arguments, working directory,
 environment and standard streams (the descriptors themselves, ``SCM_RIGHTS``) to the
 worker (:func:`hand_over`), which forks: the child runs ``stages.common.main`` as the
@@ -29,6 +29,7 @@ import sys
 ENV = "RELEVAL_STAGE_WORKER"
 _LENGTH = struct.Struct("!I")  # the request's length, sent with the three descriptors
 _STATUS = struct.Struct("!ii")  # (child pid, 0) when forked, then (exit status, 1)
+_PATIENCE = 2.0  # seconds between looks at whether the flow is still there
 _FORK_UNSAFE = ("candidates", "autojudge")  # their dense encoders start thread pools
 
 
@@ -124,14 +125,21 @@ def _preload() -> None:
                          "stages run alone")
 
 
-def serve(address: str) -> None:
-    """Listen at ``address`` and run each request in a forked child, one at a time."""
+def serve(address: str, parent: int) -> None:
+    """Listen at ``address`` and run each request in a forked child, one at a time; end when
+    process ``parent`` (the flow that started the worker) is no longer its parent: a flow
+    killed outright leaves no worker behind."""
     _preload()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
     server.listen(8)
-    while True:
-        conn, _ = server.accept()
+    server.settimeout(_PATIENCE)
+    while os.getppid() == parent:
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        conn.settimeout(None)
         with conn:
             header, fds, _flags, _ = socket.recv_fds(conn, _LENGTH.size, 3)
             if len(fds) != 3 or len(header) != _LENGTH.size:
@@ -159,4 +167,4 @@ def serve(address: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]))

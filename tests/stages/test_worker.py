@@ -29,7 +29,8 @@ def _env(**extra) -> dict:
 def worker(tmp_path_factory):
     folder = tmp_path_factory.mktemp("worker")
     address = str(folder / "w.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "stages.worker", address], env=_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "stages.worker", address,
+                             str(os.getpid())], env=_env(),
                             cwd=folder, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not os.path.exists(address):
@@ -83,3 +84,28 @@ def test_no_worker_answering_the_command_runs_the_stage_itself(tmp_path):
     alone = _stage(tmp_path, "gate", "--params", "params.yaml")
     handed = _stage(tmp_path, "gate", "--params", "params.yaml", **{ENV: gone})
     assert handed.returncode == alone.returncode and handed.stderr == alone.stderr
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (an exited process nobody has reaped yet does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_the_worker_ends_when_whoever_started_it_has_ended(tmp_path):
+    address = tmp_path / "orphan.sock"
+    starter = ("import os, subprocess, sys; p = subprocess.Popen([sys.executable, '-m', "
+               f"'stages.worker', {str(address)!r}, str(os.getpid())], "
+               "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)")
+    started = subprocess.run([sys.executable, "-c", starter], env=_env(), cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    pid = int(started.stdout.split()[0])  # its starter has exited: the worker is orphaned
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return
+        time.sleep(0.5)
+    os.kill(pid, 9)
+    raise AssertionError("the orphaned worker kept running")
