@@ -134,36 +134,47 @@ def serve(address: str, parent: int) -> None:
     server.bind(address)
     server.listen(8)
     server.settimeout(_PATIENCE)
-    while os.getppid() == parent:
-        try:
-            conn, _ = server.accept()
-        except TimeoutError:
-            continue
-        conn.settimeout(None)
-        with conn:
-            header, fds, _flags, _ = socket.recv_fds(conn, _LENGTH.size, 3)
-            if len(fds) != 3 or len(header) != _LENGTH.size:
-                for fd in fds:
-                    os.close(fd)
-                continue
-            message = conn.recv(_LENGTH.unpack(header)[0], socket.MSG_WAITALL)
-            pid = os.fork()
-            if pid == 0:
-                server.close()
-                conn.close()
-                _run_child(json.loads(message), fds)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the flow's end: say what ran
+    served = 0
+    try:
+        while os.getppid() == parent:
+            served += _serve_one(server)
+    finally:
+        print(f"stage worker: ran {served} stage command(s)", file=sys.stderr, flush=True)
+
+
+def _serve_one(server: socket.socket) -> int:
+    """Run the next request, if one comes within the patience: 1 when one ran, else 0."""
+    try:
+        conn, _ = server.accept()
+    except TimeoutError:
+        return 0
+    conn.settimeout(None)
+    with conn:
+        header, fds, _flags, _ = socket.recv_fds(conn, _LENGTH.size, 3)
+        if len(fds) != 3 or len(header) != _LENGTH.size:
             for fd in fds:
                 os.close(fd)
-            try:
-                conn.sendall(_STATUS.pack(pid, 0))
-            except OSError:
-                pass
-            _, wait_status = os.waitpid(pid, 0)
-            try:
-                code = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
-                conn.sendall(_STATUS.pack(code if code >= 0 else 128 - code, 1))
-            except OSError:
-                pass
+            return 0
+        message = conn.recv(_LENGTH.unpack(header)[0], socket.MSG_WAITALL)
+        pid = os.fork()
+        if pid == 0:
+            server.close()
+            conn.close()
+            _run_child(json.loads(message), fds)
+        for fd in fds:
+            os.close(fd)
+        try:
+            conn.sendall(_STATUS.pack(pid, 0))
+        except OSError:
+            pass
+        _, wait_status = os.waitpid(pid, 0)
+        try:
+            code = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
+            conn.sendall(_STATUS.pack(code if code >= 0 else 128 - code, 1))
+        except OSError:
+            pass
+        return 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -380,8 +381,10 @@ def test_releval_run_is_a_quiet_console(project):
     for stage in dvc_stages(root):
         marked = [line for line in lines if line[:1] in "✓·✗" and line.split()[1:2] == [stage]]
         assert len(marked) == 1, stage
-    for noise in ("didn't change", "INFO", "Traceback", "ERROR", "telemetry"):
+    for noise in ("didn't change", "INFO", "Traceback", "ERROR", "telemetry", "stage worker"):
         assert noise not in console
+    # the stages' warm worker started, served and was stopped, its last line in the log only
+    assert re.search(r"stage worker: ran \d+ stage command", (root / "reports/run.log").read_text())
     failed = json.loads((root / "data/gate/decision.json").read_text())["failed"]
     assert len(lines) < 45 + 3 * len(failed)  # the failed rules' rows wrap onto 2-3 lines
     assert "report: reports/index.html" in done.stdout and (root / "reports/index.html").exists()
