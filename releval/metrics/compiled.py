@@ -298,26 +298,30 @@ _EXACT = 1 << 53  # an integer mantissa up to this is exact in a double
 
 
 @_kernel
+def _digits(buf, j, b, mantissa):  # pragma: no cover - compiled
+    """(the index past the digits from ``j``, ``mantissa`` with them appended), stopping once
+    the mantissa passes 2^53 (the value is then not exact)."""
+    while j < b and 48 <= buf[j] <= 57 and mantissa <= _EXACT:
+        mantissa = mantissa * 10 + (buf[j] - 48)
+        j += 1
+    return j, mantissa
+
+
+@_kernel
 def _decimal(buf, a, b):  # pragma: no cover - compiled
     """(value, True) of the bytes buf[a:b] where they are a plain decimal ``-?d+(.d+)?
     ([eE][+-]?d+)?`` that one IEEE operation rounds exactly (an integer mantissa up to 2^53,
     a power of ten up to 22: Clinger's fast path, strtod's value); else (NaN, False)."""
     negative = buf[a] == 45
     j = a + 1 if negative else a
-    mantissa = 0
     scale = 0
     start = j
-    while j < b and 48 <= buf[j] <= 57 and mantissa <= _EXACT:
-        mantissa = mantissa * 10 + (buf[j] - 48)
-        j += 1
+    j, mantissa = _digits(buf, j, b, 0)
     if j == start:
         return np.nan, False
     if j < b and buf[j] == 46:  # the fraction
-        j += 1
-        start = j
-        while j < b and 48 <= buf[j] <= 57 and mantissa <= _EXACT:
-            mantissa = mantissa * 10 + (buf[j] - 48)
-            j += 1
+        start = j + 1
+        j, mantissa = _digits(buf, start, b, mantissa)
         if j == start:
             return np.nan, False
         scale = start - j

@@ -27,6 +27,17 @@ def _grouped(run: pd.DataFrame) -> pd.DataFrame:
     return run.assign(_g=first).sort_values("_g", kind="stable").drop(columns="_g")
 
 
+def assert_same_evaluation(got, expected) -> None:
+    """Two evaluations equal: the same refusal, or the same per-query table, summary and
+    counts."""
+    if isinstance(got, str) or isinstance(expected, str):
+        assert got == expected
+        return
+    pd.testing.assert_frame_equal(got.per_query, expected.per_query)
+    pd.testing.assert_frame_equal(got.summary, expected.summary)
+    assert got.counts == expected.counts
+
+
 def _evaluate(run, qrels, block_rows, workers, **kw):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(blocks, "BLOCK_ROWS", block_rows)
@@ -44,12 +55,7 @@ def test_blocks_give_the_whole_runs_values(data, block_rows, workers, kw):
     run = _grouped(run)
     whole = _evaluate(run, qrels, 10**9, 1, **kw)
     cut = _evaluate(run, qrels, block_rows, workers, **kw)
-    if isinstance(whole, str):
-        assert cut == whole
-        return
-    pd.testing.assert_frame_equal(cut.per_query, whole.per_query)
-    pd.testing.assert_frame_equal(cut.summary, whole.summary)
-    assert cut.counts == whole.counts
+    assert_same_evaluation(cut, whole)
 
 
 def test_a_run_whose_queries_are_apart_is_evaluated_whole():

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_blocks import assert_same_evaluation
 from test_ranking import frames, with_repeat
 from typer.testing import CliRunner
 
@@ -63,12 +64,7 @@ def test_a_doc_ranked_twice_is_named_alike(data):
 
 
 def _same(small, plain):
-    if isinstance(plain, str) or isinstance(small, str):
-        assert small == plain
-        return
-    pd.testing.assert_frame_equal(small.per_query, plain.per_query)
-    pd.testing.assert_frame_equal(small.summary, plain.summary)
-    assert small.counts == plain.counts
+    assert_same_evaluation(small, plain)
 
 
 def test_a_doc_judged_twice_is_named_alike():
