@@ -8,7 +8,7 @@ each light stage (every stage but candidates, selftest and autojudge, whose work
 - stock: ``dvc repro --single-item --force`` of the stage through DVC's API as DVC ships
   (the command runs in its own interpreter; dvc.lock parsed and dumped whole in Python);
 - flow: the same through the flow's way (``flows.pipeline.warm_worker`` and
-  ``flows.dvc_lock``): the anchor is the stock figure measured in the same run.
+  ``flows.dvc_files``): the anchor is the stock figure measured in the same run.
 
 Prints per stage the three times, the flow's overhead share ((flow - work) / flow) and the
 ratio flow / stock. The project's outputs are rewritten as by ``--force`` (same inputs, same
@@ -59,7 +59,7 @@ def main() -> None:
     os.chdir(args.project)
     sys.path.insert(0, str(Path.cwd()))
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    from flows import dvc_lock
+    from flows import dvc_files
     from flows.pipeline import dvc_stages, warm_worker
     from stages.worker import ENV
 
@@ -71,7 +71,7 @@ def main() -> None:
         for name in names:  # what the worker holds imported (DVC's progress bars left threads
             importlib.import_module(f"stages.{name}")  # here: _preload would refuse)
         work = {name: _work(name, list(dag[name])) for name in names}
-        dvc_lock.install()
+        dvc_files.install()
         os.environ[ENV] = address
         flow = {name: _reproduce(name) for name in names}
     print(f"{'stage':<11}{'work':>7}{'stock':>8}{'flow':>7}{'overhead':>10}{'flow/stock':>12}")

@@ -37,7 +37,7 @@ from prefect.artifacts import (
 )
 from prefect.states import Failed
 
-from flows import dvc_lock, validated
+from flows import dvc_files, validated
 from flows.console import LOG, Board, offline_env, quiet
 from releval import artifacts, executor
 from releval.documents.decision import Decision
@@ -97,11 +97,7 @@ class Fresh:
 
     @staticmethod
     def _read() -> dict:
-        path = Path("dvc.lock")
-        if not path.exists():
-            return {}
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 6x faster
-        return (yaml.load(path.read_text(), Loader=loader) or {}).get("stages", {})
+        return dvc_files.lock()
 
 
 @contextlib.contextmanager
@@ -137,7 +133,7 @@ def repro(stage: str, force: bool = False) -> str:
     if not os.environ.get("PATH", "").startswith(bin_dir):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
     logging.getLogger("dvc").propagate = False  # DVC prints its own lines; no echo
-    dvc_lock.install()  # dvc.lock rewritten stage by stage: DVC's bytes, not its 2 s
+    dvc_files.install()
     try:
         with Repo(".") as repo:
             ran = repo.reproduce(stage, single_item=True, force=force)
@@ -225,10 +221,11 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     params = p.model_dump()
     record: dict = {}
     validations = 0
-    dag = dvc_stages()
-    fresh = Fresh()
     receipt = None
-    with warm_worker():  # the stage commands' imports, done once
+    with warm_worker():  # the stage commands' imports, done once (beside what follows)
+        dvc_files.install()  # DVC's files read and written stage by stage, in DVC's bytes
+        dag = dvc_stages()
+        fresh = Fresh()
         for stage, items in dag.items():
             outs = [out for paths in items.values() for out in paths]
             if stage == REPORT_STAGE:

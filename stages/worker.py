@@ -35,17 +35,17 @@ _FORK_UNSAFE = ("candidates", "autojudge")  # their dense encoders start thread 
 
 def hand_over(address: str, argv: list[str]) -> int | None:
     """Run ``python -m stages ARGV`` in the worker at ``address``: the stage's exit status,
-    or None when no worker answers (the caller then runs the stage itself)."""
+    or None when no worker answers or it ends before forking (the caller then runs the
+    stage itself). A worker still importing answers once it is done."""
+    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(address)
+        socket.send_fds(conn, [_LENGTH.pack(len(request))], [0, 1, 2])
+        conn.sendall(request)
     except OSError:
         return None
     with conn:
-        request = json.dumps({"argv": argv, "cwd": os.getcwd(),
-                              "env": dict(os.environ)}).encode()
-        socket.send_fds(conn, [_LENGTH.pack(len(request))], [0, 1, 2])
-        conn.sendall(request)
         child = None
 
         def forward(signum, _frame):
@@ -55,7 +55,12 @@ def hand_over(address: str, argv: list[str]) -> int | None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, forward)
         while True:
-            reply = conn.recv(_STATUS.size, socket.MSG_WAITALL)
+            try:
+                reply = conn.recv(_STATUS.size, socket.MSG_WAITALL)
+            except OSError:
+                reply = b""
+            if len(reply) < _STATUS.size and child is None:
+                return None  # no stage started there
             if len(reply) < _STATUS.size:
                 print("internal error: the stage worker ended before the stage did",
                       file=sys.stderr)
@@ -128,11 +133,12 @@ def _preload() -> None:
 def serve(address: str, parent: int) -> None:
     """Listen at ``address`` and run each request in a forked child, one at a time; end when
     process ``parent`` (the flow that started the worker) is no longer its parent: a flow
-    killed outright leaves no worker behind."""
-    _preload()
+    killed outright leaves no worker behind. The socket listens before the imports: a
+    command that comes meanwhile waits for them rather than importing beside them."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
     server.listen(8)
+    _preload()
     server.settimeout(_PATIENCE)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the flow's end: say what ran
     served = 0

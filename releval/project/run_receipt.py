@@ -130,7 +130,8 @@ def collect(p: Params, raw: dict, validations: int, ran: dict, stages: set[str])
     """The receipt document of the run whose outputs are in the working directory: ``raw``
     the params file's own values (``p`` parsed from them), ``validations`` the checks passed,
     ``ran`` what a rerun cannot repeat, ``stages`` the names of dvc.yaml's stages."""
-    lock = _current(yaml.safe_load(Path("dvc.lock").read_text()), stages)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the same data, 6x faster
+    lock = _current(yaml.load(Path("dvc.lock").read_text(), Loader=loader), stages)
     evaluated, _ = evaluated_queries(_table("split.split"), _table("raw.queries"),
                                      p.evaluate.splits, p.no_answer.tag)
     metrics = _document("evaluate.metrics")

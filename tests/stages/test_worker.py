@@ -86,6 +86,31 @@ def test_no_worker_answering_the_command_runs_the_stage_itself(tmp_path):
     assert handed.returncode == alone.returncode and handed.stderr == alone.stderr
 
 
+def test_a_worker_ending_before_it_forks_leaves_the_stage_to_the_command(tmp_path):
+    """A worker that took the request and ended while still importing (it refuses to serve
+    when an import started a thread): nothing ran there, so the command runs the stage."""
+    import socket
+    import threading
+
+    address = str(tmp_path / "refusing.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(address)
+        server.listen(1)
+
+        def refuse():
+            conn, _ = server.accept()
+            conn.recv(1 << 16)
+            conn.close()
+
+        taker = threading.Thread(target=refuse)
+        taker.start()
+        asked = subprocess.run([sys.executable, "-c", HAND_OVER, address, "gate"],
+                               cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                               timeout=60)
+        taker.join()
+    assert asked.stdout.strip() == "status None", asked.stderr
+
+
 def _running(pid: int) -> bool:
     """Whether ``pid`` runs (an exited process nobody has reaped yet does not)."""
     try:

@@ -1,4 +1,4 @@
-"""dvc.lock rewritten stage by stage (flows/dvc_lock.py): the bytes DVC's own writer writes,
+"""dvc.lock rewritten stage by stage (flows/dvc_files.py): the bytes DVC's own writer writes,
 for real locks and for the values a lock can hold; installed, DVC's reproduce writes through
 it and dvc.yaml keeps DVC's writer."""
 
@@ -10,9 +10,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+from dvc.schema import COMPILED_LOCKFILE_SCHEMA, COMPILED_MULTI_STAGE_SCHEMA
+from dvc.utils import strictyaml
+from dvc.utils.serialize import YAMLFileCorruptedError
 from dvc.utils.serialize._yaml import dumps_yaml, parse_yaml_for_update
 
-from flows.dvc_lock import read, render
+from flows.dvc_files import load, parse, read, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +29,46 @@ def _dvc(text: str) -> str:
 def test_the_repositorys_lock_is_written_as_dvc_writes_it():
     text = (ROOT / "dvc.lock").read_text()
     assert render(read(text)) == _dvc(text) == text
+
+
+def test_a_lock_parsed_by_entry_is_the_lock_parsed_whole():
+    data = read((ROOT / "dvc.lock").read_text())
+    for changed in (data, {**data, "stages": {**data["stages"], "gate": {"cmd": "echo"}}}):
+        text = render(changed)
+        assert parse(text) == read(text) == changed
+        assert parse(text) is not parse(text)  # a copy for each caller
+    bad = render({**data, "stages": {**data["stages"], "gate": {"deps": []}}})  # no cmd
+    with pytest.raises(strictyaml.YAMLValidationError):
+        parse(bad)
+    head = "schema: '2.0'\nstages:\n"
+    for other in ("stages:\n  a:\n    cmd: x\n",  # no schema line
+                  head + "  a:\n    cmd: x\ndatasets:\n- name: d\n",  # another key after
+                  head + "  a:\n    cmd: x\n  a:\n    cmd: y\n",  # a name twice
+                  head + "  # a comment\n  a:\n    cmd: x\n"):
+        assert parse(other) is None
+    aliased = head + "  a:\n    cmd: &c x\n  b:\n    cmd: *c\n"
+    with pytest.raises(YAMLFileCorruptedError):
+        parse(aliased)  # refers to another entry: loaded whole by DVC's load instead
+
+
+def test_loads_give_dvcs_data_and_errors(tmp_path):
+    for name, schema in (("dvc.yaml", COMPILED_MULTI_STAGE_SCHEMA),
+                         ("dvc.lock", COMPILED_LOCKFILE_SCHEMA)):
+        path = str(ROOT / name)
+        first = load(strictyaml.load, path, schema)
+        assert first == strictyaml.load(path, schema)
+        first[0].clear()  # the caller's copy: the next load is whole again
+        assert load(strictyaml.load, path, schema) == strictyaml.load(path, schema)
+    bad = tmp_path / "dvc.lock"
+    bad.write_text("schema: '2.0'\nstages:\n  a:\n    cmd: &c x\n  b:\n    cmd: *c\n")
+    assert load(strictyaml.load, str(bad), COMPILED_LOCKFILE_SCHEMA) == strictyaml.load(
+        str(bad), COMPILED_LOCKFILE_SCHEMA)
+    bad.write_text("schema: '2.0'\nstages:\n  a:\n    deps: []\n")
+    with pytest.raises(strictyaml.YAMLValidationError):
+        load(strictyaml.load, str(bad), COMPILED_LOCKFILE_SCHEMA)
+    bad.write_text("stages: [\n")
+    with pytest.raises(strictyaml.YAMLSyntaxError):
+        load(strictyaml.load, str(bad), COMPILED_LOCKFILE_SCHEMA)
 
 
 def test_every_kind_of_value_is_written_as_dvc_writes_it():
@@ -61,12 +105,18 @@ def test_other_shapes_are_dumped_whole():
 SCRIPT = textwrap.dedent("""
     import os, sys
     from dvc.repo import Repo
-    from flows import dvc_lock
-    dvc_lock.install()
+    from dvc.schema import COMPILED_LOCKFILE_SCHEMA
+    from dvc.utils import strictyaml
+    from flows import dvc_files
+    dvc_load = strictyaml.load
+    dvc_files.install()
     with Repo(".") as repo:
         for stage in ("first", "second"):
             repo.reproduce(stage, single_item=True)
         print(sorted(repo.status()))
+    assert dvc_files._LAST and dvc_files._PARSED  # the lock as written, read back by entry
+    assert strictyaml.load("dvc.lock", COMPILED_LOCKFILE_SCHEMA) == dvc_load(
+        "dvc.lock", COMPILED_LOCKFILE_SCHEMA)
 """)
 
 
