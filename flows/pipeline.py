@@ -16,6 +16,7 @@ temporary local server.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -226,6 +227,8 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
         dvc_files.install()  # DVC's files read and written stage by stage, in DVC's bytes
         dag = dvc_stages()
         fresh = Fresh()
+        gc.collect()
+        gc.freeze()  # what the flow holds by now (Prefect, DVC) out of each later collection
         for stage, items in dag.items():
             outs = [out for paths in items.values() for out in paths]
             if stage == REPORT_STAGE:

@@ -1,8 +1,9 @@
 """The per-machine cache, shared by every project on the machine: ``$RELEVAL_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/releval``, else ``~/.cache/releval``. Embeddings go under
 ``embeddings/``, exported encoder graphs under ``onnx/``, derived files such as the report's
-JavaScript bundle under ``files/``; every entry is keyed by what it is made from, and every
-write is atomic (a temporary file, then ``os.replace``), so concurrent projects share it."""
+JavaScript bundle and its plots' SVGs (tens of KB each) under ``files/``; every entry is
+keyed by what it is made from, and every write is atomic (a temporary file, then
+``os.replace``), so concurrent projects share it."""
 
 from __future__ import annotations
 

@@ -133,6 +133,8 @@ def main(name: str, argv: list[str] | None = None) -> None:
 
     def body() -> None:
         p = params_of(args)
+        if hasattr(module, "head_start"):  # begun beside the reading of the inputs
+            module.head_start()
         result = module.run(p, read_inputs(module.Inputs, p, args.system))
         write_result(result, group, args.system)
         if hasattr(module, "line"):

@@ -27,10 +27,12 @@ import pandas as pd
 from releval import artifacts
 from releval.params import Params
 from releval.report import automatic as report_automatic
+from releval.report import drawer
 from releval.report.decision import render_decision
 from releval.report.dvc_plots import TEMPLATE, page_template, plot_tables
 from releval.report.html import render_html
 from releval.report.inputs import ReportInputs, gate_measure
+from releval.report.plots import VL_VERSION
 from releval.report.selftest import selftest_lines
 from releval.report.summary import query_set_section, render_summary
 from stages.common import write_csv, written_with
@@ -56,6 +58,12 @@ class Outputs:
 
 
 Inputs = ReportInputs  # the page's inputs are the stage's (``releval.report.inputs``)
+
+
+def head_start() -> None:
+    """The plots' drawing helper started (``releval.report.drawer``): its runtime starts
+    while the inputs are read and the pages rendered."""
+    drawer.start(VL_VERSION)
 
 
 def run(p: Params, inputs: Inputs) -> Outputs:

@@ -19,6 +19,7 @@ child.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -139,6 +140,8 @@ def serve(address: str, parent: int) -> None:
     server.bind(address)
     server.listen(8)
     _preload()
+    gc.collect()
+    gc.freeze()  # the imports' objects out of the children's collections (and their pages)
     server.settimeout(_PATIENCE)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the flow's end: say what ran
     served = 0

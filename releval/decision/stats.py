@@ -33,7 +33,10 @@ the executor and its number of workers.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -361,14 +364,15 @@ def _interval(units: Units, resamples: int, alpha: float,
               seed: int) -> tuple[float, float, np.ndarray]:
     """Percentile bootstrap CI of the query-weighted mean difference, and the B resampled
     means; the blocks run on the active Dask executor when the work is large enough to
-    ship, else here."""
+    ship, else in this process's threads (each block its own stream: the same means)."""
     blocks = _draw_blocks(resamples, seed)
     runner = executor.active()
     if runner.name == "dask" and units.sums.size * resamples >= DASK_MIN_VALUES:
         parts = runner.map(_block_means, blocks, shared={"units": units},
                            description="bootstrap")
-    else:
-        parts = [_block_means(block, units) for block in blocks]
+    else:  # numpy's draws and sums release the GIL: the blocks on this machine's cores
+        with ThreadPoolExecutor(min(len(blocks), len(os.sched_getaffinity(0)))) as pool:
+            parts = list(pool.map(functools.partial(_block_means, units=units), blocks))
     means = np.concatenate(parts)
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high), means

@@ -13,6 +13,7 @@ SVG. Numbers written into titles and labels use ``releval.report.formats``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -23,10 +24,11 @@ import numpy as np
 import pandas as pd
 import vl_convert as vlc
 
+from releval import machine_cache
 from releval.data import contracts as S
 from releval.decision import planning
 from releval.metrics.curves import FAMILY, K
-from releval.report import history
+from releval.report import drawer, history
 from releval.report.automatic import figure
 from releval.report.formats import interval, number
 from releval.report.inputs import MODES, RECOMMENDATION, RETRIEVAL, ReportInputs
@@ -83,10 +85,14 @@ _ID = re.compile(r'\bid="([^"]+)"')
 
 def svg(chart: Chart, scope: str) -> str:
     """The chart as an SVG element; its ids (clip paths, gradients) prefixed with ``scope``
-    so that several SVGs in one page cannot collide."""
-    spec = chart.to_dict()
-    out = (vlc.vegalite_to_svg(spec, vl_version=VL_VERSION) if VL_VERSION
-           else vlc.vegalite_to_svg(spec))
+    so that several SVGs in one page cannot collide. The spec is not validated here
+    (tests/report/test_plots.py holds every plot's spec to Vega-Lite's schema); a spec drawn
+    before on this machine is read from the machine cache (``releval.machine_cache``), keyed
+    by its content and the renderer's versions, else drawn (``releval.report.drawer``)."""
+    spec = chart.to_dict(validate=False)
+    key = hashlib.sha256(f"{vlc.__version__} {VL_VERSION} {json.dumps(spec)}".encode())
+    out = machine_cache.text(f"svg/{key.hexdigest()}.svg",
+                             lambda: drawer.draw(spec, VL_VERSION))
     for ident in sorted(set(_ID.findall(out)), key=len, reverse=True):
         out = (out.replace(f'id="{ident}"', f'id="{scope}-{ident}"')
                .replace(f"url(#{ident})", f"url(#{scope}-{ident})")
@@ -94,14 +100,20 @@ def svg(chart: Chart, scope: str) -> str:
     return out
 
 
+_CONFIG = alt.Config(background="white", font="sans-serif", view=alt.ViewConfig(stroke=None),
+                     axis=alt.AxisConfig(labelFontSize=11, titleFontSize=11,
+                                         gridColor="#eeeeee", labelLimit=260),
+                     legend=alt.LegendConfig(labelFontSize=11, titleFontSize=11,
+                                             labelLimit=260),
+                     title=alt.TitleConfig(anchor="start", fontSize=13, subtitleFontSize=11,
+                                           subtitleColor="#555555"))
+
+
 def _finish(chart: Chart) -> Chart:
-    return (chart.configure(background="white", font="sans-serif")
-            .configure_view(stroke=None)
-            .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee",
-                            labelLimit=260)
-            .configure_legend(labelFontSize=11, titleFontSize=11, labelLimit=260)
-            .configure_title(anchor="start", fontSize=13, subtitleFontSize=11,
-                             subtitleColor="#555555"))
+    """The page's look (white, sans-serif, light grid, titles at the start) on ``chart``,
+    a chart the caller just built: set in place, one shared config."""
+    chart.config = _CONFIG
+    return chart
 
 
 def _system_scale(inputs: ReportInputs, shown: list[str]) -> alt.Scale:

@@ -53,6 +53,7 @@ def test_each_plot_draws_from_the_sample_and_is_none_without_its_data(name):
     sample = inputs if "retrieval" in PLOTS[name].modes else rec_inputs
     chart = PLOTS[name].build(sample())
     assert chart is not None
+    chart.to_dict()  # validated against Vega-Lite's schema (svg draws without validating)
     out = svg(chart, f"plot-{name}")
     assert out.startswith("<svg") and out.rstrip().endswith("</svg>")
     assert PLOTS[name].build(sample(**NEEDS[name])) is None
@@ -118,3 +119,14 @@ def test_the_power_curve_is_the_plans_mde_over_queries_with_this_set_marked():
     assert curve["MDE"].to_numpy() == pytest.approx(expected)
     assert here.iloc[0]["queries"] == row["n"] and here.iloc[0]["MDE"] == row["mde"]
     assert len(spec["layer"]) == 3  # the curve, this set, min_effect
+
+
+def test_a_spec_drawn_before_is_read_from_the_machine_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELEVAL_CACHE_DIR", str(tmp_path))
+    chart = PLOTS["power"].build(inputs())
+    first = svg(chart, "a")
+    (kept,) = (tmp_path / "files" / "svg").iterdir()
+    kept.write_text(kept.read_text().replace("<svg", '<svg data-kept="1"', 1))
+    assert svg(chart, "a") == first.replace("<svg", '<svg data-kept="1"', 1)  # read, not drawn
+    svg(chart.properties(width=123), "a")  # another spec: drawn and kept beside it
+    assert len(list((tmp_path / "files" / "svg").iterdir())) == 2
