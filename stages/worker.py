@@ -109,19 +109,34 @@ def _run_child(request: dict, fds: list[int]) -> None:
         os._exit(status)
 
 
+_LAZY = ("pyarrow.dataset", "pydantic.root_model", "pandas.core.arrays.arrow.extension_types",
+         "pandas.core.methods.to_dict", "pandas.core.reshape.reshape", "pandas.io.formats.csvs",
+         "narwhals.stable.v1._namespace", "narwhals._pandas_like.namespace",
+         "narwhals._pandas_like.dataframe", "narwhals._interchange.dataframe")  # imported on
+# first use by reading parquet, the documents' root models, to_dict, stack, to_csv, altair
+
+
 def _preload() -> None:
-    """Import ``stages.common`` and every stage module that starts no thread, and initialise
-    numba's compiler."""
+    """Import ``stages.common``, every stage module that starts no thread, every document
+    model and what the stages' libraries import on first use (``_LAZY``, where present),
+    and initialise numba's compiler."""
+    import contextlib
     import importlib
     import pkgutil
     import threading
 
+    import releval.documents
     import stages
 
     importlib.import_module("stages.common")
-    for module in pkgutil.iter_modules(stages.__path__):
-        if module.name not in (*_FORK_UNSAFE, "__main__", "table", "worker"):
-            importlib.import_module(f"stages.{module.name}")
+    for package, left_out in ((stages, (*_FORK_UNSAFE, "__main__", "table", "worker")),
+                              (releval.documents, ())):
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name not in left_out:
+                importlib.import_module(f"{package.__name__}.{module.name}")
+    for name in _LAZY:
+        with contextlib.suppress(ImportError):  # another version of the library
+            importlib.import_module(name)
     import numba  # its compiler initialised once: the metrics' loops load from their cache
 
     numba.njit(lambda x: x + 1)(1)
