@@ -119,7 +119,7 @@ _LAZY = ("pyarrow.dataset", "pydantic.root_model", "pandas.core.arrays.arrow.ext
 def _preload() -> None:
     """Import ``stages.common``, every stage module that starts no thread, every document
     model and what the stages' libraries import on first use (``_LAZY``, where present),
-    and initialise numba's compiler."""
+    initialise numba's compiler and parse the project's params.yaml once."""
     import contextlib
     import importlib
     import pkgutil
@@ -140,6 +140,10 @@ def _preload() -> None:
     import numba  # its compiler initialised once: the metrics' loops load from their cache
 
     numba.njit(lambda x: x + 1)(1)
+    with contextlib.suppress(Exception):  # pydantic's first validation, done once; a
+        from releval.params import load_params  # missing or bad file is the stages' to say
+
+        load_params("params.yaml")
     if threading.active_count() > 1:
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise SystemExit(f"stage worker: importing the stages started a thread ({names}); "

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from releval.data import contracts as S
-from releval.decision.stats import holm, holm_verdicts, paired
+from releval.decision.stats import holm, holm_verdicts, paired_all
 from releval.errors import InputError
 from releval.params.slices import Slices
 
@@ -350,7 +350,7 @@ def slice_table(per_query: pd.DataFrame, labels: pd.DataFrame, systems: Iterable
         stats = stats.join(groups[systems].mean().add_prefix("mean_"))
     table = skeleton.join(sizes, on=keys).join(stats, on=[*keys, S.MEASURE])
     table["n"] = table["n"].fillna(0).astype("int64")
-    results = {}
+    calls = {}
     for key, rows in long[long["_both"]].groupby([*keys, S.MEASURE], sort=False):
         labels_ = None
         if clusters is not None:
@@ -361,10 +361,11 @@ def slice_table(per_query: pd.DataFrame, labels: pd.DataFrame, systems: Iterable
         units = len(rows) if labels_ is None else len(pd.unique(labels_))
         if len(rows) < min_n or units < 2:
             continue
-        result = paired(rows[baseline].to_numpy(), rows[candidate].to_numpy(),
-                        clusters=labels_, min_effect=effects[key[2]], resamples=resamples,
-                        alpha=alpha, seed=seed)
-        results[key] = {c: getattr(result, c) for c in COMPARISON_COLUMNS}
+        calls[key] = ((rows[baseline].to_numpy(), rows[candidate].to_numpy()),
+                      {"clusters": labels_, "min_effect": effects[key[2]],
+                       "resamples": resamples, "alpha": alpha, "seed": seed})
+    results = {key: {c: getattr(result, c) for c in COMPARISON_COLUMNS}
+               for key, result in zip(calls, paired_all(list(calls.values())), strict=True)}
     index = pd.MultiIndex.from_arrays(
         [list(level) for level in zip(*results, strict=True)] if results else [[], [], []],
         names=[*keys, S.MEASURE])

@@ -32,6 +32,7 @@ the executor and its number of workers.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import os
@@ -116,6 +117,17 @@ def clusters_of(queries: pd.DataFrame | None, column: str | None) -> pd.Series |
         raise InputError(f"compare.cluster {column!r} needs queries with query_id "
                          f"and {column}", "queries")
     return queries.set_index(S.QUERY_ID)[column]
+
+
+def paired_all(calls: Sequence[tuple[tuple, dict]]) -> list[Comparison]:
+    """``paired(*args, **kwargs)`` of each call, in order, run in this process's threads
+    with the caller's context (the active executor): the same results as one after another,
+    since each call draws from its own generators."""
+    with ThreadPoolExecutor(max(1, min(len(calls), len(os.sched_getaffinity(0))))) as pool:
+        futures = [pool.submit(contextvars.copy_context().run,
+                               functools.partial(paired, *args, **kwargs))
+                   for args, kwargs in calls]
+        return [future.result() for future in futures]
 
 
 def verdict(ci_low: float, ci_high: float, min_effect: float = 0.0) -> str:
