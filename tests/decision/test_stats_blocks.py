@@ -77,3 +77,23 @@ def test_the_layout_is_the_documented_one_whatever_the_chunk_size(monkeypatch, r
         for stream, count in zip(boot.spawn(4), [1_000, 1_000, 1_000, 500], strict=True)])
     expected = tuple(float(q) for q in np.quantile(means, [0.025, 0.975]))
     assert bootstrap_ci(d, resamples=RESAMPLES, seed=4) == expected
+
+
+def test_paired_comparisons_in_threads_are_the_ones_run_in_turn_under_the_callers_executor(
+        monkeypatch):
+    rng = np.random.default_rng(3)
+    calls = [((rng.random(n), rng.random(n)), {"resamples": 2_000, "seed": s})
+             for n, s in ((40, 0), (55, 1), (40, 0), (70, 2))]
+    seen = []
+    real = stats.executor.active
+
+    def active():
+        seen.append(real())
+        return seen[-1]
+
+    monkeypatch.setattr(stats.executor, "active", active)
+    marker = Local()
+    with using(marker):
+        threaded = stats.paired_all(calls)
+    assert [c.to_dict() for c in threaded] == [paired(*a, **k).to_dict() for a, k in calls]
+    assert seen[:len(calls)] and all(e is marker for e in seen[:len(calls)])
