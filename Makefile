@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed-stamp
 # rectools (an oracle in tests/metrics) pins numpy<2 and pandas<3 in its metadata, which its
 # metrics do not need: it is installed without its dependencies, so pandas stays 3. The same
 # for obp (the off-policy estimators' oracle; it would pull a second torch) and ppi-python
-# (prediction-powered inference's oracle; it would pull gdown).
+# (prediction-powered inference's oracle; it would pull gdown). The metrics engine's numba
+# loops are compiled into their cache as the last step of the install.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps rectools==0.19.0 \
 		obp==0.4.1 ppi-python==0.2.3
+	$(BIN)/python -c "from releval.metrics import compiled; compiled.warm().join()"
 	touch $(STAMP)
 
 demo: $(STAMP)
