@@ -122,6 +122,19 @@ def warm_worker() -> Iterator[None]:
             worker.wait()
 
 
+@contextlib.contextmanager
+def frozen() -> Iterator[None]:
+    """The objects alive now kept out of the collector's passes for the block (``gc.freeze``:
+    its pauses, a tenth of a second each over the flow's heap, would fall into the stages);
+    released after it, so a process that runs many flows collects them again."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 @task(retries=1, retry_delay_seconds=2, task_run_name="dvc repro {stage}")
 def repro(stage: str, force: bool = False) -> str:
     """Run one stage through DVC: "ran", "skipped" (unchanged) or "failed: <why>". A stage
@@ -223,12 +236,12 @@ def pipeline(params_path: str = "params.yaml", force: bool = False,
     record: dict = {}
     validations = 0
     receipt = None
-    with warm_worker():  # the stage commands' imports, done once (beside what follows)
+    with contextlib.ExitStack() as running:
+        running.enter_context(warm_worker())  # the stage commands' imports, done once
         dvc_files.install()  # DVC's files read and written stage by stage, in DVC's bytes
         dag = dvc_stages()
         fresh = Fresh()
-        gc.collect()
-        gc.freeze()  # what the flow holds by now (Prefect, DVC) out of each later collection
+        running.enter_context(frozen())  # what the flow holds by now: Prefect's, DVC's
         for stage, items in dag.items():
             outs = [out for paths in items.values() for out in paths]
             if stage == REPORT_STAGE:
