@@ -144,13 +144,3 @@ def test_reproduce_writes_the_lock_through_it(tmp_path):
     assert _dvc(lock) == lock
     assert set(read(lock)["stages"]) == {"first", "second"}
     assert (tmp_path / "dvc.yaml").read_text() == before
-
-
-def test_the_flow_freezes_its_heap_for_the_stages_and_releases_it():
-    import gc
-
-    from flows.pipeline import frozen
-
-    with frozen():
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
