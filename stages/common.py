@@ -123,8 +123,9 @@ def write_result(result, group: str, item: str | None = None) -> None:
 
 def main(name: str, argv: list[str] | None = None) -> None:
     """Run stage ``name`` in the project at the working directory: ``--params`` (and
-    ``--system`` for a foreach stage), its inputs read, ``run``, its outputs written, its
-    line printed; bad input ends it in one line (``guarded``)."""
+    ``--system`` for a foreach stage), its ``head_start`` begun (if it has one), its inputs
+    read, ``run``, its outputs written, its line printed; bad input ends it in one line
+    (``guarded``)."""
     module = importlib.import_module(f"stages.{name}")
     ap = parser((module.__doc__ or name).splitlines()[0])
     ap.add_argument("--system", help="a foreach stage's item")
