@@ -32,7 +32,6 @@ from releval.report.decision import render_decision
 from releval.report.dvc_plots import TEMPLATE, page_template, plot_tables
 from releval.report.html import render_html
 from releval.report.inputs import ReportInputs, gate_measure
-from releval.report.plots import VL_VERSION
 from releval.report.selftest import selftest_lines
 from releval.report.summary import query_set_section, render_summary
 from stages.common import write_csv, written_with
@@ -63,7 +62,7 @@ Inputs = ReportInputs  # the page's inputs are the stage's (``releval.report.inp
 def head_start() -> None:
     """The plots' drawing helper started (``releval.report.drawer``): its runtime starts
     while the inputs are read and the pages rendered."""
-    drawer.start(VL_VERSION)
+    drawer.start()
 
 
 def run(p: Params, inputs: Inputs) -> Outputs:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
-import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from releval.decision.significance import (
     streams,
 )
 from releval.errors import InputError
+from releval.metrics.blocks import workers
 
 DRAW_BLOCK = 1_000  # bootstrap draws per seeded block (changing it changes the CI)
 DASK_MIN_VALUES = 20_000_000  # G · B from which the blocks are shipped to a Dask executor
@@ -123,7 +123,7 @@ def paired_all(calls: Sequence[tuple[tuple, dict]]) -> list[Comparison]:
     """``paired(*args, **kwargs)`` of each call, in order, run in this process's threads
     with the caller's context (the active executor): the same results as one after another,
     since each call draws from its own generators."""
-    with ThreadPoolExecutor(max(1, min(len(calls), len(os.sched_getaffinity(0))))) as pool:
+    with ThreadPoolExecutor(max(1, min(len(calls), workers(None)))) as pool:
         futures = [pool.submit(contextvars.copy_context().run,
                                functools.partial(paired, *args, **kwargs))
                    for args, kwargs in calls]
@@ -383,7 +383,7 @@ def _interval(units: Units, resamples: int, alpha: float,
         parts = runner.map(_block_means, blocks, shared={"units": units},
                            description="bootstrap")
     else:  # numpy's draws and sums release the GIL: the blocks on this machine's cores
-        with ThreadPoolExecutor(min(len(blocks), len(os.sched_getaffinity(0)))) as pool:
+        with ThreadPoolExecutor(min(len(blocks), workers(None))) as pool:
             parts = list(pool.map(functools.partial(_block_means, units=units), blocks))
     means = np.concatenate(parts)
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])

@@ -18,16 +18,25 @@ import socket
 import struct
 import threading
 
+import altair as alt
 import vl_convert as vlc
 
+
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes, as vl-convert names it (None: its default)."""
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return wanted if wanted in vlc.get_vegalite_versions() else None
+
+
+VL_VERSION = _vl_version()
 _SIZE = struct.Struct("!Q")
 PATIENCE = 30.0  # seconds for one drawing (the first includes the runtime's start)
 _HELPER: list[tuple[socket.socket, int]] = []  # our end of the helper's socket pair, its pid
 
 
-def here(spec: dict, vl_version: str | None) -> str:
+def here(spec: dict) -> str:
     """``spec`` drawn in this process."""
-    return vlc.vegalite_to_svg(spec, **({"vl_version": vl_version} if vl_version else {}))
+    return vlc.vegalite_to_svg(spec, **({"vl_version": VL_VERSION} if VL_VERSION else {}))
 
 
 def _send(conn: socket.socket, data: bytes) -> None:
@@ -41,22 +50,22 @@ def _receive(conn: socket.socket) -> bytes:
     return conn.recv(_SIZE.unpack(head)[0], socket.MSG_WAITALL)
 
 
-def _serve(conn: socket.socket, vl_version: str | None) -> None:
+def _serve(conn: socket.socket) -> None:
     """In the helper: start the runtime, then draw each request until the socket closes;
     a spec vl-convert rejects is answered with its error ("!" + message)."""
-    here({"mark": "point", "data": {"values": []}}, vl_version)
+    here({"mark": "point", "data": {"values": []}})
     while True:
         try:
             spec = json.loads(_receive(conn))
         except (EOFError, OSError):
             return
         try:
-            _send(conn, b"+" + here(spec, vl_version).encode())
+            _send(conn, b"+" + here(spec).encode())
         except Exception as exc:  # noqa: BLE001 - the caller raises it
             _send(conn, b"!" + f"{type(exc).__name__}: {exc}".encode())
 
 
-def start(vl_version: str | None) -> None:
+def start() -> None:
     """Fork the helper (once per process, when no other thread runs); it starts
     vl-convert's runtime meanwhile."""
     if _HELPER or threading.active_count() > 1:
@@ -67,7 +76,7 @@ def start(vl_version: str | None) -> None:
         status = 0
         try:
             ours.close()
-            _serve(theirs, vl_version)
+            _serve(theirs)
         except BaseException:  # noqa: BLE001 - the caller draws by itself
             status = 1
         finally:
@@ -77,7 +86,7 @@ def start(vl_version: str | None) -> None:
     _HELPER.append((ours, pid))
 
 
-def draw(spec: dict, vl_version: str | None) -> str:
+def draw(spec: dict) -> str:
     """``spec`` as SVG: by the helper when one was started and still answers, else here."""
     if _HELPER:
         conn, pid = _HELPER[0]
@@ -96,4 +105,4 @@ def draw(spec: dict, vl_version: str | None) -> str:
             if reply[:1] == b"!":
                 raise ValueError(f"vl-convert: {reply[1:].decode()}")
             return reply[1:].decode()
-    return here(spec, vl_version)
+    return here(spec)

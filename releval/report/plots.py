@@ -73,13 +73,6 @@ def plot(name: str, title: str, caption: str, absent: str = "No data for this pl
     return register
 
 
-def _vl_version() -> str | None:
-    """The Vega-Lite version Altair writes, as vl-convert names it (None: its default)."""
-    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return wanted if wanted in vlc.get_vegalite_versions() else None
-
-
-VL_VERSION = _vl_version()
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
@@ -90,9 +83,8 @@ def svg(chart: Chart, scope: str) -> str:
     before on this machine is read from the machine cache (``releval.machine_cache``), keyed
     by its content and the renderer's versions, else drawn (``releval.report.drawer``)."""
     spec = chart.to_dict(validate=False)
-    key = hashlib.sha256(f"{vlc.__version__} {VL_VERSION} {json.dumps(spec)}".encode())
-    out = machine_cache.text(f"svg/{key.hexdigest()}.svg",
-                             lambda: drawer.draw(spec, VL_VERSION))
+    key = hashlib.sha256(f"{vlc.__version__} {drawer.VL_VERSION} {json.dumps(spec)}".encode())
+    out = machine_cache.text(f"svg/{key.hexdigest()}.svg", lambda: drawer.draw(spec))
     for ident in sorted(set(_ID.findall(out)), key=len, reverse=True):
         out = (out.replace(f'id="{ident}"', f'id="{scope}-{ident}"')
                .replace(f"url(#{ident})", f"url(#{scope}-{ident})")

@@ -14,14 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = textwrap.dedent("""
     import os
     from releval.report import drawer
-    from releval.report.plots import VL_VERSION
     spec = {"data": {"values": [{"a": 1, "b": 2}, {"a": 2, "b": 3}]}, "mark": "line",
             "encoding": {"x": {"field": "a", "type": "quantitative"},
                          "y": {"field": "b", "type": "quantitative"}}}
-    drawer.start(VL_VERSION)
-    assert drawer.draw(spec, VL_VERSION) == drawer.here(spec, VL_VERSION)
+    drawer.start()
+    assert drawer.draw(spec) == drawer.here(spec)
     try:
-        drawer.draw({"mark": {"type": "no such mark"}}, VL_VERSION)
+        drawer.draw({"mark": {"type": "no such mark"}})
     except ValueError as exc:
         print("rejected:", str(exc)[:40])
     pid = os.wait3(os.WNOHANG)[0]
@@ -47,18 +46,17 @@ def test_a_helper_gone_leaves_the_drawing_to_the_process():
     done = _run(textwrap.dedent("""
         import os, signal
         from releval.report import drawer
-        from releval.report.plots import VL_VERSION
         spec = {"data": {"values": [{"a": 1}]}, "mark": "point",
                 "encoding": {"x": {"field": "a", "type": "quantitative"}}}
         real_fork = os.fork
         pids = []
         os.fork = lambda: pids.append(real_fork()) or pids[-1]
-        drawer.start(VL_VERSION)
+        drawer.start()
         os.fork = real_fork
         if pids[0]:
             os.kill(pids[0], signal.SIGKILL)
             os.waitpid(pids[0], 0)
-            assert drawer.draw(spec, VL_VERSION) == drawer.here(spec, VL_VERSION)
+            assert drawer.draw(spec) == drawer.here(spec)
             assert not drawer._HELPER  # passed over from now on
             print("drawn here")
     """))
@@ -72,7 +70,7 @@ def test_a_process_running_other_threads_starts_no_helper():
         from releval.report import drawer
         stop = threading.Event()
         threading.Thread(target=stop.wait).start()
-        drawer.start(None)
+        drawer.start()
         stop.set()
         print("helpers", len(drawer._HELPER))
     """))
